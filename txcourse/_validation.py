@@ -1,0 +1,106 @@
+"""Input checks shared by both frameworks, so both raise the same messages.
+
+Every function takes plain Python shapes and numbers (``tuple(x.shape)``),
+never a tensor, and raises ``ValueError`` naming the argument, what it got
+and what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+Shape = Sequence[Optional[int]]
+
+
+def _fmt(shape: Shape) -> str:
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ")"
+
+
+def check_rank(name: str, shape: Shape, rank: int | tuple[int, ...], layout: str) -> None:
+    """``shape`` must have ``rank`` dimensions (one of them when a tuple)."""
+    ranks = (rank,) if isinstance(rank, int) else rank
+    if len(shape) not in ranks:
+        raise ValueError(f"{name} must have shape {layout}, got shape {_fmt(shape)} "
+                         f"({len(shape)} dimensions instead of {' or '.join(map(str, ranks))})")
+
+
+def check_attention_inputs(q: Shape, k: Shape, v: Shape) -> None:
+    """query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v)."""
+    for name, shape in (("query", q), ("key", k), ("value", v)):
+        if len(shape) < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., length, width), "
+                             f"got shape {_fmt(shape)}")
+    if q[-1] is not None and k[-1] is not None and q[-1] != k[-1]:
+        raise ValueError(f"query and key must have the same width d_k to be compared by a dot "
+                         f"product: query has shape {_fmt(q)}, key has shape {_fmt(k)} "
+                         f"({q[-1]} != {k[-1]})")
+    if k[-2] is not None and v[-2] is not None and k[-2] != v[-2]:
+        raise ValueError(f"key and value must have the same length T_k (one value per key): "
+                         f"key has shape {_fmt(k)}, value has shape {_fmt(v)} "
+                         f"({k[-2]} != {v[-2]})")
+    if len(q) != len(k) or len(k) != len(v):
+        raise ValueError(f"query, key and value must have the same number of dimensions, got "
+                         f"{_fmt(q)}, {_fmt(k)} and {_fmt(v)}")
+    for a, b, c in zip(q[:-2], k[:-2], v[:-2]):
+        if None not in (a, b, c) and not a == b == c:
+            raise ValueError(f"query, key and value must have the same leading (batch, head) "
+                             f"dimensions, got {_fmt(q)}, {_fmt(k)} and {_fmt(v)}; they are not "
+                             f"broadcast")
+
+
+def check_mask(mask: Shape, scores: Shape) -> None:
+    """The mask must broadcast to the scores (..., T_q, T_k) without changing their shape."""
+    if len(mask) > len(scores):
+        raise ValueError(f"mask of shape {_fmt(mask)} has more dimensions than the attention "
+                         f"scores {_fmt(scores)} (..., T_q, T_k) it must broadcast to")
+    for m, s in zip(reversed(tuple(mask)), reversed(tuple(scores))):
+        if m is None or s is None:
+            continue
+        if m != 1 and m != s:
+            raise ValueError(
+                f"mask of shape {_fmt(mask)} does not broadcast to the attention scores of "
+                f"shape {_fmt(scores)} (..., T_q, T_k): each mask dimension must be 1 or equal "
+                f"the score dimension. A padding mask is (B, 1, 1, T_k); a look-ahead mask "
+                f"is (T_q, T_k)")
+
+
+def check_width(name: str, shape: Shape, width: int, what: str = "d_model") -> None:
+    """The last dimension of ``shape`` must be ``width``."""
+    if shape and shape[-1] is not None and shape[-1] != width:
+        raise ValueError(f"{name} must have last dimension {what}={width}, got shape "
+                         f"{_fmt(shape)}")
+
+
+def check_length(name: str, length: Optional[int], max_len: int) -> None:
+    """A sequence may not be longer than the positional-encoding table."""
+    if length is not None and length > max_len:
+        raise ValueError(f"{name} has length {length}, longer than max_len={max_len} positions "
+                         f"the positional encoding covers; raise TransformerConfig.max_len or "
+                         f"shorten the input")
+
+
+def check_token_range(name: str, low: int, high: int, vocab_size: int) -> None:
+    """Token ids must lie in [0, vocab_size)."""
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(f"{name} holds token id {bad}, outside the vocabulary [0, {vocab_size})")
+
+
+def check_heads(d_model: int, num_heads: int) -> None:
+    """d_model must split evenly into num_heads heads."""
+    for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if d_model % num_heads:
+        raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
+                         f"each head gets d_model / num_heads dimensions")
+
+
+def check_positive(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def check_probability(name: str, value) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")

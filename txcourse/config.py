@@ -1,0 +1,104 @@
+"""The model configuration, shared by both frameworks.
+
+The defaults are the base model of Vaswani et al. (2017), Table 3, row "base".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TransformerConfig"]
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Hyper-parameters of the encoder-decoder Transformer.
+
+    Invalid values raise ``ValueError`` at construction, naming the field,
+    the value received and what is expected.
+
+    Example:
+        >>> cfg = TransformerConfig(d_model=64, num_heads=4, d_ff=128)
+        >>> cfg.d_k
+        16
+    """
+
+    src_vocab_size: int = 37000  # paper: shared byte-pair vocabulary of about 37000 tokens (EN-DE)
+    tgt_vocab_size: int = 37000  # same vocabulary on both sides in the paper
+    d_model: int = 512  # model width (Sec. 3.1)
+    num_heads: int = 8  # h = 8 parallel heads, d_k = d_v = d_model / h = 64 (Sec. 3.2.2)
+    num_encoder_layers: int = 6  # N = 6 (Sec. 3.1)
+    num_decoder_layers: int = 6  # N = 6 (Sec. 3.1)
+    d_ff: int = 2048  # inner width of the position-wise FFN (Sec. 3.3)
+    dropout: float = 0.1  # P_drop = 0.1 on sublayer outputs and embeddings (Sec. 5.4)
+    max_len: int = 512  # longest sequence the positional-encoding table covers
+    pad_id: int = 0  # token id of <pad>; padded keys are masked out
+    norm_first: bool = False  # False: post-LN as in the paper; True: pre-LN (Xiong et al. 2020)
+    tie_embeddings: bool = True  # output projection reuses the target embedding matrix (Sec. 3.4)
+    layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the source notes (Keras code)
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
+                     "d_ff", "max_len"):
+            _check_int(name, getattr(self, name), minimum=1)
+        for name in ("num_encoder_layers", "num_decoder_layers", "pad_id"):
+            _check_int(name, getattr(self, name), minimum=0)
+        for name in ("norm_first", "tie_embeddings"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"TransformerConfig.{name} must be True or False, got {value!r}")
+        if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) \
+                or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(
+                f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.layer_norm_eps, (int, float)) or not self.layer_norm_eps > 0:
+            raise ValueError(
+                f"TransformerConfig.layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
+        if self.d_model % self.num_heads != 0:
+            raise ValueError(
+                f"TransformerConfig.d_model ({self.d_model}) must be divisible by num_heads "
+                f"({self.num_heads}): each head gets d_model / num_heads dimensions. "
+                f"Choose for example num_heads={_divisor_near(self.d_model, self.num_heads)}.")
+        smallest = min(self.src_vocab_size, self.tgt_vocab_size)
+        if self.pad_id >= smallest:
+            raise ValueError(
+                f"TransformerConfig.pad_id ({self.pad_id}) must be a token id below both "
+                f"vocabulary sizes (src {self.src_vocab_size}, tgt {self.tgt_vocab_size})")
+
+    @property
+    def d_k(self) -> int:
+        """Width of one attention head, d_model / num_heads (d_k = d_v in the paper)."""
+        return self.d_model // self.num_heads
+
+    def replace(self, **changes: Any) -> "TransformerConfig":
+        """A copy with some fields changed; the copy is validated again."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"TransformerConfig has no field(s) {sorted(unknown)}; "
+                             f"fields are {[f.name for f in dataclasses.fields(self)]}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (for checkpoints and JSON)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "TransformerConfig":
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"TransformerConfig.from_dict got unknown field(s) {sorted(unknown)}")
+        return cls(**values)
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(
+            f"TransformerConfig.{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _divisor_near(n: int, k: int) -> int:
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    return min(divisors, key=lambda d: (abs(d - k), d))

@@ -1,0 +1,42 @@
+"""The TensorFlow/Keras reference implementation. Imports only TensorFlow and Keras (and NumPy).
+
+Mirrors :mod:`txcourse.torch`: the same modules, classes, arguments and shapes.
+See :mod:`txcourse` for the shape legend and the mask convention.
+"""
+
+try:
+    import keras as _keras  # noqa: F401
+    import tensorflow as _tf  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError("txcourse.tf needs TensorFlow and Keras 3: pip install 'txcourse[tf]' "
+                      "(see README.md for GPU builds)") from error
+
+from txcourse.tf.attention import MultiHeadAttention, scaled_dot_product_attention
+from txcourse.tf.decoder import Decoder, DecoderLayer
+from txcourse.tf.embedding import TransformerEmbedding
+from txcourse.tf.encoder import Encoder, EncoderLayer
+from txcourse.tf.feed_forward import PositionwiseFeedForward
+from txcourse.tf.masks import look_ahead_mask, padding_mask
+from txcourse.tf.model import Transformer
+from txcourse.tf.positional import PositionalEncoding, positional_encoding
+from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+
+__all__ = [
+    "BahdanauAttention",
+    "Decoder",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "PositionwiseFeedForward",
+    "Seq2Seq",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "Transformer",
+    "TransformerEmbedding",
+    "look_ahead_mask",
+    "padding_mask",
+    "positional_encoding",
+    "scaled_dot_product_attention",
+]

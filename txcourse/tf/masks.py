@@ -1,0 +1,54 @@
+"""Attention masks (Vaswani et al. 2017, Sec. 3.2.3). Book: weeks 3 and 5.
+
+Convention, the same in both frameworks: ``True`` marks a position that may
+NOT be attended (the source notes' and ``torch.nn.Transformer``'s
+convention). Keras' own ``MultiHeadAttention`` uses the opposite; pass it
+``tf.logical_not(mask)``.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from txcourse import _validation as V
+
+__all__ = ["padding_mask", "look_ahead_mask"]
+
+
+def padding_mask(tokens: tf.Tensor, pad_id: int = 0) -> tf.Tensor:
+    """``True`` where a key is padding, shaped to broadcast over heads and queries.
+
+    Args:
+        tokens: integer token ids.
+        pad_id: the id of ``<pad>``.
+
+    Shape:
+        tokens: (B, T_k). Returns a bool tensor (B, 1, 1, T_k).
+
+    Example:
+        >>> tf.cast(padding_mask(tf.constant([[1, 21, 777, 0, 0]])), tf.int32).numpy()
+        array([[[[0, 0, 0, 1, 1]]]], dtype=int32)
+    """
+    V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
+    return tf.equal(tokens, pad_id)[:, tf.newaxis, tf.newaxis, :]  # (B, 1, 1, T_k)
+
+
+def look_ahead_mask(length: int) -> tf.Tensor:
+    """``True`` above the diagonal: query t may not see keys after t.
+
+    Args:
+        length: the target length T (an int, or a scalar tensor inside a
+            ``tf.function`` where the length is not known when tracing).
+
+    Shape:
+        Returns a bool tensor (T, T); row t is the query position.
+
+    Example:
+        >>> tf.cast(look_ahead_mask(3), tf.int32).numpy()
+        array([[0, 1, 1],
+               [0, 0, 1],
+               [0, 0, 0]], dtype=int32)
+    """
+    if not tf.is_tensor(length):
+        V.check_positive("length", length)
+    return tf.linalg.band_part(tf.ones((length, length)), 0, -1) - tf.eye(length) > 0  # (T, T)

@@ -1,0 +1,41 @@
+"""The PyTorch reference implementation. Imports only PyTorch (and NumPy).
+
+Mirrors :mod:`txcourse.tf`: the same modules, classes, arguments and shapes.
+See :mod:`txcourse` for the shape legend and the mask convention.
+"""
+
+try:
+    import torch as _torch  # noqa: F401
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError("txcourse.torch needs PyTorch: pip install 'txcourse[torch]' "
+                      "(or torch itself, see README.md)") from error
+
+from txcourse.torch.attention import MultiHeadAttention, scaled_dot_product_attention
+from txcourse.torch.decoder import Decoder, DecoderLayer
+from txcourse.torch.embedding import TransformerEmbedding
+from txcourse.torch.encoder import Encoder, EncoderLayer
+from txcourse.torch.feed_forward import PositionwiseFeedForward
+from txcourse.torch.masks import look_ahead_mask, padding_mask
+from txcourse.torch.model import Transformer
+from txcourse.torch.positional import PositionalEncoding, positional_encoding
+from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+
+__all__ = [
+    "BahdanauAttention",
+    "Decoder",
+    "DecoderLayer",
+    "Encoder",
+    "EncoderLayer",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "PositionwiseFeedForward",
+    "Seq2Seq",
+    "Seq2SeqDecoder",
+    "Seq2SeqEncoder",
+    "Transformer",
+    "TransformerEmbedding",
+    "look_ahead_mask",
+    "padding_mask",
+    "positional_encoding",
+    "scaled_dot_product_attention",
+]

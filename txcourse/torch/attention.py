@@ -1,0 +1,122 @@
+"""Scaled dot-product and multi-head attention (Vaswani et al. 2017, Sec. 3.2). Book: week 3."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+from torch import nn
+
+from txcourse import _validation as V
+from txcourse.torch.init import linear
+
+__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: Optional[torch.Tensor] = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, Eq. (1) of Vaswani et al. (2017).
+
+    Masked scores are set to the dtype's most negative finite number, not
+    ``mask * -1e9``: in float16, -1e9 overflows to -inf and ``0 * -inf`` is
+    NaN, so the source notes' line turns every unmasked score into NaN under
+    mixed precision (errata E6). A row whose keys are all masked gets zero
+    weights (and a zero output), never NaN.
+
+    Args:
+        query: Q, one row per query position.
+        key: K, one row per key position, same width d_k as the queries.
+        value: V, one row per key position.
+        mask: optional, bool or 0/1; ``True``/1 marks a key that may NOT be
+            attended. Must broadcast to the scores (..., T_q, T_k).
+
+    Shape:
+        query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
+        Returns output (..., T_q, d_v) and weights (..., T_q, T_k).
+
+    Example (the source notes' temp_q, temp_k, temp_v):
+        >>> k = torch.tensor([[10., 0, 0], [0, 10, 0], [0, 0, 10], [0, 0, 10]])
+        >>> v = torch.tensor([[1., 0], [10, 0], [100, 5], [1000, 6]])
+        >>> out, w = scaled_dot_product_attention(torch.tensor([[0., 10, 0]]), k, v)
+        >>> out
+        tensor([[10.,  0.]])
+    """
+    V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+    d_k = query.shape[-1]
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is not None:
+        V.check_mask(tuple(mask.shape), tuple(scores.shape))
+        mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
+        scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (..., T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k)
+    if mask is not None:
+        weights = weights.masked_fill(mask, 0.0)  # (..., T_q, T_k) fully masked rows: 0, not 1/T_k
+    output = torch.matmul(weights, value)  # (..., T_q, d_v)
+    return output, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, Sec. 3.2.2 of Vaswani et al. (2017).
+
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V). The h heads are computed
+    at once: project with ``w_q``, ``w_k``, ``w_v`` (each d_model x d_model),
+    split the width into h heads of d_k, attend, concatenate the heads back
+    and project with ``w_o`` (W^O). The heads are concatenated, not added
+    (errata E5). The last attention weights are kept in
+    ``attention_weights`` (B, H, T_q, T_k) for plotting.
+
+    Args:
+        d_model: model width D; must be divisible by ``num_heads``.
+        num_heads: number of heads H.
+
+    Shape:
+        query (B, T_q, D), key (B, T_k, D), value (B, T_k, D),
+        mask broadcastable to (B, H, T_q, T_k). Returns (B, T_q, D).
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        V.check_heads(d_model, num_heads)
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.w_q = linear(d_model, d_model)  # W^Q for all heads
+        self.w_k = linear(d_model, d_model)  # W^K for all heads
+        self.w_v = linear(d_model, d_model)  # W^V for all heads
+        self.w_o = linear(d_model, d_model)  # W^O
+        self.attention_weights: Optional[torch.Tensor] = None
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, D) -> (B, H, T, d_k)."""
+        batch, length, _ = x.shape
+        x = x.reshape(batch, length, self.num_heads, self.d_k)  # (B, T, H, d_k)
+        return x.transpose(1, 2)  # (B, H, T, d_k)
+
+    def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, H, T, d_k) -> (B, T, D): the concatenation of the heads."""
+        batch, _, length, _ = x.shape
+        x = x.transpose(1, 2)  # (B, T, H, d_k)
+        return x.reshape(batch, length, self.d_model)  # (B, T, D)
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
+    ) -> torch.Tensor:
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
+            V.check_width(name, tuple(x.shape), self.d_model)
+        V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+        q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
+        k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
+        v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+        self.attention_weights = weights.detach()  # (B, H, T_q, T_k)
+        return self.w_o(self.merge_heads(heads))  # (B, T_q, D)

@@ -1,0 +1,105 @@
+"""The decoder: masked self-attention, encoder-decoder attention, FFN (Vaswani et al. 2017, Sec. 3.1). Book: week 5."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from txcourse import _validation as V
+from txcourse.config import TransformerConfig
+from txcourse.torch.attention import MultiHeadAttention
+from txcourse.torch.embedding import TransformerEmbedding
+from txcourse.torch.feed_forward import PositionwiseFeedForward
+from txcourse.torch.init import layer_norm
+
+__all__ = ["DecoderLayer", "Decoder"]
+
+
+class DecoderLayer(nn.Module):
+    """One decoder layer: masked self-attention, encoder-decoder attention, FFN.
+
+    Each of the three sublayers is wrapped as in :class:`EncoderLayer`
+    (post-LN by default, pre-LN with ``norm_first``). In the second
+    sublayer the queries come from the decoder and the keys and values from
+    the encoder output (the memory), Sec. 3.2.3.
+
+    Args:
+        d_model: width D.
+        num_heads: attention heads H.
+        d_ff: inner width F of the FFN.
+        dropout: P_drop on each sublayer output.
+        norm_first: pre-LN instead of post-LN.
+        layer_norm_eps: epsilon of the layer norms.
+
+    Shape:
+        x (B, T_tgt, D), memory (B, T_src, D);
+        self_attn_mask broadcastable to (B, H, T_tgt, T_tgt) (look-ahead and
+        target padding); cross_attn_mask broadcastable to (B, H, T_tgt, T_src)
+        (source padding). Returns (B, T_tgt, D).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False, layer_norm_eps: float = 1e-6):
+        super().__init__()
+        V.check_probability("dropout", dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads)
+        self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads)
+        self.cross_attn_norm = layer_norm(d_model, layer_norm_eps)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor,
+                self_attn_mask: Optional[torch.Tensor] = None,
+                cross_attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if self.norm_first:
+            h = self.self_attn_norm(x)  # (B, T_tgt, D)
+            x = x + self.dropout(self.self_attn(h, h, h, self_attn_mask))  # (B, T_tgt, D)
+            h = self.cross_attn_norm(x)  # (B, T_tgt, D)
+            x = x + self.dropout(self.cross_attn(h, memory, memory, cross_attn_mask))  # (B, T_tgt, D)
+            x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T_tgt, D)
+        else:
+            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, self_attn_mask)))  # (B, T_tgt, D)
+            x = self.cross_attn_norm(x + self.dropout(self.cross_attn(x, memory, memory, cross_attn_mask)))  # (B, T_tgt, D)
+            x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T_tgt, D)
+        return x
+
+
+class Decoder(nn.Module):
+    """Embedding + positional encoding, then N decoder layers (Fig. 1, right).
+
+    Args:
+        config: a :class:`~txcourse.config.TransformerConfig`.
+
+    Shape:
+        tokens (B, T_tgt) ids (the target shifted right, starting with
+        <sos>), memory (B, T_src, D), masks as in :class:`DecoderLayer`.
+        Returns (B, T_tgt, D); :class:`~txcourse.torch.model.Transformer`
+        projects it to the vocabulary.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embedding = TransformerEmbedding(config.tgt_vocab_size, config.d_model,
+                                              config.max_len, config.dropout)
+        self.layers = nn.ModuleList([
+            DecoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
+                         config.norm_first, config.layer_norm_eps)
+            for _ in range(config.num_decoder_layers)
+        ])
+        self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
+
+    def forward(self, tokens: torch.Tensor, memory: torch.Tensor,
+                self_attn_mask: Optional[torch.Tensor] = None,
+                cross_attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        x = self.embedding(tokens)  # (B, T_tgt, D)
+        for layer in self.layers:
+            x = layer(x, memory, self_attn_mask, cross_attn_mask)  # (B, T_tgt, D)
+        if self.final_norm is not None:
+            x = self.final_norm(x)  # (B, T_tgt, D)
+        return x

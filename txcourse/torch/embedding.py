@@ -1,0 +1,49 @@
+"""Token embedding, scaled and position-encoded (Vaswani et al. 2017, Sec. 3.4-3.5). Book: week 2."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from txcourse import _validation as V
+from txcourse.torch._checks import check_tokens
+from txcourse.torch.init import embedding
+from txcourse.torch.positional import PositionalEncoding
+
+__all__ = ["TransformerEmbedding"]
+
+
+class TransformerEmbedding(nn.Module):
+    """dropout(Embedding(tokens) * sqrt(d_model) + PE), Sec. 3.4 and 3.5.
+
+    The source notes built ``PositionalEncoding(vocab_size, d_model)`` and
+    never called it on the embeddings (errata E4); here the encoding is
+    added to every input.
+
+    Args:
+        vocab_size: number of token ids V.
+        d_model: width D.
+        max_len: longest sequence allowed.
+        dropout: dropout rate applied to the sum (P_drop).
+
+    Shape:
+        tokens (B, T) integer ids in [0, V). Returns (B, T, D).
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1):
+        super().__init__()
+        V.check_positive("vocab_size", vocab_size)
+        V.check_probability("dropout", dropout)
+        self.vocab_size = vocab_size
+        self.d_model = d_model
+        self.token_embedding = embedding(vocab_size, d_model)  # (V, D) lookup table
+        self.positional_encoding = PositionalEncoding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
+        check_tokens("tokens", tokens, self.vocab_size)
+        x = self.token_embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
+        return self.dropout(self.positional_encoding(x))  # (B, T, D)

@@ -1,0 +1,95 @@
+"""The encoder: a stack of self-attention + FFN layers (Vaswani et al. 2017, Sec. 3.1). Book: week 4."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+
+from txcourse import _validation as V
+from txcourse.config import TransformerConfig
+from txcourse.torch.attention import MultiHeadAttention
+from txcourse.torch.embedding import TransformerEmbedding
+from txcourse.torch.feed_forward import PositionwiseFeedForward
+from txcourse.torch.init import layer_norm
+
+__all__ = ["EncoderLayer", "Encoder"]
+
+
+class EncoderLayer(nn.Module):
+    """One encoder layer: self-attention, then the FFN, each wrapped in a residual.
+
+    Post-LN (the paper, Sec. 5.4): x = LayerNorm(x + Dropout(Sublayer(x))).
+    Pre-LN (``norm_first=True``, Xiong et al. 2020): x = x + Dropout(Sublayer(LayerNorm(x))).
+    LayerNorm(x) = gamma * (x - mean) / sqrt(var + eps) + beta over the last
+    dimension (Ba et al. 2016).
+
+    Args:
+        d_model: width D.
+        num_heads: attention heads H.
+        d_ff: inner width F of the FFN.
+        dropout: P_drop on each sublayer output.
+        norm_first: pre-LN instead of post-LN.
+        layer_norm_eps: epsilon of the layer norms.
+
+    Shape:
+        x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
+        attend (a padding mask (B, 1, 1, T)). Returns (B, T, D).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False, layer_norm_eps: float = 1e-6):
+        super().__init__()
+        V.check_probability("dropout", dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads)
+        self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if self.norm_first:
+            h = self.self_attn_norm(x)  # (B, T, D)
+            x = x + self.dropout(self.self_attn(h, h, h, mask))  # (B, T, D)
+            x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T, D)
+        else:
+            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask)))  # (B, T, D)
+            x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T, D)
+        return x
+
+
+class Encoder(nn.Module):
+    """Embedding + positional encoding, then N encoder layers (Fig. 1, left).
+
+    With pre-LN a final LayerNorm (``final_norm``) normalises the output;
+    post-LN layers already end with one.
+
+    Args:
+        config: a :class:`~txcourse.config.TransformerConfig`.
+
+    Shape:
+        tokens (B, T_src) ids; mask broadcastable to (B, H, T_src, T_src),
+        usually ``padding_mask(tokens)``. Returns the memory (B, T_src, D).
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        self.config = config
+        self.embedding = TransformerEmbedding(config.src_vocab_size, config.d_model,
+                                              config.max_len, config.dropout)
+        self.layers = nn.ModuleList([
+            EncoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
+                         config.norm_first, config.layer_norm_eps)
+            for _ in range(config.num_encoder_layers)
+        ])
+        self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
+
+    def forward(self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        x = self.embedding(tokens)  # (B, T_src, D)
+        for layer in self.layers:
+            x = layer(x, mask)  # (B, T_src, D)
+        if self.final_norm is not None:
+            x = self.final_norm(x)  # (B, T_src, D)
+        return x

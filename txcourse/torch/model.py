@@ -1,0 +1,74 @@
+"""The encoder-decoder Transformer (Vaswani et al. 2017, Fig. 1). Book: weeks 5 and 6."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from txcourse import _validation as V
+from txcourse.config import TransformerConfig
+from txcourse.torch.decoder import Decoder
+from txcourse.torch.encoder import Encoder
+from txcourse.torch.init import linear
+from txcourse.torch.masks import look_ahead_mask, padding_mask
+
+__all__ = ["Transformer"]
+
+
+class Transformer(nn.Module):
+    """Encoder, decoder and the final linear layer to the target vocabulary.
+
+    The softmax of Fig. 1 is left to the loss (it takes logits). With
+    ``config.tie_embeddings`` the final linear layer reuses the target
+    embedding matrix (Sec. 3.4, Press & Wolf 2017) and has no weights of its
+    own; otherwise it is ``output_projection``.
+
+    Args:
+        config: a :class:`~txcourse.config.TransformerConfig`.
+
+    Shape:
+        src (B, T_src) ids, tgt (B, T_tgt) ids (decoder input: <sos> + target).
+        Returns logits (B, T_tgt, V_tgt).
+
+    Example:
+        >>> model = Transformer(TransformerConfig(src_vocab_size=10, tgt_vocab_size=12,
+        ...     d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32))
+        >>> model(torch.ones(2, 5, dtype=torch.long), torch.ones(2, 3, dtype=torch.long)).shape
+        torch.Size([2, 3, 12])
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        self.config = config
+        self.encoder = Encoder(config)
+        self.decoder = Decoder(config)
+        self.output_projection = None if config.tie_embeddings else linear(config.d_model, config.tgt_vocab_size)
+
+    def encode(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run the encoder. Returns the memory (B, T_src, D) and the source mask (B, 1, 1, T_src)."""
+        src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, T_src)
+        return self.encoder(src, src_mask), src_mask
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
+        """Run the decoder and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
+        V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
+        tgt_mask = look_ahead_mask(tgt.shape[1]).to(tgt.device) | padding_mask(tgt, self.config.pad_id)  # (B, 1, T_tgt, T_tgt)
+        x = self.decoder(tgt, memory, tgt_mask, src_mask)  # (B, T_tgt, D)
+        return self.project(x)  # (B, T_tgt, V_tgt)
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """The final linear layer: (B, T, D) -> logits (B, T, V_tgt)."""
+        if self.output_projection is None:
+            return torch.einsum("btd,vd->btv", x, self.decoder.embedding.token_embedding.weight)  # (B, T, V_tgt)
+        return self.output_projection(x)  # (B, T, V_tgt)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+        V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
+        if src.shape[0] != tgt.shape[0]:
+            raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
+                             f"and tgt {tuple(tgt.shape)}")
+        memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
+        return self.decode(tgt, memory, src_mask)  # (B, T_tgt, V_tgt)
