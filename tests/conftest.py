@@ -1,0 +1,95 @@
+"""Shared fixtures: run a test once per framework, with the same NumPy inputs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from txcourse import TransformerConfig  # noqa: E402
+
+
+class Framework:
+    """A thin adapter so one test body runs on both halves of the package."""
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == "torch":
+            import torch
+
+            import txcourse.torch as module
+
+            self.lib = torch
+        else:
+            import tensorflow as tf
+
+            import txcourse.tf as module
+
+            self.lib = tf
+        self.module = module
+
+    def tensor(self, array, dtype: str | None = None):
+        array = np.asarray(array)
+        if self.name == "torch":
+            t = self.lib.from_numpy(np.ascontiguousarray(array))
+            return t.to(getattr(self.lib, dtype)) if dtype else t
+        t = self.lib.constant(array)
+        return self.lib.cast(t, getattr(self.lib, dtype)) if dtype else t
+
+    def numpy(self, t) -> np.ndarray:
+        if t is None:
+            return None
+        if self.name == "torch":
+            if t.is_floating_point() and t.dtype != self.lib.float64:
+                t = t.float()
+            return t.detach().cpu().numpy()
+        if t.dtype.is_floating and t.dtype.name != "float64":
+            t = self.lib.cast(t, self.lib.float32)
+        return np.asarray(t.numpy())
+
+    def eval(self, layer):
+        """Dropout off: ``.eval()`` in PyTorch; Keras layers are called with training=False by default."""
+        if self.name == "torch":
+            layer.eval()
+        return layer
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@pytest.fixture(params=["torch", "tf"])
+def fw(request) -> Framework:
+    return Framework(request.param)
+
+
+@pytest.fixture
+def torch_fw() -> Framework:
+    return Framework("torch")
+
+
+@pytest.fixture
+def tf_fw() -> Framework:
+    return Framework("tf")
+
+
+def small_config(**changes) -> TransformerConfig:
+    """A model small enough for CPU tests."""
+    base = dict(src_vocab_size=23, tgt_vocab_size=19, d_model=32, num_heads=4, num_encoder_layers=2,
+                num_decoder_layers=2, d_ff=64, dropout=0.1, max_len=40)
+    base.update(changes)
+    return TransformerConfig(**base)
+
+
+def assert_close(actual, expected, atol: float, what: str) -> None:
+    """Fail with the largest absolute difference and where it is."""
+    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    if actual.size == 0:
+        return
+    diff = np.abs(actual - expected)
+    worst = np.unravel_index(np.argmax(diff), diff.shape)
+    assert diff[worst] <= atol, (f"{what}: largest difference {diff[worst]:.3g} > {atol:g} at index {worst} "
+                                 f"(got {actual[worst]!r}, expected {expected[worst]!r})")

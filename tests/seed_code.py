@@ -1,0 +1,96 @@
+"""The source notes' code, reproduced as written (mistakes included), to pin each fix.
+
+Each function quotes the lines it reproduces. Nothing here is used by the
+package; tests/test_errata.py shows that each mistaken version fails the
+check that the package passes.
+"""
+
+import numpy as np
+
+
+def seed_positional_encoding_001(position, d_model):
+    """001, get_angles + positional_encoding (E1)."""
+    def get_angles(pos, i, d_model):
+        angle_rates = 1 / np.power(10000, (2 * i // 2) / np.float32(d_model))
+        return np.matmul(pos, angle_rates)
+
+    angle_rads = get_angles(np.arange(position)[:, np.newaxis], np.arange(d_model)[np.newaxis, :], d_model)
+    angle_rads[:, 0::2] = np.sin(angle_rads[:, 0::2])
+    angle_rads[:, 1::2] = np.cos(angle_rads[:, 1::2])
+    return angle_rads.astype(np.float32)
+
+
+def seed_positional_layer_call_002(pos_encoding, inputs):
+    """002, PositionalEncoding.call: ``inputs + self.pos_encoding[:, :tf.shape(inputs)[-1], :]`` (E2)."""
+    return inputs + pos_encoding[np.newaxis][:, : inputs.shape[-1], :]
+
+
+def seed_mha_concat_002(scaled_dot_product_attention, scaled_attention, batch_size, d_model):
+    """002, MultiHeadAttention.call step 4: reshapes the function, not the result (E3)."""
+    import tensorflow as tf
+
+    return tf.reshape(scaled_dot_product_attention, (batch_size, -1, d_model))
+
+
+def seed_encoder_embeddings_002(token_embeddings, vocab_size, d_model):
+    """002, encoder(): ``embeddings = PositionalEncoding(vocab_size, d_model)`` is built, never called (E4).
+
+    What reaches the encoder layers is the embedding without positions
+    (had the code run at all, ``embeddings`` would be the layer object).
+    """
+    return token_embeddings * np.sqrt(d_model)
+
+
+def seed_heads_added_003(heads):
+    """003: 'the multi-head results are added' (E5). heads: list of (B, T, d_k)."""
+    return np.sum(heads, axis=0)
+
+
+def seed_scaled_dot_product_attention_001(q, k, v, mask=None):
+    """001, scaled_dot_product_attention: ``scaled_attention_logits += (mask * -1e9)`` (E6)."""
+    import tensorflow as tf
+
+    matmul_qk = tf.matmul(q, k, transpose_b=True)
+    dk = tf.cast(tf.shape(k)[-1], q.dtype)
+    scaled_attention_logits = matmul_qk / tf.math.sqrt(dk)
+    if mask is not None:
+        scaled_attention_logits += (mask * -1e9)
+    attention_weights = tf.nn.softmax(scaled_attention_logits, axis=-1)
+    return tf.matmul(attention_weights, v), attention_weights
+
+
+def seed_bahdanau_context_002(w_enc, w_dec, w_com, h_enc, h_dec):
+    """002, BahdanauAttention.call (E7): the context sums the projected encoder states.
+
+    w_enc, w_dec, w_com: callables standing for the three Dense layers.
+    """
+    h_enc = w_enc(h_enc)
+    h_dec = w_dec(h_dec[:, None, :])
+    score = w_com(np.tanh(h_dec + h_enc))
+    attn = np.exp(score - score.max(axis=1, keepdims=True))
+    attn = attn / attn.sum(axis=1, keepdims=True)
+    context_vec = np.sum(attn * h_enc, axis=1)
+    return context_vec, attn
+
+
+# 000, the worked table for d_model = 4 (rows pos 0..3): the entries as the slides print them (E8).
+SEED_TABLE_000 = [
+    [("sin", 0, 1), ("cos", 0, 10), ("sin", 0, 100), ("cos", 0, 1000)],
+    [("sin", 1, 1), ("cos", 1, 10), ("sin", 1, 100), ("cos", 1, 1000)],
+    [("sin", 2, 1), ("cos", 2, 10), ("sin", 3, 100), ("cos", 2, 1000)],
+    [("sin", 3, 1), ("cos", 3, 10), ("sin", 3, 100), ("cos", 3, 1000)],
+]
+
+# 004, "A Simple Example (n = 10, dim = 10)": distances between position encodings (E9).
+SEED_DISTANCES_004 = np.array([
+    [0.000, 1.275, 2.167, 2.823, 3.361, 3.508, 3.392, 3.440, 3.417, 3.266],
+    [1.275, 0.000, 1.104, 2.195, 3.135, 3.511, 3.452, 3.442, 3.387, 3.308],
+    [2.167, 1.104, 0.000, 1.296, 2.468, 3.067, 3.256, 3.464, 3.498, 3.371],
+    [2.823, 2.195, 1.296, 0.000, 1.275, 2.110, 2.746, 3.399, 3.624, 3.399],
+    [3.361, 3.135, 2.468, 1.275, 0.000, 1.057, 2.176, 3.242, 3.659, 3.434],
+    [3.508, 3.511, 3.067, 2.110, 1.057, 0.000, 1.333, 2.601, 3.169, 3.118],
+    [3.392, 3.452, 3.256, 2.746, 2.176, 1.333, 0.000, 1.338, 2.063, 2.429],
+    [3.440, 3.442, 3.464, 3.399, 3.242, 2.601, 1.338, 0.000, 0.912, 1.891],
+    [3.417, 3.387, 3.498, 3.624, 3.659, 3.169, 2.063, 0.912, 0.000, 1.277],
+    [3.266, 3.308, 3.371, 3.399, 3.434, 3.118, 2.429, 1.891, 1.277, 0.000],
+])

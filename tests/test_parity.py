@@ -1,0 +1,204 @@
+"""PyTorch and TensorFlow agree to 1e-5 in float32 for every layer, after converting weights.
+
+Each case builds the layer in both frameworks, checks that the fresh
+(independently initialised) layers disagree, copies the weights in one
+direction and checks that they then agree. Failures print the largest
+difference and its index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import Framework, assert_close, small_config
+from txcourse.convert import tf_to_torch, torch_to_tf
+
+ATOL = 1e-5
+CONFIGS = {
+    "post-LN tied": small_config(),
+    "pre-LN untied": small_config(norm_first=True, tie_embeddings=False, d_model=24, num_heads=3, d_ff=40,
+                                  num_encoder_layers=1, num_decoder_layers=3, src_vocab_size=31, tgt_vocab_size=17),
+    "one head, deep encoder": small_config(d_model=16, num_heads=1, num_encoder_layers=3, num_decoder_layers=1,
+                                           layer_norm_eps=1e-5),
+}
+
+
+def inputs(cfg, seed: int = 0) -> dict[str, np.ndarray]:
+    """Batch of 3, source length 7, target length 5, with right-padding in some rows."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(1, cfg.src_vocab_size, size=(3, 7))
+    src[1, 5:] = cfg.pad_id
+    src[2, 2:] = cfg.pad_id
+    tgt = rng.integers(1, cfg.tgt_vocab_size, size=(3, 5))
+    tgt[2, 3:] = cfg.pad_id
+    return {
+        "src": src, "tgt": tgt,
+        "x": rng.normal(size=(3, 5, cfg.d_model)).astype(np.float32),
+        "memory": rng.normal(size=(3, 7, cfg.d_model)).astype(np.float32),
+        "state": rng.normal(size=(3, 16)).astype(np.float32),
+        "values": rng.normal(size=(3, 7, 16)).astype(np.float32),
+    }
+
+
+# name -> (build(module, cfg), run(fw, layer, data) -> list of arrays to compare)
+def _mha_self(fw, layer, d):
+    mask = fw.module.padding_mask(fw.tensor(d["tgt"]))
+    out = layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), mask)
+    return [out, layer.attention_weights]
+
+
+def _mha_cross(fw, layer, d):
+    mask = fw.module.padding_mask(fw.tensor(d["src"]))
+    out = layer(fw.tensor(d["x"]), fw.tensor(d["memory"]), fw.tensor(d["memory"]), mask)
+    return [out, layer.attention_weights]
+
+
+def _mha_causal(fw, layer, d):
+    out = layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), fw.module.look_ahead_mask(5))
+    return [out, layer.attention_weights]
+
+
+def _decoder_masks(fw, d):
+    self_mask = fw.module.look_ahead_mask(5)
+    if fw.name == "torch":
+        self_mask = self_mask | fw.module.padding_mask(fw.tensor(d["tgt"]))
+    else:
+        self_mask = fw.lib.logical_or(self_mask, fw.module.padding_mask(fw.tensor(d["tgt"])))
+    return self_mask, fw.module.padding_mask(fw.tensor(d["src"]))
+
+
+def _seq2seq_decoder(fw, layer, d):
+    mask = fw.tensor(d["src"] == 0)
+    logits, weights = layer(fw.tensor(d["tgt"]), fw.tensor(d["values"]), fw.tensor(d["state"]), mask)
+    return [logits] + ([] if weights is None else [weights])
+
+
+CASES = {
+    "PositionalEncoding": (lambda m, c: m.PositionalEncoding(c.max_len, c.d_model),
+                           lambda fw, l, d: [l(fw.tensor(d["x"]))]),
+    "TransformerEmbedding": (lambda m, c: m.TransformerEmbedding(c.src_vocab_size, c.d_model, c.max_len, c.dropout),
+                             lambda fw, l, d: [l(fw.tensor(d["src"]))]),
+    "PositionwiseFeedForward": (lambda m, c: m.PositionwiseFeedForward(c.d_model, c.d_ff),
+                                lambda fw, l, d: [l(fw.tensor(d["x"]))]),
+    "MultiHeadAttention self, padding mask": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_self),
+    "MultiHeadAttention cross, T_q != T_k": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cross),
+    "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_causal),
+    "EncoderLayer": (lambda m, c: m.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+                     lambda fw, l, d: [l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])))]),
+    "DecoderLayer": (lambda m, c: m.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+                     lambda fw, l, d: [l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d))]),
+    "Encoder": (lambda m, c: m.Encoder(c),
+                lambda fw, l, d: [l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])))]),
+    "Decoder": (lambda m, c: m.Decoder(c),
+                lambda fw, l, d: [l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d))]),
+    "Transformer": (lambda m, c: m.Transformer(c),
+                    lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
+    "BahdanauAttention": (lambda m, c: m.BahdanauAttention(16),
+                          lambda fw, l, d: list(l(fw.tensor(d["state"]), fw.tensor(d["values"]),
+                                                  fw.tensor(d["src"] == 0)))),
+    "Seq2SeqEncoder": (lambda m, c: m.Seq2SeqEncoder(c.src_vocab_size, 12, 16),
+                       lambda fw, l, d: list(l(fw.tensor(d["src"])))),
+    "Seq2SeqDecoder attention": (lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=True),
+                                 _seq2seq_decoder),
+    "Seq2SeqDecoder fixed context": (lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=False),
+                                     _seq2seq_decoder),
+    "Seq2Seq attention": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=True),
+                          lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"])), l.attention_weights]),
+    "Seq2Seq fixed context": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=False),
+                              lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
+}
+
+
+@pytest.mark.parametrize("direction", ["torch_to_tf", "tf_to_torch"])
+@pytest.mark.parametrize("config_name", list(CONFIGS))
+@pytest.mark.parametrize("case", list(CASES))
+def test_layer_parity(case, config_name, direction):
+    import torch
+
+    cfg = CONFIGS[config_name]
+    build, run = CASES[case]
+    pt, tf = Framework("torch"), Framework("tf")
+    torch.manual_seed(0)
+    t_layer = pt.eval(build(pt.module, cfg))
+    k_layer = build(tf.module, cfg)
+    data = inputs(cfg)
+    has_weights = any(True for _ in t_layer.parameters())
+
+    with torch.no_grad():
+        before = [pt.numpy(o) for o in run(pt, t_layer, data)]
+    k_before = [tf.numpy(o) for o in run(tf, k_layer, data)]
+    if has_weights:  # independent initialisations must disagree, or this test could not fail
+        assert max(np.abs(a - b).max() for a, b in zip(before, k_before)) > 1e-3
+
+    if direction == "torch_to_tf":
+        torch_to_tf(t_layer, k_layer)
+    else:
+        tf_to_torch(k_layer, t_layer)
+    with torch.no_grad():
+        t_out = [pt.numpy(o) for o in run(pt, t_layer, data)]
+    k_out = [tf.numpy(o) for o in run(tf, k_layer, data)]
+    assert len(t_out) == len(k_out)
+    for i, (a, b) in enumerate(zip(t_out, k_out)):
+        assert_close(b, a, atol=ATOL, what=f"{case} [{config_name}, {direction}] output {i}")
+
+
+def test_parity_in_training_mode_without_dropout():
+    """Gradients agree too: the same loss, the same gradient for every converted weight."""
+    import tensorflow as tf
+    import torch
+
+    cfg = small_config(dropout=0.0, norm_first=True, tie_embeddings=False)
+    pt, k = Framework("torch"), Framework("tf")
+    torch.manual_seed(1)
+    t_model = pt.module.Transformer(cfg)
+    k_model = k.module.Transformer(cfg)
+    torch_to_tf(t_model, k_model)
+    d = inputs(cfg, seed=3)
+    t_loss = t_model(pt.tensor(d["src"]), pt.tensor(d["tgt"])).square().mean()
+    t_loss.backward()
+    with tf.GradientTape() as tape:
+        k_loss = tf.reduce_mean(tf.square(k_model(k.tensor(d["src"]), k.tensor(d["tgt"]), training=True)))
+    grads = tape.gradient(k_loss, k_model.trainable_weights)
+    assert_close(k_loss.numpy(), t_loss.item(), atol=1e-5, what="loss")
+    t_grad = {id(v): g for v, g in zip(k_model.trainable_weights, grads)}
+    w_q = t_model.encoder.layers[0].self_attn.w_q
+    k_w_q = k_model.encoder.layers[0].self_attn.w_q
+    assert_close(t_grad[id(k_w_q.kernel)].numpy(), w_q.weight.grad.numpy().T, atol=1e-5, what="dL/dW^Q")
+    out = t_model.output_projection
+    assert_close(t_grad[id(k_model.output_projection.kernel)].numpy(), out.weight.grad.numpy().T, atol=1e-5,
+                 what="dL/d output projection")
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(d_ff=48), r"Transformer\.encoder\.layers\.0\.feed_forward\.w_1\.weight: shape mismatch"),
+    (dict(num_encoder_layers=1), r"Transformer\.encoder\.layers: PyTorch has 2 layers, Keras has 1"),
+    (dict(tie_embeddings=False), r"no PyTorch counterpart.*output_projection"),
+    (dict(layer_norm_eps=1e-5), r"epsilon mismatch"),
+])
+def test_converter_names_the_mismatch(change, message):
+    pt, k = Framework("torch"), Framework("tf")
+    t_model = pt.module.Transformer(small_config())
+    k_model = k.module.Transformer(small_config(**change))
+    with pytest.raises(ValueError, match=message):
+        torch_to_tf(t_model, k_model)
+
+
+def test_converter_missing_sublayer_and_wrong_kind():
+    pt, k = Framework("torch"), Framework("tf")
+    with pytest.raises(ValueError, match=r"Seq2SeqDecoder\.attention: the Keras layer Seq2SeqDecoder has no sublayer"):
+        tf_to_torch(k.module.Seq2SeqDecoder(9, 4, 8, attention=False), pt.module.Seq2SeqDecoder(9, 4, 8, attention=True))
+    with pytest.raises(ValueError, match=r"expected a Keras Dense"):
+        torch_to_tf(pt.module.PositionwiseFeedForward(8, 16), _Odd())
+
+
+class _Odd:
+    """A fake Keras layer whose w_1 is not a Dense."""
+
+    weights: list = []
+
+    def __init__(self):
+        import keras
+
+        self.w_1 = keras.layers.LayerNormalization()
+        self.w_2 = self.w_1
