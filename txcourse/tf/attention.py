@@ -9,6 +9,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.cache import KVCache
 from txcourse.tf.init import linear
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
@@ -78,9 +79,17 @@ class MultiHeadAttention(keras.layers.Layer):
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
 
+    Key/value cache (incremental decoding): pass a
+    :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
+    stores the projected keys and values and appends the new positions at
+    every call, so each step projects one token instead of the whole
+    prefix; a static (cross-attention) cache projects the encoder memory
+    once and reuses it.
+
     Shape:
         query (B, T_q, D), key (B, T_k, D), value (B, T_k, D),
-        mask broadcastable to (B, H, T_q, T_k). Returns (B, T_q, D).
+        mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
+        positions). Returns (B, T_q, D).
     """
 
     def __init__(self, d_model: int, num_heads: int, **kwargs):
@@ -114,6 +123,7 @@ class MultiHeadAttention(keras.layers.Layer):
         key: tf.Tensor,
         value: tf.Tensor,
         mask: Optional[tf.Tensor] = None,
+        cache: Optional[KVCache] = None,
         training: Optional[bool] = None,
     ) -> tf.Tensor:
         for name, x in (("query", query), ("key", key), ("value", value)):
@@ -121,8 +131,16 @@ class MultiHeadAttention(keras.layers.Layer):
             V.check_width(name, tuple(x.shape), self.d_model)
         V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
         q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
-        k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
-        v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
+        if cache is not None and cache.static and cache.key is not None:
+            k, v = cache.key, cache.value  # (B, H, T_k, d_k): the memory, projected once
+        else:
+            k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
+            v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
+            if cache is not None:
+                if cache.key is not None:  # self-attention: append the new positions
+                    k = tf.concat([cache.key, k], axis=2)  # (B, H, T_past + T_k, d_k)
+                    v = tf.concat([cache.value, v], axis=2)  # (B, H, T_past + T_k, d_k)
+                cache.key, cache.value = k, v
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         if tf.executing_eagerly():
             self.attention_weights = weights  # (B, H, T_q, T_k)

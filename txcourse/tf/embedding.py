@@ -30,7 +30,8 @@ class TransformerEmbedding(keras.layers.Layer):
         dropout: dropout rate applied to the sum (P_drop).
 
     Shape:
-        tokens (B, T) integer ids in [0, V). Returns (B, T, D).
+        tokens (B, T) integer ids in [0, V); ``offset`` is the position of
+        the first token (see :class:`PositionalEncoding`). Returns (B, T, D).
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, **kwargs):
@@ -44,8 +45,8 @@ class TransformerEmbedding(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
         self.built = True
 
-    def call(self, tokens: tf.Tensor, training: Optional[bool] = None) -> tf.Tensor:
+    def call(self, tokens: tf.Tensor, offset: int = 0, training: Optional[bool] = None) -> tf.Tensor:
         V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
         check_tokens("tokens", tokens, self.vocab_size)
         x = self.token_embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
-        return self.dropout(self.positional_encoding(x), training=training)  # (B, T, D)
+        return self.dropout(self.positional_encoding(x, offset=offset), training=training)  # (B, T, D)

@@ -33,15 +33,17 @@ def padding_mask(tokens: tf.Tensor, pad_id: int = 0) -> tf.Tensor:
     return tf.equal(tokens, pad_id)[:, tf.newaxis, tf.newaxis, :]  # (B, 1, 1, T_k)
 
 
-def look_ahead_mask(length: int) -> tf.Tensor:
+def look_ahead_mask(length: int, offset: int = 0) -> tf.Tensor:
     """``True`` above the diagonal: query t may not see keys after t.
 
     Args:
-        length: the target length T (an int, or a scalar tensor inside a
-            ``tf.function`` where the length is not known when tracing).
+        length: the number T of new query positions (an int, or a scalar
+            tensor inside a ``tf.function``).
+        offset: number of earlier positions already in a key/value cache;
+            query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:
-        Returns a bool tensor (T, T); row t is the query position.
+        Returns a bool tensor (T, offset + T); row i is the query position.
 
     Example:
         >>> tf.cast(look_ahead_mask(3), tf.int32).numpy()
@@ -51,4 +53,6 @@ def look_ahead_mask(length: int) -> tf.Tensor:
     """
     if not tf.is_tensor(length):
         V.check_positive("length", length)
-    return tf.linalg.band_part(tf.ones((length, length)), 0, -1) - tf.eye(length) > 0  # (T, T)
+    query_pos = tf.range(length)[:, tf.newaxis] + offset  # (T, 1)
+    key_pos = tf.range(offset + length)[tf.newaxis, :]  # (1, offset + T)
+    return key_pos > query_pos  # (T, offset + T)

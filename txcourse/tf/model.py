@@ -56,7 +56,7 @@ class Transformer(keras.Model):
 
     def decode(self, tgt: tf.Tensor, memory: tf.Tensor, src_mask: tf.Tensor,
                training: Optional[bool] = None) -> tf.Tensor:
-        """Run the decoder and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
+        """Run the decoder (teacher forcing) and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
         length = tgt.shape[1] if tgt.shape[1] is not None else tf.shape(tgt)[1]
         tgt_mask = tf.logical_or(look_ahead_mask(length), padding_mask(tgt, self.config.pad_id))  # (B, 1, T_tgt, T_tgt)
@@ -64,10 +64,32 @@ class Transformer(keras.Model):
         return self.project(x)  # (B, T_tgt, V_tgt)
 
     def project(self, x: tf.Tensor) -> tf.Tensor:
-        """The final linear layer: (B, T, D) -> logits (B, T, V_tgt)."""
+        """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return tf.einsum("btd,vd->btv", x, self.decoder.embedding.token_embedding.embeddings)  # (B, T, V_tgt)
-        return self.output_projection(x)  # (B, T, V_tgt)
+            return tf.einsum("...d,vd->...v", x, self.decoder.embedding.token_embedding.embeddings)  # (..., V_tgt)
+        return self.output_projection(x)  # (..., V_tgt)
+
+    def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:
+        """Encode ``src`` once and return the decoding state for :meth:`decode_step`."""
+        memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
+        return {"memory": memory, "src_mask": src_mask, "prefix": src[:, :0],
+                "cache": self.decoder.init_cache() if use_cache else None}
+
+    def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, tf.Tensor]:
+        """Feed the next token (B,); returns logits (B, V_tgt) and cross-attention (B, H, T_src).
+
+        With a cache only the new token goes through the decoder; without
+        one the whole prefix is recomputed (the slow way, kept to compare).
+        """
+        state["prefix"] = tf.concat([state["prefix"], tf.cast(token[:, tf.newaxis], state["prefix"].dtype)], axis=1)  # (B, t)
+        cache = state["cache"]
+        if cache is None:  # recompute all t positions
+            new, mask = state["prefix"], look_ahead_mask(state["prefix"].shape[1])  # (B, t), (t, t)
+        else:  # one new position; earlier keys and values come from the cache
+            new, mask = state["prefix"][:, -1:], look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
+        x = self.decoder(new, state["memory"], mask, state["src_mask"], cache=cache)  # (B, t or 1, D)
+        weights = self.decoder.layers[-1].cross_attn.attention_weights  # (B, H, t or 1, T_src)
+        return self.project(x[:, -1]), weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)
 
     def call(self, src: tf.Tensor, tgt: tf.Tensor, training: Optional[bool] = None) -> tf.Tensor:
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")

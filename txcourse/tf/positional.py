@@ -53,7 +53,9 @@ class PositionalEncoding(keras.layers.Layer):
         d_model: width of the embeddings.
 
     Shape:
-        x: (B, T, D) with T <= max_len. Returns (B, T, D).
+        x: (B, T, D) with offset + T <= max_len; ``offset`` is the position
+        of the first row (non-zero when decoding one token at a time).
+        Returns (B, T, D).
     """
 
     def __init__(self, max_len: int, d_model: int, **kwargs):
@@ -63,11 +65,11 @@ class PositionalEncoding(keras.layers.Layer):
         self.table = positional_encoding(max_len, d_model)  # (max_len, D)
         self.built = True
 
-    def call(self, x: tf.Tensor) -> tf.Tensor:
+    def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
-        V.check_length("x", x.shape[1], self.max_len)
+        V.check_length("x", None if x.shape[1] is None else offset + x.shape[1], self.max_len)
         if x.shape[1] is None:
-            tf.debugging.assert_less_equal(tf.shape(x)[1], self.max_len,
+            tf.debugging.assert_less_equal(offset + tf.shape(x)[1], self.max_len,
                                            message=f"x is longer than max_len={self.max_len}")
-        return x + tf.cast(self.table[: tf.shape(x)[1]], x.dtype)  # (B, T, D)
+        return x + tf.cast(self.table[offset: offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)

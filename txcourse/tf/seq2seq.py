@@ -189,6 +189,22 @@ class Seq2Seq(keras.Model):
         self.attention_weights: Optional[tf.Tensor] = None
         self.built = True
 
+    def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:
+        """Encode ``src`` and return the decoding state for :meth:`decode_step`.
+
+        ``use_cache`` is accepted for the same call as the Transformer: an RNN
+        always carries its state from step to step.
+        """
+        encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
+        return {"encoder_outputs": encoder_outputs, "encoder_state": encoder_state,
+                "mask": tf.equal(src, self.pad_id), "state": encoder_state}
+
+    def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, Optional[tf.Tensor]]:
+        """Feed the next token (B,); returns logits (B, V_tgt) and attention (B, 1, T_src) or None."""
+        logits, state["state"], weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
+                                                             state["encoder_state"], state["mask"])
+        return logits, None if weights is None else weights[:, tf.newaxis]  # (B, V_tgt), (B, 1, T_src)
+
     def call(self, src: tf.Tensor, tgt: tf.Tensor) -> tf.Tensor:
         if src.shape[0] is not None and tgt.shape[0] is not None and src.shape[0] != tgt.shape[0]:
             raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.cache import KVCache
 from txcourse.torch.init import linear
 
 __all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
@@ -74,9 +75,17 @@ class MultiHeadAttention(nn.Module):
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
 
+    Key/value cache (incremental decoding): pass a
+    :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
+    stores the projected keys and values and appends the new positions at
+    every call, so each step projects one token instead of the whole
+    prefix; a static (cross-attention) cache projects the encoder memory
+    once and reuses it.
+
     Shape:
         query (B, T_q, D), key (B, T_k, D), value (B, T_k, D),
-        mask broadcastable to (B, H, T_q, T_k). Returns (B, T_q, D).
+        mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
+        positions). Returns (B, T_q, D).
     """
 
     def __init__(self, d_model: int, num_heads: int):
@@ -109,14 +118,23 @@ class MultiHeadAttention(nn.Module):
         key: torch.Tensor,
         value: torch.Tensor,
         mask: Optional[torch.Tensor] = None,
+        cache: Optional[KVCache] = None,
     ) -> torch.Tensor:
         for name, x in (("query", query), ("key", key), ("value", value)):
             V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
             V.check_width(name, tuple(x.shape), self.d_model)
         V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
         q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
-        k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
-        v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
+        if cache is not None and cache.static and cache.key is not None:
+            k, v = cache.key, cache.value  # (B, H, T_k, d_k): the memory, projected once
+        else:
+            k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
+            v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
+            if cache is not None:
+                if cache.key is not None:  # self-attention: append the new positions
+                    k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + T_k, d_k)
+                    v = torch.cat([cache.value, v], dim=2)  # (B, H, T_past + T_k, d_k)
+                cache.key, cache.value = k, v
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         self.attention_weights = weights.detach()  # (B, H, T_q, T_k)
         return self.w_o(self.merge_heads(heads))  # (B, T_q, D)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.cache import DecoderCache, DecoderLayerCache
 from txcourse.config import TransformerConfig
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
@@ -37,7 +38,9 @@ class DecoderLayer(nn.Module):
         x (B, T_tgt, D), memory (B, T_src, D);
         self_attn_mask broadcastable to (B, H, T_tgt, T_tgt) (look-ahead and
         target padding); cross_attn_mask broadcastable to (B, H, T_tgt, T_src)
-        (source padding). Returns (B, T_tgt, D).
+        (source padding). Returns (B, T_tgt, D). ``cache``, from
+        :meth:`Decoder.init_cache`, holds this layer's keys and values for
+        incremental decoding.
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
@@ -55,16 +58,18 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor,
                 self_attn_mask: Optional[torch.Tensor] = None,
-                cross_attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                cross_attn_mask: Optional[torch.Tensor] = None,
+                cache: Optional[DecoderLayerCache] = None) -> torch.Tensor:
+        self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)
-            x = x + self.dropout(self.self_attn(h, h, h, self_attn_mask))  # (B, T_tgt, D)
+            x = x + self.dropout(self.self_attn(h, h, h, self_attn_mask, cache=self_cache))  # (B, T_tgt, D)
             h = self.cross_attn_norm(x)  # (B, T_tgt, D)
-            x = x + self.dropout(self.cross_attn(h, memory, memory, cross_attn_mask))  # (B, T_tgt, D)
+            x = x + self.dropout(self.cross_attn(h, memory, memory, cross_attn_mask, cache=cross_cache))  # (B, T_tgt, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T_tgt, D)
         else:
-            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, self_attn_mask)))  # (B, T_tgt, D)
-            x = self.cross_attn_norm(x + self.dropout(self.cross_attn(x, memory, memory, cross_attn_mask)))  # (B, T_tgt, D)
+            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, self_attn_mask, cache=self_cache)))  # (B, T_tgt, D)
+            x = self.cross_attn_norm(x + self.dropout(self.cross_attn(x, memory, memory, cross_attn_mask, cache=cross_cache)))  # (B, T_tgt, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T_tgt, D)
         return x
 
@@ -78,6 +83,8 @@ class Decoder(nn.Module):
     Shape:
         tokens (B, T_tgt) ids (the target shifted right, starting with
         <sos>), memory (B, T_src, D), masks as in :class:`DecoderLayer`.
+        With ``cache`` (see :meth:`init_cache`) ``tokens`` are the next
+        positions only and the self-attention mask covers (T_tgt, offset + T_tgt).
         Returns (B, T_tgt, D); :class:`~txcourse.torch.model.Transformer`
         projects it to the vocabulary.
     """
@@ -94,12 +101,20 @@ class Decoder(nn.Module):
         ])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
+    def init_cache(self) -> DecoderCache:
+        """An empty key/value cache: feed it to the decoder with one new token at a time."""
+        return DecoderCache(len(self.layers))
+
     def forward(self, tokens: torch.Tensor, memory: torch.Tensor,
                 self_attn_mask: Optional[torch.Tensor] = None,
-                cross_attn_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
-        x = self.embedding(tokens)  # (B, T_tgt, D)
-        for layer in self.layers:
-            x = layer(x, memory, self_attn_mask, cross_attn_mask)  # (B, T_tgt, D)
+                cross_attn_mask: Optional[torch.Tensor] = None,
+                cache: Optional[DecoderCache] = None) -> torch.Tensor:
+        offset = 0 if cache is None else cache.offset
+        x = self.embedding(tokens, offset=offset)  # (B, T_tgt, D)
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, self_attn_mask, cross_attn_mask, cache=None if cache is None else cache.layers[i])  # (B, T_tgt, D)
+        if cache is not None:
+            cache.offset = offset + tokens.shape[1]
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_tgt, D)
         return x

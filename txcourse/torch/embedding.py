@@ -29,7 +29,8 @@ class TransformerEmbedding(nn.Module):
         dropout: dropout rate applied to the sum (P_drop).
 
     Shape:
-        tokens (B, T) integer ids in [0, V). Returns (B, T, D).
+        tokens (B, T) integer ids in [0, V); ``offset`` is the position of
+        the first token (see :class:`PositionalEncoding`). Returns (B, T, D).
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1):
@@ -42,8 +43,8 @@ class TransformerEmbedding(nn.Module):
         self.positional_encoding = PositionalEncoding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
         V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
         check_tokens("tokens", tokens, self.vocab_size)
         x = self.token_embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
-        return self.dropout(self.positional_encoding(x))  # (B, T, D)
+        return self.dropout(self.positional_encoding(x, offset=offset))  # (B, T, D)

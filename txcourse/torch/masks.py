@@ -33,14 +33,16 @@ def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     return (tokens == pad_id)[:, None, None, :]  # (B, 1, 1, T_k)
 
 
-def look_ahead_mask(length: int) -> torch.Tensor:
+def look_ahead_mask(length: int, offset: int = 0) -> torch.Tensor:
     """``True`` above the diagonal: query t may not see keys after t.
 
     Args:
-        length: the target length T.
+        length: the number T of new query positions.
+        offset: number of earlier positions already in a key/value cache;
+            query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:
-        Returns a bool tensor (T, T); row t is the query position.
+        Returns a bool tensor (T, offset + T); row i is the query position.
 
     Example:
         >>> look_ahead_mask(3).int()
@@ -49,4 +51,6 @@ def look_ahead_mask(length: int) -> torch.Tensor:
                 [0, 0, 0]], dtype=torch.int32)
     """
     V.check_positive("length", length)
-    return torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)  # (T, T)
+    query_pos = torch.arange(length)[:, None] + offset  # (T, 1)
+    key_pos = torch.arange(offset + length)[None, :]  # (1, offset + T)
+    return key_pos > query_pos  # (T, offset + T)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import torch
 from torch import nn
 
@@ -52,17 +54,39 @@ class Transformer(nn.Module):
         return self.encoder(src, src_mask), src_mask
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
-        """Run the decoder and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
+        """Run the decoder (teacher forcing) and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
         tgt_mask = look_ahead_mask(tgt.shape[1]).to(tgt.device) | padding_mask(tgt, self.config.pad_id)  # (B, 1, T_tgt, T_tgt)
         x = self.decoder(tgt, memory, tgt_mask, src_mask)  # (B, T_tgt, D)
         return self.project(x)  # (B, T_tgt, V_tgt)
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
-        """The final linear layer: (B, T, D) -> logits (B, T, V_tgt)."""
+        """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return torch.einsum("btd,vd->btv", x, self.decoder.embedding.token_embedding.weight)  # (B, T, V_tgt)
-        return self.output_projection(x)  # (B, T, V_tgt)
+            return torch.einsum("...d,vd->...v", x, self.decoder.embedding.token_embedding.weight)  # (..., V_tgt)
+        return self.output_projection(x)  # (..., V_tgt)
+
+    def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
+        """Encode ``src`` once and return the decoding state for :meth:`decode_step`."""
+        memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
+        return {"memory": memory, "src_mask": src_mask, "prefix": src[:, :0],
+                "cache": self.decoder.init_cache() if use_cache else None}
+
+    def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """Feed the next token (B,); returns logits (B, V_tgt) and cross-attention (B, H, T_src).
+
+        With a cache only the new token goes through the decoder; without
+        one the whole prefix is recomputed (the slow way, kept to compare).
+        """
+        state["prefix"] = torch.cat([state["prefix"], token[:, None]], dim=1)  # (B, t)
+        cache = state["cache"]
+        if cache is None:  # recompute all t positions
+            new, mask = state["prefix"], look_ahead_mask(state["prefix"].shape[1])  # (B, t), (t, t)
+        else:  # one new position; earlier keys and values come from the cache
+            new, mask = token[:, None], look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
+        x = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"], cache=cache)  # (B, t or 1, D)
+        weights = self.decoder.layers[-1].cross_attn.attention_weights  # (B, H, t or 1, T_src)
+        return self.project(x[:, -1]), weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")

@@ -53,7 +53,9 @@ class PositionalEncoding(nn.Module):
         d_model: width of the embeddings.
 
     Shape:
-        x: (B, T, D) with T <= max_len. Returns (B, T, D).
+        x: (B, T, D) with offset + T <= max_len; ``offset`` is the position
+        of the first row (non-zero when decoding one token at a time).
+        Returns (B, T, D).
     """
 
     def __init__(self, max_len: int, d_model: int):
@@ -62,8 +64,8 @@ class PositionalEncoding(nn.Module):
         self.d_model = d_model
         self.register_buffer("table", positional_encoding(max_len, d_model), persistent=False)  # (max_len, D)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
-        V.check_length("x", x.shape[1], self.max_len)
-        return x + self.table[: x.shape[1]].to(x.dtype)  # (B, T, D)
+        V.check_length("x", offset + x.shape[1], self.max_len)
+        return x + self.table[offset: offset + x.shape[1]].to(x.dtype)  # (B, T, D)

@@ -1,0 +1,134 @@
+# txcourse: the single entry point for building and testing.
+#
+#   make book       build the HTML book into _build/html (creates .venv if missing)
+#   make test       run every check (creates .venv if missing)
+#   make venv       only create/update .venv
+#   make mathjax    only vendor MathJax into _vendor/mathjax (needs npm)
+#   make clean      remove build outputs
+#   make distclean  also remove .venv, node_modules and _vendor
+#
+# The virtualenv is (re)installed only when pyproject.toml or constraints.txt
+# change: the stamp file's name carries a hash of both, so a second `make test`
+# skips installation entirely.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON   ?= python3
+VENV     := .venv
+PY       := $(VENV)/bin/python
+# torch is installed first, alone, with exactly this spec (keep it in sync
+# with constraints.txt), so the later `-c constraints.txt` install finds it
+# satisfied and never resolves the multi-gigabyte CUDA build.
+# Where pip's own indexes/find-links already serve the CPU wheel (2.13.0+cpu)
+# the plain spec is used. Where they would serve the CUDA build (plain PyPI on
+# Linux) the recipe switches to PyTorch's CPU index. Set TORCH_PIP_ARGS to
+# choose yourself, e.g. TORCH_PIP_ARGS='--index-url <a CUDA index>'.
+TORCH_SPEC      := torch==2.13.0
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_PIP_ARGS  ?= auto
+EXTRAS          := tf,book,labs,test
+
+DEPS_HASH  := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+VENV_STAMP := $(VENV)/.stamp-$(DEPS_HASH)
+INSTALL_LOG := $(VENV)/install.log
+
+NPM_STAMP     := node_modules/.stamp-npm-ci
+MATHJAX_ENTRY := _vendor/mathjax/tex-chtml.js
+
+BOOK_HTML   := _build/html
+PYTEST_ARGS ?=
+JB_ARGS     ?=
+
+.PHONY: help venv test test-python book book-check mathjax clean distclean
+
+help:
+	@echo "make book       build the HTML book into $(BOOK_HTML)"
+	@echo "make test       run all tests"
+	@echo "make venv       create/update $(VENV) only"
+	@echo "make clean      remove build outputs"
+	@echo "make distclean  also remove $(VENV), node_modules, _vendor"
+
+# ---------------------------------------------------------------------------
+# Python environment
+# ---------------------------------------------------------------------------
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "txcourse needs python3 >= 3.10, found " + sys.version.split()[0])'
+	@echo "==> installing $(VENV) (log: $(INSTALL_LOG))"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	rm -f $(VENV)/.stamp-*
+	$(PY) -m pip install --upgrade pip 2>&1 | tee $(INSTALL_LOG)
+	# torch first, alone, with the exact spec (see TORCH_SPEC above).
+	torch_args='$(TORCH_PIP_ARGS)'; \
+	if [ "$$torch_args" = auto ]; then \
+	  torch_args=; \
+	  if $(PY) -m pip install --dry-run --quiet --report - '$(TORCH_SPEC)' 2>/dev/null \
+	      | grep -iE '"name": *"nvidia-' >/dev/null; then \
+	    echo "==> '$(TORCH_SPEC)' resolves to the CUDA build here; using $(TORCH_CPU_INDEX)"; \
+	    torch_args='--index-url $(TORCH_CPU_INDEX)'; \
+	  fi; \
+	fi; \
+	$(PY) -m pip install $$torch_args '$(TORCH_SPEC)' 2>&1 | tee -a $(INSTALL_LOG)
+	$(PY) -m pip install -c constraints.txt -e '.[$(EXTRAS)]' 2>&1 | tee -a $(INSTALL_LOG)
+	@if [ '$(TORCH_PIP_ARGS)' = auto ] && \
+	    $(PY) -m pip list --format=freeze 2>/dev/null | grep -iE '^nvidia-|^triton=='; then \
+	  echo "ERROR: CUDA packages ended up in $(VENV) (see above); expected the CPU torch wheel" >&2; exit 1; fi
+	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (txcourse)"
+	touch $@
+
+# ---------------------------------------------------------------------------
+# Tests. `test` runs every step; append new steps (lab notebooks, browser
+# checks, ...) as prerequisites here, each as its own `test-*` target.
+# ---------------------------------------------------------------------------
+test: test-python
+# test: test-labs       # TODO: execute/validate lab notebooks (nbval/papermill)
+# test: test-browser    # TODO: browser checks of the built book
+
+test-python: $(VENV_STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# ---------------------------------------------------------------------------
+# Book
+# ---------------------------------------------------------------------------
+# MathJax is served from the book itself (not a CDN) so equations render
+# offline. It lives in _vendor/, not _static/: Jupyter Book adds every .js
+# under _static to every page.
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+$(MATHJAX_ENTRY): $(NPM_STAMP)
+	rm -rf _vendor/mathjax
+	mkdir -p _vendor
+	cp -r node_modules/mathjax/es5 _vendor/mathjax
+	test -f $@ && touch $@
+
+mathjax: $(MATHJAX_ENTRY)
+
+book: $(VENV_STAMP) $(MATHJAX_ENTRY)
+	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going $(JB_ARGS)
+	@$(MAKE) --no-print-directory book-check
+
+# Guard: every page must load the vendored MathJax, none a CDN copy.
+book-check:
+	@test -f $(BOOK_HTML)/book/intro.html
+	@grep -q '_static/mathjax/tex-chtml.js' $(BOOK_HTML)/book/intro.html || \
+	  { echo "ERROR: $(BOOK_HTML)/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }
+	@if grep -rlE '<script[^>]+src="https?://[^"]*mathjax' $(BOOK_HTML) --include='*.html'; then \
+	  echo "ERROR: the pages above load MathJax from a CDN" >&2; exit 1; fi
+	@echo "==> book OK: open $(BOOK_HTML)/index.html"
+
+# ---------------------------------------------------------------------------
+# Cleaning
+# ---------------------------------------------------------------------------
+clean:
+	rm -rf _build .pytest_cache .jupyter_cache *.egg-info
+	find . -path ./$(VENV) -prune -o -path ./node_modules -prune -o \
+	  -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) node_modules _vendor
