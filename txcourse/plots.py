@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import io
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -443,7 +444,9 @@ def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
 
     PNG files drop the "Software" (matplotlib version) entry, SVG files the
     date and use a fixed ``svg.hashsalt`` for their ids, PDF files the dates.
-    Parent folders are created.
+    The figure is drawn once before it is saved, so the constrained layout
+    no longer depends on earlier draws at other resolutions (a notebook's
+    inline display, say). Parent folders are created.
 
     Args:
         fig: the Figure to save.
@@ -468,7 +471,12 @@ def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
         raise ValueError(f"path must end in one of {['.' + f for f in _SAVE_FORMATS]}, got "
                          f"{str(path)!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
+    options = dict(format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight",
+                   **_SAVE_FORMATS[fmt])
     with matplotlib.rc_context({"svg.hashsalt": "txcourse"}), _quiet_missing_glyphs():
-        fig.savefig(path, format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight",
-                    **_SAVE_FORMATS[fmt])
+        # The layout engine starts from the positions of the previous draw, which
+        # may have been at another dpi: one throwaway draw at these settings
+        # first makes the result independent of the figure's history.
+        fig.savefig(io.BytesIO(), **options)
+        fig.savefig(path, **options)
     return path

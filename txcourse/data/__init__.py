@@ -26,12 +26,13 @@ from txcourse.data.tasks import TASKS, get_task
 from txcourse.data.toy import LETTERS, make_copy_task, make_reverse_task
 from txcourse.data.vocab import (EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, SPECIAL_TOKENS, UNK,
                                  UNK_ID, BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer,
-                                 load_tokenizer)
+                                 load_tokenizer, tokenizer_from_json)
 
 __all__ = [
     # tokenizers
     "PAD", "SOS", "EOS", "UNK", "PAD_ID", "SOS_ID", "EOS_ID", "UNK_ID", "SPECIAL_TOKENS",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "load_tokenizer",
+    "tokenizer_from_json",
     # tasks
     "TranslationSplits", "SPLIT_NAMES", "TASKS", "get_task",
     "make_numbers_task", "numbers_to_words", "SUPPORTED_LANGS", "TARGET_LANGS",

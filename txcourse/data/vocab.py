@@ -41,6 +41,7 @@ __all__ = [
     "PAD", "SOS", "EOS", "UNK", "SPECIAL_TOKENS",
     "PAD_ID", "SOS_ID", "EOS_ID", "UNK_ID",
     "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "load_tokenizer",
+    "tokenizer_from_json",
 ]
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
@@ -186,8 +187,12 @@ class Tokenizer:
             >>> load_tokenizer("/tmp/char.json").vocab == tok.vocab
             True
         """
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+    def to_json(self) -> str:
+        """The tokenizer as a JSON string (what :meth:`save` writes; read with :func:`tokenizer_from_json`)."""
         state = {"kind": self.kind, "format_version": _FORMAT_VERSION, **self._state()}
-        Path(path).write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+        return json.dumps(state, ensure_ascii=False, indent=1)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(vocab_size={self.vocab_size})"
@@ -483,13 +488,21 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     if not path.is_file():
         raise FileNotFoundError(f"tokenizer file {str(path)!r} does not exist")
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
         raise ValueError(f"tokenizer file {str(path)!r} is not valid UTF-8 JSON: {err}") from None
+    return tokenizer_from_json(text, source=f"tokenizer file {str(path)!r}")
+
+
+def tokenizer_from_json(text: str, source: str = "tokenizer JSON") -> Tokenizer:
+    """Inverse of :meth:`Tokenizer.to_json`; ``source`` names the origin in error messages."""
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{source} is not valid UTF-8 JSON: {err}") from None
     kind = state.get("kind") if isinstance(state, dict) else None
     if kind not in _KINDS:
-        raise ValueError(f"tokenizer file {str(path)!r} has kind {kind!r}, expected one of "
-                         f"{sorted(_KINDS)}")
+        raise ValueError(f"{source} has kind {kind!r}, expected one of {sorted(_KINDS)}")
     try:
         if kind == "bpe":
             from tokenizers import Tokenizer as HFTokenizer
@@ -498,5 +511,4 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
             return WordTokenizer(state["tokens"], lowercase=state.get("lowercase", False))
         return CharTokenizer(state["tokens"])
     except KeyError as err:
-        raise ValueError(f"tokenizer file {str(path)!r} (kind {kind!r}) lacks the field "
-                         f"{err.args[0]!r}") from None
+        raise ValueError(f"{source} (kind {kind!r}) lacks the field {err.args[0]!r}") from None

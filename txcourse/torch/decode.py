@@ -1,0 +1,177 @@
+"""Greedy decoding and beam search (Vaswani et al. 2017, Sec. 6.1; Wu et al. 2016). Book: week 6.
+
+Both work with any model that has ``start_decoding(src, use_cache)`` and
+``decode_step(token, state)``: the :class:`~txcourse.torch.model.Transformer`
+(with or without its key/value cache) and the GRU
+:class:`~txcourse.torch.seq2seq.Seq2Seq`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+
+from txcourse import _validation as V
+from txcourse.cache import DecoderCache
+from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+
+__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
+
+
+@dataclass
+class DecodeOutput:
+    """What a decoder produced.
+
+    tokens: (B, T_out) ids, ``<eos>`` included, ``<pad>`` after it.
+    scores: (B,) sum of log-probabilities (divided by the length penalty in beam search).
+    attention: (B, H, T_out, T_src) encoder-decoder attention of the last layer
+        (H = 1 for Bahdanau attention), or None for a model without attention.
+    """
+
+    tokens: torch.Tensor
+    scores: torch.Tensor
+    attention: Optional[torch.Tensor]
+
+
+def _max_steps(model: Any, src: torch.Tensor, max_len: Optional[int]) -> int:
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    if max_len is None:
+        max_len = 2 * src.shape[1] + 10 if limit is None else min(limit, 2 * src.shape[1] + 10)
+    V.check_positive("max_len", max_len)
+    if limit is not None and max_len > limit:
+        raise ValueError(f"max_len={max_len} is longer than the model's max_len={limit} positions")
+    return max_len
+
+
+@torch.no_grad()
+def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
+                  eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+    """Pick the most probable token at every step until every row has produced ``<eos>``.
+
+    ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
+    padded.
+
+    Args:
+        model: a Transformer or Seq2Seq (put in eval mode here).
+        src: (B, T_src) source ids.
+        max_len: most output tokens (default 2 T_src + 10, within the model's max_len).
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer); False recomputes the prefix.
+
+    Returns:
+        A :class:`DecodeOutput`.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    model.eval()
+    steps = _max_steps(model, src, max_len)
+    state = model.start_decoding(src, use_cache)
+    token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
+    finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
+    scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
+    tokens, weights = [], []
+    for _ in range(steps):
+        logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+        log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+        token = log_probs.argmax(dim=-1)  # (B,)
+        token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
+        scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
+        tokens.append(token)
+        weights.append(attention)
+        finished = finished | (token == eos_id)
+        if bool(finished.all()):
+            break
+    attention = None if weights[0] is None else torch.stack(weights, dim=2)  # (B, H, T_out, T_src)
+    return DecodeOutput(torch.stack(tokens, dim=1), scores, attention)  # (B, T_out)
+
+
+def _never(log_probs: torch.Tensor, ids: tuple[int, ...]) -> torch.Tensor:
+    """Give <pad> and <sos> probability 0: a decoder never generates them."""
+    banned = torch.zeros(log_probs.shape[-1], dtype=torch.bool, device=log_probs.device)  # (V,)
+    banned[list(ids)] = True
+    return log_probs.masked_fill(banned, float("-inf"))  # (B, V)
+
+
+def reorder_state(state: Any, index: torch.Tensor) -> Any:
+    """Select rows ``index`` of every tensor in a decoding state (beams that survive a step)."""
+    if isinstance(state, torch.Tensor):
+        return state.index_select(0, index)
+    if isinstance(state, dict):
+        return {key: reorder_state(value, index) for key, value in state.items()}
+    if isinstance(state, DecoderCache):
+        for kv in state.tensors():
+            if kv.key is not None:
+                kv.key, kv.value = kv.key.index_select(0, index), kv.value.index_select(0, index)
+        return state
+    return state
+
+
+def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
+    """((5 + |Y|) / 6)^alpha, Wu et al. (2016), Eq. (14); alpha = 0 ranks by the raw log-probability."""
+    return ((5.0 + length.float()) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
+                length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
+                pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+    """Keep the ``beam_size`` best prefixes per sentence; the B x K beams run as one batch.
+
+    Hypotheses are ranked by log P(Y|X) / lp(Y) with the length penalty of
+    Wu et al. (2016) (the paper, Sec. 6.1, uses beam 4 and alpha 0.6). A
+    finished beam keeps its score and length and is extended with ``<pad>``.
+
+    Args:
+        model: a Transformer or Seq2Seq.
+        src: (B, T_src) source ids.
+        beam_size: K >= 1; K = 1 with alpha = 0 is greedy decoding.
+        max_len: most output tokens.
+        length_penalty_alpha: alpha >= 0.
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer).
+
+    Returns:
+        A :class:`DecodeOutput` holding the best beam of every sentence.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    V.check_positive("beam_size", beam_size)
+    if not length_penalty_alpha >= 0:
+        raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
+    model.eval()
+    batch, k = src.shape[0], beam_size
+    steps = _max_steps(model, src, max_len)
+    state = model.start_decoding(src.repeat_interleave(k, dim=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1
+    token = torch.full((batch * k,), sos_id, dtype=torch.long, device=src.device)  # (B*K,)
+    beam_scores = torch.zeros(batch, k, device=src.device)  # (B, K) log-probabilities
+    beam_scores[:, 1:] = float("-inf")  # all beams start equal: keep only the first
+    lengths = torch.zeros(batch * k, dtype=torch.long, device=src.device)  # (B*K,)
+    finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)  # (B*K,)
+    sequences = token[:, None][:, :0]  # (B*K, 0)
+    history: Optional[torch.Tensor] = None  # (B*K, H, t, T_src)
+    for _ in range(steps):
+        logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+        log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B*K, V)
+        vocab = log_probs.shape[-1]
+        pad_only = torch.full_like(log_probs, float("-inf"))  # (B*K, V)
+        pad_only[:, pad_id] = 0.0
+        log_probs = torch.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
+        total = beam_scores.reshape(-1, 1) + log_probs  # (B*K, V)
+        new_lengths = torch.where(finished, lengths, lengths + 1)  # (B*K,)
+        ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
+        best, flat = ranked.reshape(batch, k * vocab).topk(k, dim=-1)  # (B, K), (B, K)
+        origin = (torch.arange(batch, device=src.device)[:, None] * k + flat // vocab).reshape(-1)  # (B*K,)
+        token = (flat % vocab).reshape(-1)  # (B*K,)
+        beam_scores = total.reshape(batch, k * vocab).gather(1, flat)  # (B, K)
+        lengths = new_lengths.index_select(0, origin)  # (B*K,)
+        state = reorder_state(state, origin)
+        sequences = torch.cat([sequences.index_select(0, origin), token[:, None]], dim=1)  # (B*K, t)
+        if attention is not None:
+            step = attention.index_select(0, origin)[:, :, None]  # (B*K, H, 1, T_src)
+            history = step if history is None else torch.cat([history.index_select(0, origin), step], dim=2)
+        finished = finished.index_select(0, origin) | (token == eos_id)  # (B*K,)
+        if bool(finished.all()):
+            break
+    first = torch.arange(batch, device=src.device) * k  # (B,) the best beam is ranked first
+    attention = None if history is None else history.index_select(0, first)  # (B, H, T_out, T_src)
+    return DecodeOutput(sequences.index_select(0, first), best[:, 0], attention)

@@ -1,0 +1,216 @@
+"""Training with Adam and the warm-up schedule (Vaswani et al. 2017, Sec. 5). Book: week 6.
+
+:class:`Trainer` runs teacher-forced training for any of the three models
+(Transformer, Bahdanau GRU, GRU without attention), with gradient clipping,
+mixed precision on a GPU, a tqdm progress bar, a history file, atomic
+checkpoints and an exact resume.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import time
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from txcourse.checkpoint import bytes_to_array, check_checkpoint, read_checkpoint, write_checkpoint
+from txcourse.config import TransformerConfig
+from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, noam_lr
+from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
+from txcourse.torch.model import Transformer
+from txcourse.torch.seq2seq import Seq2Seq
+
+__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed"]
+
+FRAMEWORK = "torch"
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """'auto' -> cuda if available, else mps, else cpu; any other name as given."""
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    return torch.device(device)
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, NumPy and PyTorch (all devices)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
+    """Build 'transformer' (config: TransformerConfig fields), 'bahdanau' or 'seq2seq' (config:
+    src_vocab_size, tgt_vocab_size, embedding_dim, units, pad_id)."""
+    if kind == "transformer":
+        return Transformer(TransformerConfig.from_dict(config))
+    if kind in ("bahdanau", "seq2seq"):
+        return Seq2Seq(attention=kind == "bahdanau", **config)
+    raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+
+
+def _schedule_width(kind: str, config: dict[str, Any]) -> int:
+    return config["d_model"] if kind == "transformer" else config["units"]
+
+
+class Trainer:
+    """Teacher-forced training of ``model`` on ``data`` (see the module docstring).
+
+    Args:
+        model: built by :func:`build_model` from ``kind`` and ``model_config``.
+        kind: 'transformer', 'bahdanau' or 'seq2seq'.
+        model_config: the dict the model was built from (saved in checkpoints).
+        data: the encoded training pairs.
+        config: a :class:`~txcourse.training.TrainConfig`.
+        history_path: a JSON-lines history file (None: keep in memory only).
+        metadata: extra JSON-able facts saved in checkpoints (tokenizers, task).
+
+    Example:
+        >>> trainer = Trainer(model, "transformer", cfg.to_dict(), data, TrainConfig(steps=100))
+        >>> records = trainer.fit()
+        >>> trainer.save("run/model.npz")
+    """
+
+    def __init__(self, model: torch.nn.Module, kind: str, model_config: dict[str, Any], data: EncodedPairs,
+                 config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
+                 metadata: Optional[dict[str, Any]] = None):
+        if kind not in MODEL_KINDS:
+            raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+        self.kind, self.model_config, self.config = kind, dict(model_config), config
+        self.metadata = dict(metadata or {})
+        self.device = resolve_device(config.device)
+        self.model = model.to(self.device)
+        self.pad_id = model_config.get("pad_id", 0)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas,
+                                          eps=config.adam_eps)
+        width = _schedule_width(kind, model_config)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor))
+        self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
+        self.step = 0
+        self.history_path = history_path
+        self.history: Optional[History] = None  # opened by fit(), after a possible load()
+        self._resume_step: Optional[int] = None
+        self.amp_dtype = self._amp_dtype()
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
+        set_seed(config.seed)
+
+    def _amp_dtype(self) -> Optional[torch.dtype]:
+        if not self.config.mixed_precision or self.device.type != "cuda":
+            return None
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+    def train_step(self, batch: Batch) -> dict[str, float]:
+        """One optimizer step on ``batch``; returns loss, accuracy, tokens and learning rate."""
+        self.model.train()
+        src = torch.from_numpy(batch.src).to(self.device)  # (B, T_src)
+        tgt_in = torch.from_numpy(batch.tgt_in).to(self.device)  # (B, T_tgt)
+        tgt_out = torch.from_numpy(batch.tgt_out).to(self.device)  # (B, T_tgt)
+        lr = self.scheduler.get_last_lr()[0]
+        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32,
+                            enabled=self.amp_dtype is not None):
+            logits = self.model(src, tgt_in)  # (B, T_tgt, V)
+        loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        if self.config.clip_norm is not None:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.step += 1
+        return {"loss": loss.item(), "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
+                "tokens": int(count), "lr": lr}
+
+    def fit(self, steps: Optional[int] = None, checkpoint_path: Optional[str] = None) -> list[dict[str, Any]]:
+        """Train until ``steps`` optimizer steps in total (default ``config.steps``).
+
+        Writes a history record every ``log_every`` steps and a checkpoint
+        every ``checkpoint_every`` steps and at the end (when
+        ``checkpoint_path`` is given). Returns the history records.
+        """
+        target = self.config.steps if steps is None else steps
+        if self.history is None:
+            self.history = History(self.history_path, resume_step=self._resume_step)
+        totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
+        start = time.perf_counter()
+        bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
+                   disable=not self.config.progress, dynamic_ncols=True)
+        while self.step < target:
+            out = self.train_step(next(self.stream))
+            for key in ("loss", "accuracy"):
+                totals[key] += out[key]
+            totals["tokens"] += out["tokens"]
+            totals["n"] += 1
+            elapsed = time.perf_counter() - start
+            bar.update(1)
+            bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
+            if self.step % self.config.log_every == 0 or self.step == target:
+                self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
+                                     "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
+                                     "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)})
+                totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
+                start = time.perf_counter()
+            if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
+                self.save(checkpoint_path)
+        bar.close()
+        if checkpoint_path:
+            self.save(checkpoint_path)
+        return self.history.records
+
+    def save(self, path: str) -> None:
+        """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
+        arrays = {f"model/{name}": t.detach().cpu().numpy() for name, t in self.model.state_dict().items()}
+        blob = io.BytesIO()
+        torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                    "scaler": self.scaler.state_dict(), "rng_cpu": torch.get_rng_state(),
+                    "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}, blob)
+        arrays["torch_state"] = bytes_to_array(blob.getvalue())
+        meta = {"framework": FRAMEWORK, "model": {"kind": self.kind, "config": self.model_config},
+                "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
+                "torch_version": torch.__version__, **self.metadata}
+        write_checkpoint(path, meta, arrays)
+
+    def load(self, path: str) -> None:
+        """Restore everything :meth:`save` wrote: training continues exactly where it stopped."""
+        meta, arrays = read_checkpoint(path)
+        check_checkpoint(path, meta, FRAMEWORK, self.kind)
+        _load_weights(self.model, arrays, path)
+        state = torch.load(io.BytesIO(arrays["torch_state"].tobytes()), weights_only=True)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        torch.set_rng_state(state["rng_cpu"])
+        if state["rng_cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng_cuda"])
+        self.step = int(meta["step"])
+        self.stream.load_state(meta["stream"])
+        self._resume_step, self.history = self.step, None
+
+
+def _load_weights(model: torch.nn.Module, arrays: dict[str, np.ndarray], path: str) -> None:
+    state = {name[len("model/"):]: torch.from_numpy(a) for name, a in arrays.items() if name.startswith("model/")}
+    expected = model.state_dict()
+    missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+    if missing or extra:
+        raise ValueError(f"checkpoint {path!r} does not fit the model: missing {missing[:5]}, unexpected {extra[:5]}")
+    model.load_state_dict(state)
+
+
+def load_model(path: str, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
+    """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header)."""
+    meta, arrays = read_checkpoint(path)
+    check_checkpoint(path, meta, FRAMEWORK)
+    model = build_model(meta["model"]["kind"], meta["model"]["config"])
+    _load_weights(model, arrays, path)
+    return model.to(resolve_device(device)).eval(), meta

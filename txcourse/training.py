@@ -1,0 +1,178 @@
+"""Framework-free pieces of training, shared by both halves. Book: week 6.
+
+The learning-rate schedule of Vaswani et al. (2017), Eq. (3); the training
+configuration; a deterministic, resumable stream of batches; a history
+file; and atomic file writes for checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from txcourse.data.batching import Batch, EncodedPairs, make_batches
+
+__all__ = ["TrainConfig", "noam_lr", "BatchStream", "History", "read_history", "atomic_write", "MODEL_KINDS"]
+
+MODEL_KINDS = ("transformer", "bahdanau", "seq2seq")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to train. Defaults follow Sec. 5.3-5.4 of Vaswani et al. (2017) where they apply.
+
+    Invalid values raise ``ValueError`` at construction.
+    """
+
+    steps: int = 1000  # optimizer steps
+    batch_size: Optional[int] = 64  # sentences per batch (or use max_tokens)
+    max_tokens: Optional[int] = None  # cap on B * max(T_src, T_tgt) per batch instead of batch_size
+    warmup_steps: int = 4000  # warm-up of the schedule, Eq. (3)
+    lr_factor: float = 1.0  # scales Eq. (3); small models train faster with 2-5
+    label_smoothing: float = 0.1  # epsilon_ls (Sec. 5.4)
+    clip_norm: Optional[float] = 1.0  # gradient clipping by global norm (None: off)
+    adam_betas: tuple[float, float] = (0.9, 0.98)  # beta_1, beta_2 (Sec. 5.3)
+    adam_eps: float = 1e-9  # epsilon (Sec. 5.3)
+    seed: int = 0
+    device: str = "auto"  # "auto" picks cuda, then mps, then cpu
+    mixed_precision: bool = True  # bf16/fp16 autocast, used only on a GPU
+    log_every: int = 10  # steps between history records
+    checkpoint_every: int = 0  # steps between checkpoints (0: only at the end)
+    progress: bool = True  # tqdm progress bar
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "warmup_steps", "log_every"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"TrainConfig.{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
+            raise ValueError(f"TrainConfig.checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}")
+        if (self.batch_size is None) == (self.max_tokens is None):
+            raise ValueError(f"TrainConfig needs exactly one of batch_size and max_tokens, got "
+                             f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}")
+        if not 0.0 <= self.label_smoothing <= 1.0:
+            raise ValueError(f"TrainConfig.label_smoothing must be in [0, 1], got {self.label_smoothing!r}")
+        if not self.lr_factor > 0:
+            raise ValueError(f"TrainConfig.lr_factor must be positive, got {self.lr_factor!r}")
+        if self.clip_norm is not None and not self.clip_norm > 0:
+            raise ValueError(f"TrainConfig.clip_norm must be positive or None, got {self.clip_norm!r}")
+        if self.device not in ("auto", "cpu", "cuda", "mps") and not str(self.device).startswith(("cuda:", "/")):
+            raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda' or 'mps', got {self.device!r}")
+
+    def replace(self, **changes: Any) -> "TrainConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def noam_lr(step: int, d_model: int, warmup_steps: int = 4000, factor: float = 1.0) -> float:
+    """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5), Eq. (3).
+
+    The rate grows linearly for ``warmup_steps`` steps, then decays as
+    1/sqrt(step). ``step`` counts from 1 (step 0 is treated as 1).
+
+    Example:
+        >>> round(noam_lr(4000, 512), 6)
+        0.000699
+    """
+    step = max(int(step), 1)
+    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+
+
+class BatchStream:
+    """An endless, deterministic stream of batches: epoch after epoch, reshuffled by (seed, epoch).
+
+    ``state()`` and ``load_state()`` give the exact position, so a resumed
+    run sees the same batches as one that never stopped.
+    """
+
+    def __init__(self, data: EncodedPairs, batch_size: Optional[int] = None,
+                 max_tokens: Optional[int] = None, seed: int = 0):
+        self.data, self.batch_size, self.max_tokens, self.seed = data, batch_size, max_tokens, seed
+        self.epoch, self.index = 0, 0
+        self._batches: Optional[list[Batch]] = None
+
+    def _epoch_batches(self) -> list[Batch]:
+        if self._batches is None:
+            self._batches = make_batches(self.data, batch_size=self.batch_size, max_tokens=self.max_tokens,
+                                         shuffle=True, seed=self.seed, epoch=self.epoch)
+        return self._batches
+
+    def __iter__(self) -> Iterator[Batch]:
+        return self
+
+    def __next__(self) -> Batch:
+        batches = self._epoch_batches()
+        if self.index >= len(batches):
+            self.epoch, self.index, self._batches = self.epoch + 1, 0, None
+            batches = self._epoch_batches()
+        batch = batches[self.index]
+        self.index += 1
+        return batch
+
+    def state(self) -> dict[str, int]:
+        return {"epoch": self.epoch, "index": self.index}
+
+    def load_state(self, state: dict[str, int]) -> None:
+        self.epoch, self.index, self._batches = int(state["epoch"]), int(state["index"]), None
+
+
+class History:
+    """One JSON record per line: step, loss, accuracy, lr, tokens/s, ... (a history file).
+
+    Opening an existing file for a resumed run drops the records after
+    ``resume_step``, so the file reads as if the run had never stopped.
+    """
+
+    def __init__(self, path: Optional[str | os.PathLike], resume_step: Optional[int] = None):
+        self.path = None if path is None else Path(path)
+        self.records: list[dict[str, Any]] = []
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if resume_step is not None and self.path.exists():  # a resumed run keeps what came before
+                self.records = [r for r in read_history(self.path) if r["step"] <= resume_step]
+            atomic_write(self.path, lambda f: f.write("".join(json.dumps(r) + "\n" for r in self.records).encode()))
+
+    def append(self, record: dict[str, Any]) -> None:
+        clean = {k: (float(v) if isinstance(v, float) or hasattr(v, "dtype") else v) for k, v in record.items()}
+        for key, value in clean.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise FloatingPointError(f"history: {key} is {value} at step {clean.get('step')}")
+        self.records.append(clean)
+        if self.path is not None:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(clean) + "\n")
+
+
+def read_history(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read a history file written by :class:`History`."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Any], None]) -> None:
+    """Write ``path`` through a temporary file in the same folder, then rename it into place.
+
+    A reader (or a crash) never sees half a file: either the old one or the new one.
+    ``write`` receives a binary file object.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
