@@ -84,12 +84,16 @@ $(VENV_STAMP): pyproject.toml constraints.txt
 # Tests. `test` runs every step; append new steps (lab notebooks, browser
 # checks, ...) as prerequisites here, each as its own `test-*` target.
 # ---------------------------------------------------------------------------
-test: test-python
-# test: test-labs       # TODO: execute/validate lab notebooks (nbval/papermill)
-# test: test-browser    # TODO: browser checks of the built book
+# Each area adds its own fragment under mk/ (labs.mk, browser.mk, ...) and
+# registers its step with `TEST_STEPS += test-<area>`.
+TEST_STEPS := test-python
 
 test-python: $(VENV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+-include mk/*.mk
+
+test: $(TEST_STEPS)
 
 # ---------------------------------------------------------------------------
 # Book

@@ -61,6 +61,8 @@ def _open(path: str | os.PathLike, with_arrays: bool) -> tuple[dict[str, Any], d
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {str(path)!r} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint (not an .npz zip file)")
     try:
         with np.load(path, allow_pickle=False) as data:
             if _META not in data.files:

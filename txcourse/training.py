@@ -45,6 +45,7 @@ class TrainConfig:
     log_every: int = 10  # steps between history records
     checkpoint_every: int = 0  # steps between checkpoints (0: only at the end)
     progress: bool = True  # tqdm progress bar
+    max_seconds: Optional[float] = None  # stop early once this much training time has passed
 
     def __post_init__(self) -> None:
         for name in ("steps", "warmup_steps", "log_every"):
@@ -62,6 +63,8 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.lr_factor must be positive, got {self.lr_factor!r}")
         if self.clip_norm is not None and not self.clip_norm > 0:
             raise ValueError(f"TrainConfig.clip_norm must be positive or None, got {self.clip_norm!r}")
+        if self.max_seconds is not None and not self.max_seconds > 0:
+            raise ValueError(f"TrainConfig.max_seconds must be positive or None, got {self.max_seconds!r}")
         if self.device not in ("auto", "cpu", "cuda", "mps") and not str(self.device).startswith(("cuda:", "/")):
             raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda' or 'mps', got {self.device!r}")
 

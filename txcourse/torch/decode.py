@@ -54,7 +54,7 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, 
     padded.
 
     Args:
-        model: a Transformer or Seq2Seq (put in eval mode here).
+        model: a Transformer or Seq2Seq (run in inference mode: no dropout).
         src: (B, T_src) source ids.
         max_len: most output tokens (default 2 T_src + 10, within the model's max_len).
         sos_id, eos_id, pad_id: special ids.

@@ -31,7 +31,10 @@ FRAMEWORK = "torch"
 
 
 def resolve_device(device: str = "auto") -> torch.device:
-    """'auto' -> cuda if available, else mps, else cpu; any other name as given."""
+    """'auto' -> a GPU if one is available, else the CPU.
+
+    PyTorch: 'auto' tries cuda, then mps, then cpu; any other name (``'cuda:1'``) is used as given.
+    """
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -42,7 +45,10 @@ def resolve_device(device: str = "auto") -> torch.device:
 
 
 def set_seed(seed: int) -> None:
-    """Seed Python, NumPy and PyTorch (all devices)."""
+    """Seed Python, NumPy and the framework (all devices).
+
+    PyTorch: ``torch.manual_seed``.
+    """
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -137,13 +143,14 @@ class Trainer:
 
         Writes a history record every ``log_every`` steps and a checkpoint
         every ``checkpoint_every`` steps and at the end (when
-        ``checkpoint_path`` is given). Returns the history records.
+        ``checkpoint_path`` is given); stops early after
+        ``config.max_seconds`` of training. Returns the history records.
         """
         target = self.config.steps if steps is None else steps
         if self.history is None:
             self.history = History(self.history_path, resume_step=self._resume_step)
         totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
-        start = time.perf_counter()
+        start = began = time.perf_counter()
         bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
                    disable=not self.config.progress, dynamic_ncols=True)
         while self.step < target:
@@ -155,7 +162,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            if self.step % self.config.log_every == 0 or self.step == target:
+            out_of_time = self.config.max_seconds is not None and time.perf_counter() - began > self.config.max_seconds
+            if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
                                      "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)})
@@ -163,6 +171,8 @@ class Trainer:
                 start = time.perf_counter()
             if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
                 self.save(checkpoint_path)
+            if out_of_time:
+                break
         bar.close()
         if checkpoint_path:
             self.save(checkpoint_path)

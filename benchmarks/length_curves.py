@@ -1,0 +1,62 @@
+"""Week 1's measurement: exact match by source length for the Transformer, the Bahdanau GRU
+and the GRU without attention, trained with the same budget on the same `numbers` split.
+
+Writes benchmarks/results/length_curves.json (read by the book's week 1) and
+benchmarks/results/accuracy_by_length.png, and prints the table.
+
+    python benchmarks/length_curves.py [--framework torch] [--minutes 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+from txcourse.metrics import LengthBucket, format_length_table
+from txcourse.plots import plot_accuracy_by_length, save_figure
+from txcourse.training import TrainConfig
+
+RESULTS = Path(__file__).parent / "results"
+MODELS = ("transformer", "bahdanau", "seq2seq")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--framework", default="torch")
+    parser.add_argument("--minutes", type=float, default=4.0, help="training budget per model")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    prepared = prepare_task("numbers")
+    fw = backend(args.framework)
+    results: dict[str, list[LengthBucket]] = {}
+    summary = {}
+    for kind in MODELS:
+        fw.set_seed(args.seed)
+        config = default_model_config(kind, prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size)
+        lr_factor = 2.0 if kind == "transformer" else 1.0
+        train = TrainConfig(steps=100_000, batch_size=64, warmup_steps=400, lr_factor=lr_factor, seed=args.seed,
+                            log_every=100, max_seconds=60 * args.minutes)
+        trainer = fw.Trainer(fw.build_model(kind, config), kind, config, prepared.train, train)
+        start = time.perf_counter()
+        trainer.fit()
+        seconds = time.perf_counter() - start
+        result = evaluate(fw, trainer.model, prepared.splits.test, prepared.src_tokenizer, prepared.tgt_tokenizer)
+        results[kind] = result["by_length"]
+        summary[kind] = {"steps": trainer.step, "train_seconds": seconds, "exact_match": result["exact_match"],
+                         "by_length": [[b.low, b.high, b.count, b.exact_match] for b in result["by_length"]]}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "length_curves.json").write_text(json.dumps({"framework": args.framework, "minutes": args.minutes,
+                                                            "models": summary}, indent=1))
+    figure = plot_accuracy_by_length(results, title="numbers test split: exact match by English source length")
+    save_figure(figure, RESULTS / "accuracy_by_length.png")
+    print(f"exact match by source length (words), {args.minutes:g} min of training each ({args.framework})")
+    print(format_length_table(results))
+    for kind, s in summary.items():
+        print(f"{kind}: {s['steps']} steps, overall exact match {100 * s['exact_match']:.2f}%")
+
+
+if __name__ == "__main__":
+    main()

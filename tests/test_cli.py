@@ -1,0 +1,96 @@
+"""The command line: train -> translate -> evaluate, and one-line errors with a non-zero exit."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from txcourse.cli import main
+from txcourse.training import read_history
+
+TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
+        "--set", "num_decoder_layers=1"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A checkpoint of a tiny Transformer trained 6 steps on the copy task (PyTorch)."""
+    out = tmp_path_factory.mktemp("run")
+    code = main(["train", "--framework", "torch", "--task", "copy", "--task-arg", "sizes=(200,20,20)",
+                 "--steps", "6", "--log-every", "2", "--batch-size", "16", "--no-progress", "--out", str(out), *TINY])
+    assert code == 0
+    return out
+
+
+def test_train_writes_checkpoint_and_history(run):
+    assert (run / "model.npz").is_file()
+    assert [r["step"] for r in read_history(run / "history.jsonl")] == [2, 4, 6]
+    assert not list(run.glob("*.tmp"))
+
+
+def test_translate_and_evaluate(run, capsys, tmp_path):
+    assert main(["translate", "--checkpoint", str(run / "model.npz"), "a b c", "d e"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["a b c", "d e"]
+    scores = tmp_path / "scores.json"
+    assert main(["evaluate", "--checkpoint", str(run / "model.npz"), "--limit", "8", "--beam", "2",
+                 "--json", str(scores)]) == 0
+    out = capsys.readouterr().out
+    assert "copy test (8 pairs), beam 2: exact match" in out and "| source length |" in out
+    summary = json.loads(scores.read_text())
+    assert 0 <= summary["exact_match"] <= 1 and sum(b["count"] for b in summary["by_length"]) == 8
+
+
+def test_resume_continues_the_step_count(run, capsys, tmp_path):
+    out = tmp_path / "again"
+    args = ["train", "--task", "copy", "--task-arg", "sizes=(200,20,20)", "--batch-size", "16", "--no-progress",
+            "--log-every", "2", "--out", str(out), *TINY]
+    assert main([*args, "--steps", "2"]) == 0
+    assert main([*args, "--steps", "4", "--resume"]) == 0
+    assert "to step 4" in capsys.readouterr().out
+    assert [r["step"] for r in read_history(out / "history.jsonl")] == [2, 4]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "--task", "bogus"], "unknown task 'bogus'; choose one of ['copy', 'numbers', 'reverse']"),
+    (["translate", "--checkpoint", "missing.npz", "x"], "checkpoint 'missing.npz' does not exist"),
+    (["train", "--task", "copy", "--set", "num_heads=7", "--steps", "1"], "must be divisible by num_heads (7)"),
+    (["train", "--task", "copy", "--model", "bahdanau", "--set", "d_model=8", "--steps", "1"],
+     "unknown bahdanau setting(s) ['d_model']"),
+])
+def test_errors_are_one_line(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("txcourse: error: ") and message in err and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--framework", "tf"], "was written by the 'torch' half of txcourse, not 'tf'"),
+    (["--model", "seq2seq"], "holds a 'transformer' model, not 'seq2seq'"),
+])
+def test_checkpoint_of_another_framework_or_model(run, extra, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", "--checkpoint", str(run / "model.npz"), *extra])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_not_a_checkpoint(tmp_path, capsys):
+    bogus = tmp_path / "bogus.npz"
+    bogus.write_bytes(b"not a zip file")
+    with pytest.raises(SystemExit):
+        main(["translate", "--checkpoint", str(bogus), "x"])
+    assert "is not a readable txcourse checkpoint" in capsys.readouterr().err
+
+
+def test_python_dash_m_and_console_script():
+    result = subprocess.run([sys.executable, "-m", "txcourse", "train", "--task", "nope"], capture_output=True,
+                            text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "txcourse: error: unknown task 'nope'; choose one of ['copy', 'numbers', 'reverse']"

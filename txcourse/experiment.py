@@ -1,0 +1,154 @@
+"""Glue shared by the command line, the benchmarks and the book: tasks, models, translation.
+
+Framework-free: the framework half is loaded by :func:`backend` only when
+asked for, so ``txcourse train --framework tf`` never imports PyTorch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from txcourse.config import TransformerConfig
+from txcourse.data import (CharTokenizer, EncodedPairs, Tokenizer, TranslationSplits, WordTokenizer,
+                           encode_pairs, get_task, pad_sequences, tokenizer_from_json)
+from txcourse.data.tasks import TASKS
+from txcourse.metrics import evaluate_translations
+from txcourse.training import MODEL_KINDS
+
+__all__ = ["FRAMEWORKS", "backend", "Prepared", "prepare_task", "default_model_config", "translate", "evaluate"]
+
+FRAMEWORKS = ("torch", "tf")
+
+# Model sizes that train on a CPU in minutes; --set overrides any field.
+DEFAULT_MODELS: dict[str, dict[str, Any]] = {
+    "transformer": dict(d_model=128, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=512,
+                        dropout=0.1, max_len=128, tie_embeddings=True),
+    "bahdanau": dict(embedding_dim=128, units=256),
+    "seq2seq": dict(embedding_dim=128, units=256),
+}
+
+
+def backend(framework: str) -> SimpleNamespace:
+    """The framework half's trainer, model loader and decoders, imported on demand."""
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    decode = importlib.import_module(f"txcourse.{framework}.decode")
+    if framework == "torch":
+        import torch
+
+        def to_tensor(array: np.ndarray, device: Any = "cpu") -> Any:
+            return torch.from_numpy(array).to(train.resolve_device(device) if isinstance(device, str) else device)
+
+        def to_numpy(tensor: Any) -> np.ndarray:
+            return tensor.detach().cpu().numpy()
+    else:
+        import tensorflow as tf
+
+        def to_tensor(array: np.ndarray, device: Any = "cpu") -> Any:
+            return tf.constant(array)
+
+        def to_numpy(tensor: Any) -> np.ndarray:
+            return np.asarray(tensor)
+    return SimpleNamespace(name=framework, Trainer=train.Trainer, build_model=train.build_model,
+                           load_model=train.load_model, set_seed=train.set_seed,
+                           greedy_decode=decode.greedy_decode, beam_search=decode.beam_search,
+                           to_tensor=to_tensor, to_numpy=to_numpy)
+
+
+@dataclass
+class Prepared:
+    """A task ready to train on: splits, tokenizers and the encoded training pairs."""
+
+    task: str
+    task_kwargs: dict[str, Any]
+    splits: TranslationSplits
+    src_tokenizer: Tokenizer
+    tgt_tokenizer: Tokenizer
+    train: EncodedPairs
+
+
+def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
+    """English words in, characters out for ``numbers`` (Korean has no spaces inside 10^4 groups);
+    words on both sides for the toy tasks."""
+    sources, targets = [s for s, _ in splits.train], [t for _, t in splits.train]
+    if task == "numbers":
+        return WordTokenizer.fit(sources), CharTokenizer.fit(targets)
+    return WordTokenizer.fit(sources), WordTokenizer.fit(targets)
+
+
+def prepare_task(task: str, **task_kwargs: Any) -> Prepared:
+    """Generate the task's splits (deterministic), fit tokenizers on the training split and encode it."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+    splits = get_task(task, **task_kwargs)
+    src_tok, tgt_tok = make_tokenizers(task, splits)
+    return Prepared(task, dict(task_kwargs), splits, src_tok, tgt_tok, encode_pairs(splits.train, src_tok, tgt_tok))
+
+
+def default_model_config(kind: str, src_vocab_size: int, tgt_vocab_size: int,
+                         overrides: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The model config dict for ``kind``, with the vocabulary sizes and ``overrides`` applied and checked."""
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"model must be one of {list(MODEL_KINDS)}, got {kind!r}")
+    config = {**DEFAULT_MODELS[kind], "src_vocab_size": src_vocab_size, "tgt_vocab_size": tgt_vocab_size,
+              "pad_id": 0, **(overrides or {})}
+    if kind == "transformer":
+        return TransformerConfig.from_dict(config).to_dict()  # validates every field
+    allowed = {"src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"}
+    unknown = set(config) - allowed
+    if unknown:
+        raise ValueError(f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}")
+    for key, value in config.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < (0 if key == "pad_id" else 1):
+            raise ValueError(f"{kind} setting {key} must be a positive integer, got {value!r}")
+    return config
+
+
+def tokenizers_from_meta(meta: dict[str, Any]) -> tuple[Tokenizer, Tokenizer]:
+    """The tokenizers a checkpoint carries."""
+    try:
+        toks = meta["tokenizers"]
+        return (tokenizer_from_json(toks["src"], "checkpoint source tokenizer"),
+                tokenizer_from_json(toks["tgt"], "checkpoint target tokenizer"))
+    except KeyError:
+        raise ValueError("checkpoint holds no tokenizers (was it written by `txcourse train`?)") from None
+
+
+def translate(fw: SimpleNamespace, model: Any, sources: Sequence[str], src_tok: Tokenizer, tgt_tok: Tokenizer,
+              beam_size: int = 1, batch_size: int = 128, device: str = "cpu", length_penalty_alpha: float = 0.6,
+              max_len: Optional[int] = None) -> list[str]:
+    """Translate ``sources`` with greedy decoding (beam_size 1) or beam search."""
+    outputs: list[str] = []
+    for start in range(0, len(sources), batch_size):
+        chunk = sources[start:start + batch_size]
+        src, _ = pad_sequences([src_tok.encode(s) for s in chunk], pad_id=src_tok.pad_id)
+        src_t = fw.to_tensor(src, device)
+        if beam_size == 1:
+            out = fw.greedy_decode(model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id,
+                                   pad_id=tgt_tok.pad_id)
+        else:
+            out = fw.beam_search(model, src_t, beam_size=beam_size, max_len=max_len,
+                                 length_penalty_alpha=length_penalty_alpha, sos_id=tgt_tok.sos_id,
+                                 eos_id=tgt_tok.eos_id, pad_id=tgt_tok.pad_id)
+        outputs += [tgt_tok.decode(row.tolist()) for row in fw.to_numpy(out.tokens)]
+    return outputs
+
+
+def evaluate(fw: SimpleNamespace, model: Any, pairs: Sequence[tuple[str, str]], src_tok: Tokenizer,
+             tgt_tok: Tokenizer, beam_size: int = 1, device: str = "cpu", tokenize: str = "char") -> dict[str, Any]:
+    """BLEU, chrF, exact match and accuracy by source length on ``pairs``.
+
+    BLEU uses character tokenisation by default: Korean targets are short
+    and written without spaces inside a 10^4 group.
+    """
+    sources, references = [s for s, _ in pairs], [t for _, t in pairs]
+    hypotheses = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
+    result = evaluate_translations(sources, hypotheses, references, tokenize=tokenize)
+    result["hypotheses"] = hypotheses
+    return result
