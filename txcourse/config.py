@@ -38,6 +38,7 @@ class TransformerConfig:
     norm_first: bool = False  # False: post-LN as in the paper; True: pre-LN (Xiong et al. 2020)
     tie_embeddings: bool = True  # output projection reuses the target embedding matrix (Sec. 3.4)
     layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the source notes (Keras code)
+    fused: bool = False  # fast path: torch's F.scaled_dot_product_attention / XLA-compiled TF train step
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
@@ -45,7 +46,7 @@ class TransformerConfig:
             _check_int(name, getattr(self, name), minimum=1)
         for name in ("num_encoder_layers", "num_decoder_layers", "pad_id"):
             _check_int(name, getattr(self, name), minimum=0)
-        for name in ("norm_first", "tie_embeddings"):
+        for name in ("norm_first", "tie_embeddings", "fused"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"TransformerConfig.{name} must be True or False, got {value!r}")

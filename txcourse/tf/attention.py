@@ -12,7 +12,7 @@ from txcourse import _validation as V
 from txcourse.cache import KVCache
 from txcourse.tf.init import linear
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
 
 
 def scaled_dot_product_attention(
@@ -61,6 +61,19 @@ def scaled_dot_product_attention(
     return output, weights
 
 
+def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
+                    mask: Optional[tf.Tensor] = None) -> tf.Tensor:
+    """:func:`scaled_dot_product_attention`'s output, for XLA to fuse.
+
+    TensorFlow has no fused attention op of its own: the fused path is the
+    same computation compiled with ``jit_compile=True`` (the trainer does
+    this when ``TransformerConfig.fused`` is set), so the result equals the
+    teaching path (Sec. 3.2.1).
+    """
+    output, _ = scaled_dot_product_attention(query, key, value, mask)  # (..., T_q, d_v)
+    return output
+
+
 class MultiHeadAttention(keras.layers.Layer):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, Sec. 3.2.2 of Vaswani et al. (2017).
 
@@ -78,6 +91,9 @@ class MultiHeadAttention(keras.layers.Layer):
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
+        fused: compute the attention with the framework's fused kernel
+            (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
+            same ops, left for XLA to fuse). The weights are then not kept.
 
     Key/value cache (incremental decoding): pass a
     :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
@@ -92,9 +108,10 @@ class MultiHeadAttention(keras.layers.Layer):
         positions). Returns (B, T_q, D).
     """
 
-    def __init__(self, d_model: int, num_heads: int, **kwargs):
+    def __init__(self, d_model: int, num_heads: int, fused: bool = False, **kwargs):
         super().__init__(**kwargs)
         V.check_heads(d_model, num_heads)
+        self.fused = fused
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -141,7 +158,10 @@ class MultiHeadAttention(keras.layers.Layer):
                     k = tf.concat([cache.key, k], axis=2)  # (B, H, T_past + T_k, d_k)
                     v = tf.concat([cache.value, v], axis=2)  # (B, H, T_past + T_k, d_k)
                 cache.key, cache.value = k, v
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
-        if tf.executing_eagerly():
-            self.attention_weights = weights  # (B, H, T_q, T_k)
+        if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights kept
+            heads, self.attention_weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+        else:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            if tf.executing_eagerly():
+                self.attention_weights = weights  # (B, H, T_q, T_k)
         return self.w_o(self.merge_heads(heads))  # (B, T_q, D)

@@ -32,6 +32,7 @@ class EncoderLayer(keras.layers.Layer):
         dropout: P_drop on each sublayer output.
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
+        fused: use the fused attention path (see :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -39,11 +40,11 @@ class EncoderLayer(keras.layers.Layer):
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6, **kwargs):
+                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False, **kwargs):
         super().__init__(**kwargs)
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps, name="feed_forward_norm")
@@ -82,7 +83,7 @@ class Encoder(keras.layers.Layer):
                                               config.max_len, config.dropout, name="embedding")
         self.layers = [
             EncoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps, name=f"layers_{i}")
+                         config.norm_first, config.layer_norm_eps, config.fused, name=f"layers_{i}")
             for i in range(config.num_encoder_layers)
         ]
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None

@@ -6,13 +6,14 @@ import math
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import KVCache
 from txcourse.torch.init import linear
 
-__all__ = ["scaled_dot_product_attention", "MultiHeadAttention"]
+__all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
 
 
 def scaled_dot_product_attention(
@@ -61,6 +62,24 @@ def scaled_dot_product_attention(
     return output, weights
 
 
+def fused_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                    mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """:func:`scaled_dot_product_attention`'s output through ``F.scaled_dot_product_attention``.
+
+    That kernel takes ``True`` = MAY attend; we pass an additive mask
+    (0 or the dtype's most negative number) and zero the rows whose keys
+    are all masked, so the result equals the teaching path (Sec. 3.2.1).
+    """
+    if mask is None:
+        return F.scaled_dot_product_attention(query, key, value)  # (..., T_q, d_v)
+    V.check_mask(tuple(mask.shape), tuple(query.shape[:-1]) + (key.shape[-2],))
+    mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
+    additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device).masked_fill(
+        mask, torch.finfo(query.dtype).min)  # (..., T_q, T_k)
+    output = F.scaled_dot_product_attention(query, key, value, attn_mask=additive)  # (..., T_q, d_v)
+    return output.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)  # fully masked rows: 0
+
+
 class MultiHeadAttention(nn.Module):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, Sec. 3.2.2 of Vaswani et al. (2017).
 
@@ -74,6 +93,9 @@ class MultiHeadAttention(nn.Module):
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
+        fused: compute the attention with the framework's fused kernel
+            (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
+            same ops, left for XLA to fuse). The weights are then not kept.
 
     Key/value cache (incremental decoding): pass a
     :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
@@ -88,9 +110,10 @@ class MultiHeadAttention(nn.Module):
         positions). Returns (B, T_q, D).
     """
 
-    def __init__(self, d_model: int, num_heads: int):
+    def __init__(self, d_model: int, num_heads: int, fused: bool = False):
         super().__init__()
         V.check_heads(d_model, num_heads)
+        self.fused = fused
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -135,6 +158,9 @@ class MultiHeadAttention(nn.Module):
                     k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + T_k, d_k)
                     v = torch.cat([cache.value, v], dim=2)  # (B, H, T_past + T_k, d_k)
                 cache.key, cache.value = k, v
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
-        self.attention_weights = weights.detach()  # (B, H, T_q, T_k)
+        if self.fused:  # the same numbers through PyTorch's fused kernel; no weights kept
+            heads, self.attention_weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+        else:
+            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            self.attention_weights = weights.detach()  # (B, H, T_q, T_k)
         return self.w_o(self.merge_heads(heads))  # (B, T_q, D)

@@ -33,6 +33,7 @@ class DecoderLayer(nn.Module):
         dropout: P_drop on each sublayer output.
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
+        fused: use the fused attention path (see :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -44,13 +45,13 @@ class DecoderLayer(nn.Module):
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6):
+                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused)
         self.cross_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
@@ -96,7 +97,7 @@ class Decoder(nn.Module):
                                               config.max_len, config.dropout)
         self.layers = nn.ModuleList([
             DecoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps)
+                         config.norm_first, config.layer_norm_eps, config.fused)
             for _ in range(config.num_decoder_layers)
         ])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None

@@ -73,7 +73,7 @@ class Transformer(nn.Module):
                 "cache": self.decoder.init_cache() if use_cache else None}
 
     def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """Feed the next token (B,); returns logits (B, V_tgt) and cross-attention (B, H, T_src).
+        """Feed the next token (B,); returns logits (B, V_tgt) and cross-attention (B, H, T_src) (None when fused).
 
         With a cache only the new token goes through the decoder; without
         one the whole prefix is recomputed (the slow way, kept to compare).
@@ -86,7 +86,7 @@ class Transformer(nn.Module):
             new, mask = token[:, None], look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
         x = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"], cache=cache)  # (B, t or 1, D)
         weights = self.decoder.layers[-1].cross_attn.attention_weights  # (B, H, t or 1, T_src)
-        return self.project(x[:, -1]), weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)
+        return self.project(x[:, -1]), None if weights is None else weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
