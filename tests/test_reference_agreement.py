@@ -18,6 +18,7 @@ bool ``key_padding_mask`` / ``attn_mask`` agree with ours.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -30,7 +31,9 @@ import torch.nn.functional as F
 
 import keras
 import txcourse.tf as ktx
+import txcourse.tf.attention as ktx_attention
 import txcourse.torch as ttx
+import txcourse.torch.attention as ttx_attention
 from txcourse.convert import tf_to_torch, torch_to_tf
 
 ATOL = 1e-5  # float32 throughout
@@ -134,9 +137,29 @@ MHA_CASES = [
 SEEDS = [0, 1, 2]
 
 
+def _supports_fused(cls) -> bool:
+    return "fused" in inspect.signature(cls.__init__).parameters
+
+
 def _mha_params():
     return [pytest.param(seed, *case[1:], id=f"{case[0]}-seed{seed}")
             for case in MHA_CASES for seed in SEEDS]
+
+
+def _mha_params_fused():
+    """Every case with the teaching path, plus each case once (seed 0) with ``fused=True``."""
+    params = [pytest.param(seed, *case[1:], False, id=f"{case[0]}-seed{seed}")
+              for case in MHA_CASES for seed in SEEDS]
+    params += [pytest.param(0, *case[1:], True, id=f"{case[0]}-seed0-fused") for case in MHA_CASES]
+    return params
+
+
+def _make_mha(cls, d_model, num_heads, fused):
+    if not fused:
+        return cls(d_model, num_heads)
+    if not _supports_fused(cls):
+        pytest.skip(f"{cls.__module__}.MultiHeadAttention has no fused option")
+    return cls(d_model, num_heads, fused=True)
 
 
 def _inputs(rng, batch, t_q, t_k, d):
@@ -208,6 +231,10 @@ def test_sdpa_matches_torch_functional(seed, lead, t_q, t_k, d_k, d_v, mask_kind
     ref_out = F.scaled_dot_product_attention(
         torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=ref_mask)
     assert_close(out, ref_out, ATOL, "output vs F.scaled_dot_product_attention")
+    fused = getattr(ttx_attention, "fused_attention", None)
+    if fused is not None:
+        fused_out = fused(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), our_mask)
+        assert_close(fused_out, ref_out, ATOL, "fused_attention vs F.scaled_dot_product_attention")
 
     np_out, np_weights = _reference_attention(q, k, v, mask)
     assert_close(weights, np_weights, ATOL, "weights vs float64 softmax")
@@ -244,6 +271,12 @@ def test_sdpa_fully_masked_rows(seed, framework):
     np_out, np_weights = _reference_attention(q, k, v, mask)
     assert_close(weights, np_weights, ATOL, f"{framework} weights vs float64 softmax")
     assert_close(out, np_out, ATOL, f"{framework} output vs float64 reference")
+    module = ttx_attention if framework == "torch" else ktx_attention
+    if hasattr(module, "fused_attention"):
+        to = torch.from_numpy if framework == "torch" else tf.constant
+        fused_out = module.fused_attention(to(q), to(k), to(v), to(mask))
+        assert_close(fused_out, np_out, ATOL, f"{framework} fused_attention vs float64 reference")
+        assert np.all(_np(fused_out)[dead] == 0), "fused_attention: fully masked rows must give zero output"
     assert np.all(_np(weights)[dead] == 0) and np.all(_np(out)[dead] == 0), \
         "fully masked rows must give exactly zero weights and output"
     ref_out = F.scaled_dot_product_attention(
@@ -293,11 +326,11 @@ def _torch_reference_masks(mask_kind, mask, lengths, t_k):
     return key_padding_mask, attn_mask
 
 
-@pytest.mark.parametrize("seed,batch,t_q,t_k,d_model,num_heads,mask_kind", _mha_params())
-def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model, num_heads, mask_kind):
+@pytest.mark.parametrize("seed,batch,t_q,t_k,d_model,num_heads,mask_kind,fused", _mha_params_fused())
+def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model, num_heads, mask_kind, fused):
     rng = _rng(seed)
     torch.manual_seed(seed)
-    ours = ttx.MultiHeadAttention(d_model, num_heads).eval()
+    ours = _make_mha(ttx.MultiHeadAttention, d_model, num_heads, fused).eval()
     _randomise_torch_mha(ours, rng)
     ref = _torch_reference_mha(ours)
     q, k, v = (torch.from_numpy(x) for x in _inputs(rng, batch, t_q, t_k, d_model))
@@ -312,8 +345,11 @@ def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model
                            need_weights=True, average_attn_weights=True)
 
     assert out.shape == (batch, t_q, d_model)
-    assert ours.attention_weights.shape == (batch, num_heads, t_q, t_k)
     assert_close(out, ref_out, ATOL, "output vs nn.MultiheadAttention")
+    if fused:
+        assert ours.attention_weights is None, "the fused path keeps no weights (documented)"
+        return
+    assert ours.attention_weights.shape == (batch, num_heads, t_q, t_k)
     assert_close(ours.attention_weights, ref_w, ATOL, "per-head weights vs nn.MultiheadAttention")
     assert_close(ours.attention_weights.mean(dim=1), ref_w_avg, ATOL,
                  "head-averaged weights vs nn.MultiheadAttention")
@@ -364,10 +400,10 @@ def _keras_attention_mask(mask, batch, t_q, t_k):
     return tf.logical_not(tf.constant(full))
 
 
-@pytest.mark.parametrize("seed,batch,t_q,t_k,d_model,num_heads,mask_kind", _mha_params())
-def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_model, num_heads, mask_kind):
+@pytest.mark.parametrize("seed,batch,t_q,t_k,d_model,num_heads,mask_kind,fused", _mha_params_fused())
+def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_model, num_heads, mask_kind, fused):
     rng = _rng(seed)
-    ours = ktx.MultiHeadAttention(d_model, num_heads)
+    ours = _make_mha(ktx.MultiHeadAttention, d_model, num_heads, fused)
     _randomise_tf_mha(ours, rng)
     ref = _keras_reference_mha(d_model, num_heads, *_tf_dense_weights(ours))
     q, k, v = (tf.constant(x) for x in _inputs(rng, batch, t_q, t_k, d_model))
@@ -380,9 +416,12 @@ def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_mode
     ref_out_plain = ref(q, v, k, attention_mask=attention_mask)  # the path without scores may differ
 
     assert tuple(out.shape) == (batch, t_q, d_model)
-    assert tuple(ours.attention_weights.shape) == (batch, num_heads, t_q, t_k)
     assert_close(out, ref_out, ATOL, "output vs keras.layers.MultiHeadAttention")
     assert_close(out, ref_out_plain, ATOL, "output vs keras.layers.MultiHeadAttention (no scores)")
+    if fused:
+        assert ours.attention_weights is None, "the fused path keeps no weights (documented)"
+        return
+    assert tuple(ours.attention_weights.shape) == (batch, num_heads, t_q, t_k)
     assert_close(ours.attention_weights, ref_scores, ATOL, "weights vs Keras attention scores")
 
 

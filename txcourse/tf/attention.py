@@ -63,7 +63,7 @@ def scaled_dot_product_attention(
 
 def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
                     mask: Optional[tf.Tensor] = None) -> tf.Tensor:
-    """:func:`scaled_dot_product_attention`'s output, for XLA to fuse.
+    """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
     TensorFlow has no fused attention op of its own: the fused path is the
     same computation compiled with ``jit_compile=True`` (the trainer does

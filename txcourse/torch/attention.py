@@ -64,11 +64,12 @@ def scaled_dot_product_attention(
 
 def fused_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                     mask: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """:func:`scaled_dot_product_attention`'s output through ``F.scaled_dot_product_attention``.
+    """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
-    That kernel takes ``True`` = MAY attend; we pass an additive mask
-    (0 or the dtype's most negative number) and zero the rows whose keys
-    are all masked, so the result equals the teaching path (Sec. 3.2.1).
+    PyTorch: ``F.scaled_dot_product_attention``, whose boolean mask means
+    MAY attend; we pass an additive mask (0 or the dtype's most negative
+    number) and zero the rows whose keys are all masked, so the result
+    equals the teaching path (Sec. 3.2.1).
     """
     if mask is None:
         return F.scaled_dot_product_attention(query, key, value)  # (..., T_q, d_v)
@@ -89,6 +90,10 @@ class MultiHeadAttention(nn.Module):
     and project with ``w_o`` (W^O). The heads are concatenated, not added
     (errata E5). The last attention weights are kept in
     ``attention_weights`` (B, H, T_q, T_k) for plotting.
+
+    Called as ``mha(query, key, value, mask)``, the order of
+    :func:`scaled_dot_product_attention`. (Keras' own layer takes
+    ``(query, value, key)`` and the opposite mask convention.)
 
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
