@@ -11,18 +11,22 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("txcourse.tf needs TensorFlow and Keras 3: pip install 'txcourse[tf]' "
                       "(see README.md for GPU builds)") from error
 
-from txcourse.tf.attention import MultiHeadAttention, scaled_dot_product_attention
+from txcourse.tf.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
+from txcourse.tf.decode import DecodeOutput, beam_search, greedy_decode
 from txcourse.tf.decoder import Decoder, DecoderLayer
 from txcourse.tf.embedding import TransformerEmbedding
 from txcourse.tf.encoder import Encoder, EncoderLayer
 from txcourse.tf.feed_forward import PositionwiseFeedForward
+from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.masks import look_ahead_mask, padding_mask
 from txcourse.tf.model import Transformer
 from txcourse.tf.positional import PositionalEncoding, positional_encoding
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.tf.train import Trainer, build_model, load_model
 
 __all__ = [
     "BahdanauAttention",
+    "DecodeOutput",
     "Decoder",
     "DecoderLayer",
     "Encoder",
@@ -33,10 +37,18 @@ __all__ = [
     "Seq2Seq",
     "Seq2SeqDecoder",
     "Seq2SeqEncoder",
+    "Trainer",
     "Transformer",
     "TransformerEmbedding",
+    "beam_search",
+    "build_model",
+    "fused_attention",
+    "greedy_decode",
+    "label_smoothed_cross_entropy",
+    "load_model",
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
     "scaled_dot_product_attention",
+    "token_accuracy",
 ]

@@ -67,8 +67,8 @@ def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
 
     TensorFlow has no fused attention op of its own: the fused path is the
     same computation compiled with ``jit_compile=True`` (the trainer does
-    this when ``TransformerConfig.fused`` is set), so the result equals the
-    teaching path (Sec. 3.2.1).
+    this on a GPU when ``TransformerConfig.fused`` is set), so the result
+    equals the teaching path (Sec. 3.2.1).
     """
     output, _ = scaled_dot_product_attention(query, key, value, mask)  # (..., T_q, d_v)
     return output

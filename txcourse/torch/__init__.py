@@ -10,18 +10,22 @@ except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError("txcourse.torch needs PyTorch: pip install 'txcourse[torch]' "
                       "(or torch itself, see README.md)") from error
 
-from txcourse.torch.attention import MultiHeadAttention, scaled_dot_product_attention
+from txcourse.torch.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
+from txcourse.torch.decode import DecodeOutput, beam_search, greedy_decode
 from txcourse.torch.decoder import Decoder, DecoderLayer
 from txcourse.torch.embedding import TransformerEmbedding
 from txcourse.torch.encoder import Encoder, EncoderLayer
 from txcourse.torch.feed_forward import PositionwiseFeedForward
+from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.masks import look_ahead_mask, padding_mask
 from txcourse.torch.model import Transformer
 from txcourse.torch.positional import PositionalEncoding, positional_encoding
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.torch.train import Trainer, build_model, load_model
 
 __all__ = [
     "BahdanauAttention",
+    "DecodeOutput",
     "Decoder",
     "DecoderLayer",
     "Encoder",
@@ -32,10 +36,18 @@ __all__ = [
     "Seq2Seq",
     "Seq2SeqDecoder",
     "Seq2SeqEncoder",
+    "Trainer",
     "Transformer",
     "TransformerEmbedding",
+    "beam_search",
+    "build_model",
+    "fused_attention",
+    "greedy_decode",
+    "label_smoothed_cross_entropy",
+    "load_model",
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
     "scaled_dot_product_attention",
+    "token_accuracy",
 ]

@@ -8,8 +8,9 @@ Both work with any model that has ``start_decoding(src, use_cache)`` and
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -45,7 +46,21 @@ def _max_steps(model: Any, src: torch.Tensor, max_len: Optional[int]) -> int:
     return max_len
 
 
-@torch.no_grad()
+def _inference(decoder: Callable) -> Callable:
+    """Run ``decoder`` without gradients and with dropout off, then restore the model's mode."""
+    @functools.wraps(decoder)
+    def wrapper(model: Any, *args: Any, **kwargs: Any) -> DecodeOutput:
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                return decoder(model, *args, **kwargs)
+        finally:
+            model.train(was_training)
+    return wrapper
+
+
+@_inference
 def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
                   eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
@@ -64,7 +79,6 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, 
         A :class:`DecodeOutput`.
     """
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
-    model.eval()
     steps = _max_steps(model, src, max_len)
     state = model.start_decoding(src, use_cache)
     token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
@@ -112,7 +126,7 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
     return ((5.0 + length.float()) / 6.0) ** alpha
 
 
-@torch.no_grad()
+@_inference
 def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
                 length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
                 pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
@@ -138,7 +152,6 @@ def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Opti
     V.check_positive("beam_size", beam_size)
     if not length_penalty_alpha >= 0:
         raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
-    model.eval()
     batch, k = src.shape[0], beam_size
     steps = _max_steps(model, src, max_len)
     state = model.start_decoding(src.repeat_interleave(k, dim=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1

@@ -131,9 +131,11 @@ class Trainer:
         if self.config.clip_norm is not None:
             self.scaler.unscale_(self.optimizer)
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        scale = self.scaler.get_scale()
         self.scaler.step(self.optimizer)
         self.scaler.update()
-        self.scheduler.step()
+        if self.scaler.get_scale() >= scale:  # float16 only: a step skipped for inf/NaN gradients keeps the schedule
+            self.scheduler.step()
         self.step += 1
         return {"loss": loss.item(), "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
                 "tokens": int(count), "lr": lr}
@@ -214,6 +216,10 @@ def _load_weights(model: torch.nn.Module, arrays: dict[str, np.ndarray], path: s
     missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if missing or extra:
         raise ValueError(f"checkpoint {path!r} does not fit the model: missing {missing[:5]}, unexpected {extra[:5]}")
+    for name, value in state.items():
+        if tuple(value.shape) != tuple(expected[name].shape):
+            raise ValueError(f"checkpoint {path!r} does not fit the model: {name} has shape {tuple(value.shape)} "
+                             f"in the checkpoint, {tuple(expected[name].shape)} in the model")
     model.load_state_dict(state)
 
 

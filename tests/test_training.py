@@ -1,0 +1,455 @@
+"""Week 6 in both halves: the loss, the schedule, the Trainer (checkpoints, exact resume, history) and decoding.
+
+Every test body runs once per framework (the ``fw`` fixture); the
+cross-framework tests convert weights PyTorch -> TensorFlow and check that
+both decoders produce the same tokens.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import Framework, assert_close, small_config
+from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta
+from txcourse.config import TransformerConfig
+from txcourse.convert import torch_to_tf
+from txcourse.data import EOS_ID, PAD_ID, SOS_ID, WordTokenizer, encode_pairs, get_task
+from txcourse.training import TrainConfig, noam_lr, read_history
+
+FRAMEWORKS = ["torch", "tf"]
+
+
+def _module(fw: Framework | str, stem: str):
+    name = fw if isinstance(fw, str) else fw.name
+    return importlib.import_module(f"txcourse.{name}.{stem}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny models gain nothing from threads, and a busy machine makes OpenMP spin: use one."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _weights(fw_name: str, model) -> dict[str, np.ndarray]:
+    """Every weight (and, in Keras, every dropout seed state) as NumPy, by position."""
+    if fw_name == "torch":
+        return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+    return {f"{i:04d}:{v.path}": np.asarray(v.numpy()).copy() for i, v in enumerate(model.variables)}
+
+
+# ---------------------------------------------------------------------------
+# the loss
+# ---------------------------------------------------------------------------
+
+def _logits_targets(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(scale=3.0, size=(3, 5, 11)).astype(np.float32)
+    targets = rng.integers(1, 11, size=(3, 5))
+    targets[1, 3:] = PAD_ID
+    targets[2, 1:] = PAD_ID
+    return logits, targets
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.5, 1.0])
+def test_loss_equals_torch_cross_entropy(fw, eps):
+    logits, targets = _logits_targets()
+    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    loss, count = loss_fn(fw.tensor(logits), fw.tensor(targets), smoothing=eps)
+    expected = torch.nn.functional.cross_entropy(torch.from_numpy(logits).double().flatten(0, 1),
+                                                 torch.from_numpy(targets).flatten(), ignore_index=PAD_ID,
+                                                 label_smoothing=eps)
+    assert np.isfinite(fw.numpy(loss))
+    assert_close(fw.numpy(loss), expected.item(), 1e-6, f"loss eps={eps}")
+    assert int(fw.numpy(count)) == int((targets != PAD_ID).sum())
+
+
+def test_loss_padding_only_batch_is_zero_not_nan(fw):
+    mod = _module(fw, "loss")
+    logits = fw.tensor(np.random.default_rng(1).normal(size=(2, 3, 7)).astype(np.float32))
+    targets = fw.tensor(np.full((2, 3), PAD_ID))
+    loss, count = mod.label_smoothed_cross_entropy(logits, targets)
+    assert float(fw.numpy(loss)) == 0.0 and int(fw.numpy(count)) == 0
+    assert float(fw.numpy(mod.token_accuracy(logits, targets))) == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_loss_of_half_precision_logits_is_float32(fw, dtype):
+    logits, targets = _logits_targets(2)
+    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    loss, _ = loss_fn(fw.tensor(logits, dtype), fw.tensor(targets))
+    assert loss.dtype == fw.lib.float32
+    reference, _ = loss_fn(fw.tensor(logits), fw.tensor(targets))
+    assert np.isfinite(fw.numpy(loss))
+    assert_close(fw.numpy(loss), fw.numpy(reference), 0.05, f"{dtype} loss")
+
+
+def test_loss_rejects_bad_arguments(fw):
+    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    logits, targets = _logits_targets()
+    with pytest.raises(ValueError, match="must agree on"):
+        loss_fn(fw.tensor(logits), fw.tensor(targets[:, :4]))
+    with pytest.raises(ValueError, match="smoothing"):
+        loss_fn(fw.tensor(logits), fw.tensor(targets), smoothing=1.5)
+    with pytest.raises(ValueError):
+        loss_fn(fw.tensor(logits[0]), fw.tensor(targets))
+
+
+def test_token_accuracy(fw):
+    acc_fn = _module(fw, "loss").token_accuracy
+    logits, targets = _logits_targets(3)
+    keep = targets != PAD_ID
+    expected = ((logits.argmax(-1) == targets) & keep).sum() / keep.sum()
+    assert_close(fw.numpy(acc_fn(fw.tensor(logits), fw.tensor(targets))), expected, 1e-6, "accuracy")
+
+
+# ---------------------------------------------------------------------------
+# the schedule
+# ---------------------------------------------------------------------------
+
+def test_noam_lr_warms_up_linearly_then_decays_as_inverse_sqrt():
+    d, warmup = 64, 100
+    peak = noam_lr(warmup, d, warmup)
+    assert peak == pytest.approx(d ** -0.5 * warmup ** -0.5)
+    assert noam_lr(warmup - 1, d, warmup) < peak and noam_lr(warmup + 1, d, warmup) < peak
+    for step in (1, 10, 50, 100):  # linear: lr(s) = s * lr(1)
+        assert noam_lr(step, d, warmup) == pytest.approx(step * noam_lr(1, d, warmup))
+    for step in (100, 400, 1600, 10_000):  # 1/sqrt: lr(s) sqrt(s) is constant
+        assert noam_lr(step, d, warmup) * step ** 0.5 == pytest.approx(d ** -0.5)
+    assert noam_lr(0, d, warmup) == noam_lr(1, d, warmup)
+    assert noam_lr(10, d, warmup, factor=2.5) == pytest.approx(2.5 * noam_lr(10, d, warmup))
+
+
+# ---------------------------------------------------------------------------
+# the Trainer: one scenario per framework, shared by the tests below
+# ---------------------------------------------------------------------------
+
+def _copy_data(vocab: str = "abcdefgh", min_len: int = 2, max_len: int = 6, n: int = 1000):
+    splits = get_task("copy", vocab=vocab, min_len=min_len, max_len=max_len, sizes=(n, 4, 4))
+    tok = WordTokenizer.fit([s for s, _ in splits.train])
+    return tok, encode_pairs(splits.train, tok, tok)
+
+
+def _tiny_config(vocab_size: int, **changes) -> dict:
+    base = dict(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, d_model=16, num_heads=2,
+                num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.1, max_len=16)
+    base.update(changes)
+    return TransformerConfig(**base).to_dict()
+
+
+SCENARIO_CONFIG = TrainConfig(steps=6, batch_size=8, warmup_steps=4, lr_factor=1.0, log_every=1, progress=False,
+                              device="cpu", seed=0)
+
+
+@pytest.fixture(scope="module", params=FRAMEWORKS)
+def scenario(request, tmp_path_factory):
+    """Train 6 steps, checkpointing at step 3; then a NEW model loads that checkpoint and trains from 3 to 6.
+
+    Both runs write the same history file: the resumed run must drop the
+    records after step 3 before it writes its own.
+    """
+    name = request.param
+    train = _module(name, "train")
+    folder = tmp_path_factory.mktemp(f"run_{name}")
+    tok, data = _copy_data(n=64)
+    cfg = _tiny_config(len(tok.vocab))
+    history = str(folder / "history.jsonl")
+    train.set_seed(0)
+    straight = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, SCENARIO_CONFIG,
+                             history_path=history, metadata={"task": "copy"})
+    straight.fit(3, checkpoint_path=str(folder / "step3.npz"))
+    straight_records = list(straight.fit())  # saving at step 3 does not disturb the run
+    train.set_seed(123)  # the resumed run starts from other random weights: load() must replace them all
+    resumed = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, SCENARIO_CONFIG,
+                            history_path=history, metadata={"task": "copy"})
+    resumed.load(str(folder / "step3.npz"))
+    resumed.fit(checkpoint_path=str(folder / "final.npz"))
+    return {"name": name, "train": train, "folder": folder, "cfg": cfg, "data": data,
+            "straight": straight, "straight_records": straight_records, "resumed": resumed}
+
+
+def test_exact_resume_gives_identical_weights(scenario):
+    straight = _weights(scenario["name"], scenario["straight"].model)
+    resumed = _weights(scenario["name"], scenario["resumed"].model)
+    assert scenario["resumed"].step == scenario["straight"].step == 6
+    assert len(straight) == len(resumed)
+    differ = [a for a, b in zip(straight, resumed) if not np.array_equal(straight[a], resumed[b])]
+    assert not differ, f"{scenario['name']}: weights differ after a resume: {differ[:5]}"
+
+
+def test_history_records_and_no_duplicated_steps_after_resume(scenario):
+    straight = scenario["straight_records"]
+    resumed = read_history(scenario["folder"] / "history.jsonl")
+    assert [r["step"] for r in straight] == [1, 2, 3, 4, 5, 6]
+    assert [r["step"] for r in resumed] == [1, 2, 3, 4, 5, 6]
+    assert set(straight[0]) == {"step", "loss", "accuracy", "lr", "tokens_per_s"}
+    assert scenario["resumed"].history.records == resumed
+    for a, b in zip(straight, resumed):  # the same run, interrupted or not
+        assert a["loss"] == b["loss"] and a["accuracy"] == b["accuracy"] and a["lr"] == b["lr"]
+
+
+def test_reported_lr_equals_noam_lr(scenario):
+    records = scenario["straight_records"]
+    width, c = scenario["cfg"]["d_model"], SCENARIO_CONFIG
+    for r in records[:5]:
+        assert r["lr"] == pytest.approx(noam_lr(r["step"], width, c.warmup_steps, c.lr_factor), rel=1e-12, abs=0)
+
+
+def test_checkpoint_header_and_no_temporary_files(scenario):
+    folder = scenario["folder"]
+    assert not [p for p in os.listdir(folder) if p.endswith(".tmp")]
+    meta = read_checkpoint_meta(folder / "final.npz")
+    assert meta["framework"] == scenario["name"] and meta["model"]["kind"] == "transformer"
+    assert meta["model"]["config"] == scenario["cfg"] and meta["step"] == 6 and meta["task"] == "copy"
+    assert meta["train_config"]["steps"] == SCENARIO_CONFIG.steps
+    assert f"{'torch' if scenario['name'] == 'torch' else 'tf'}_version" in meta
+
+
+def test_checkpoint_write_is_atomic(scenario, monkeypatch, tmp_path):
+    path = tmp_path / "model.npz"
+    trainer = scenario["resumed"]
+    trainer.save(str(path))
+    before = read_checkpoint(path)
+
+    def broken_savez(file, *args, **kwargs):
+        file.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        trainer.save(str(path))
+    monkeypatch.undo()
+    after = read_checkpoint(path)
+    assert after[0] == before[0] and sorted(after[1]) == sorted(before[1])
+    assert all(np.array_equal(after[1][k], before[1][k]) for k in before[1])
+    assert os.listdir(tmp_path) == ["model.npz"]
+
+
+def test_load_model_returns_the_trained_weights(scenario):
+    model, meta = scenario["train"].load_model(str(scenario["folder"] / "final.npz"))
+    assert meta["step"] == 6
+    loaded, trained = _weights(scenario["name"], model), _weights(scenario["name"], scenario["resumed"].model)
+    assert all(np.array_equal(a, b) for a, b in zip(loaded.values(), trained.values()))
+
+
+def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
+    tok, data = _copy_data(n=16)
+    cfg = _tiny_config(len(tok.vocab))
+    other = "tf" if fw.name == "torch" else "torch"
+    other_train, train = _module(other, "train"), _module(fw, "train")
+    config = SCENARIO_CONFIG.replace(steps=1)
+    other_train.Trainer(other_train.build_model("transformer", cfg), "transformer", cfg, data,
+                        config).save(str(tmp_path / "other.npz"))
+    gru_cfg = dict(src_vocab_size=len(tok.vocab), tgt_vocab_size=len(tok.vocab), embedding_dim=8, units=8, pad_id=0)
+    train.Trainer(train.build_model("bahdanau", gru_cfg), "bahdanau", gru_cfg, data,
+                  config).save(str(tmp_path / "gru.npz"))
+    trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config)
+    with pytest.raises(ValueError, match=f"written by the '{other}' half") as err:
+        trainer.load(str(tmp_path / "other.npz"))
+    assert "\n" not in str(err.value) and f"'{fw.name}'" in str(err.value)
+    with pytest.raises(ValueError, match="written by the"):
+        train.load_model(str(tmp_path / "other.npz"))
+    with pytest.raises(ValueError, match="holds a 'bahdanau' model, not 'transformer'") as err:
+        trainer.load(str(tmp_path / "gru.npz"))
+    assert "\n" not in str(err.value)
+    bigger = _tiny_config(len(tok.vocab), num_decoder_layers=2)  # same kind, other shapes
+    train.Trainer(train.build_model("transformer", bigger), "transformer", bigger, data,
+                  config).save(str(tmp_path / "bigger.npz"))
+    with pytest.raises(ValueError, match="does not fit"):
+        trainer.load(str(tmp_path / "bigger.npz"))
+
+
+def test_build_model_and_resolve_device(fw):
+    train = _module(fw, "train")
+    with pytest.raises(ValueError, match="model kind"):
+        train.build_model("lstm", {})
+    assert "cpu" in str(train.resolve_device("cpu")).lower()
+    with pytest.raises(ValueError, match="kind must be one of"):
+        train.Trainer(None, "lstm", {}, None)
+
+
+def test_copy_task_is_learnt(fw):
+    """A tiny Transformer learns to copy: the loss drops by more than half in 120 steps."""
+    train = _module(fw, "train")
+    tok, data = _copy_data()
+    cfg = _tiny_config(len(tok.vocab), d_model=32, d_ff=64, dropout=0.0)
+    config = TrainConfig(steps=120, batch_size=32, warmup_steps=30, lr_factor=0.3, label_smoothing=0.0,
+                         log_every=10, progress=False, device="cpu")
+    train.set_seed(0)
+    records = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config).fit()
+    first, last = records[0]["loss"], records[-1]["loss"]
+    assert last < 0.5 * first, f"{fw.name}: loss {first:.3f} -> {last:.3f}"
+    assert records[-1]["accuracy"] > 0.6
+
+
+# ---------------------------------------------------------------------------
+# decoding
+# ---------------------------------------------------------------------------
+
+SRC = np.array([[5, 9, 3, 7, 11, 4], [8, 8, 6, 3, PAD_ID, PAD_ID], [12, 4, PAD_ID, PAD_ID, PAD_ID, PAD_ID]])
+DECODE_CONFIG = dict(num_encoder_layers=1, num_decoder_layers=1, max_len=20)  # small_config, one layer each
+
+
+def _transformer(fw: Framework, seed: int = 0, **changes):
+    cfg = small_config(**{**DECODE_CONFIG, **changes})
+    if fw.name == "torch":
+        torch.manual_seed(seed)
+        return fw.module.Transformer(cfg).eval()
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return fw.module.Transformer(cfg)
+
+
+@pytest.fixture(scope="module", params=FRAMEWORKS)
+def decoded(request):
+    """One random Transformer per framework, decoded every way (eager Keras decoding is slow: decode once)."""
+    fw = Framework(request.param)
+    decode = _module(fw, "decode")
+    model = _transformer(fw, seed=1)
+    src = fw.tensor(SRC)
+    runs = {
+        "greedy": decode.greedy_decode(model, src, max_len=8),
+        "greedy, no cache": decode.greedy_decode(model, src, max_len=8, use_cache=False),
+        "beam 1": decode.beam_search(model, src, beam_size=1, max_len=8, length_penalty_alpha=0.0),
+        "beam 4": decode.beam_search(model, src, beam_size=4, max_len=8),
+        "beam 4, no cache": decode.beam_search(model, src, beam_size=4, max_len=8, use_cache=False),
+    }
+    return fw, model, {key: (fw.numpy(o.tokens), fw.numpy(o.scores), fw.numpy(o.attention))
+                       for key, o in runs.items()}
+
+
+@pytest.mark.parametrize("a,b", [("greedy", "greedy, no cache"), ("beam 1", "greedy"),
+                                 ("beam 4", "beam 4, no cache")])
+def test_decoders_agree(decoded, a, b):
+    """Cached = uncached (greedy and beam 4); beam 1 with alpha 0 = greedy."""
+    fw, _, runs = decoded
+    np.testing.assert_array_equal(runs[a][0], runs[b][0], err_msg=f"{fw}: {a} != {b}")
+    assert_close(runs[a][1], runs[b][1], 1e-4, f"{fw}: scores of {a} and {b}")
+    assert_close(runs[a][2], runs[b][2], 1e-5, f"{fw}: attention of {a} and {b}")
+
+
+def test_decoded_shapes(decoded):
+    fw, model, runs = decoded
+    for key, (tokens, scores, attention) in runs.items():
+        assert tokens.shape[0] == scores.shape[0] == 3 and 1 <= tokens.shape[1] <= 8, key
+        assert attention.shape == (3, model.config.num_heads, tokens.shape[1], SRC.shape[1]), key
+        assert np.isfinite(scores).all(), key
+
+
+def _prefer_specials(fw: Framework, model) -> None:
+    """Make <pad> and <sos> the most probable outputs by far, and <eos> likely: the decoder must still refuse them."""
+    layer = model.output_projection
+    bias = (layer.bias.detach() if fw.name == "torch" else layer.bias).numpy().copy()  # (V,)
+    bias[[PAD_ID, SOS_ID]] = 50.0
+    bias[EOS_ID] = 2.5
+    if fw.name == "torch":
+        with torch.no_grad():
+            model.output_projection.bias.copy_(torch.from_numpy(bias))
+    else:
+        model.output_projection.bias.assign(bias)
+
+
+def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
+    decode = _module(fw, "decode")
+    model = _transformer(fw, seed=3, tie_embeddings=False)
+    _prefer_specials(fw, model)
+    for out in (decode.greedy_decode(model, fw.tensor(SRC), max_len=8),
+                decode.beam_search(model, fw.tensor(SRC), beam_size=3, max_len=8)):
+        tokens = fw.numpy(out.tokens)
+        assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
+        for row in tokens:
+            end = list(row).index(EOS_ID) if EOS_ID in row else len(row)
+            assert SOS_ID not in row and PAD_ID not in row[:end], row
+            assert (row[end + 1:] == PAD_ID).all(), row
+
+
+def test_max_len_longer_than_the_model_is_refused(fw):
+    decode = _module(fw, "decode")
+    model = _transformer(fw)
+    with pytest.raises(ValueError, match="longer than the model's max_len=20"):
+        decode.greedy_decode(model, fw.tensor(SRC), max_len=21)
+    with pytest.raises(ValueError, match="longer than the model's max_len=20"):
+        decode.beam_search(model, fw.tensor(SRC), max_len=21)
+    with pytest.raises(ValueError, match="beam_size"):
+        decode.beam_search(model, fw.tensor(SRC), beam_size=0)
+    with pytest.raises(ValueError, match="length_penalty_alpha"):
+        decode.beam_search(model, fw.tensor(SRC), length_penalty_alpha=-1.0)
+
+
+def test_reorder_state_selects_rows_of_the_cache(fw):
+    from txcourse.cache import DecoderCache
+
+    decode = _module(fw, "decode")
+    cache = DecoderCache(1)
+    cache.layers[0].self_attn.key = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2)))
+    cache.layers[0].self_attn.value = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2)))
+    state = decode.reorder_state({"memory": fw.tensor(np.arange(3)), "cache": cache},
+                                 fw.tensor(np.array([2, 2, 0])))
+    np.testing.assert_array_equal(fw.numpy(state["memory"]), [2, 2, 0])
+    np.testing.assert_array_equal(fw.numpy(state["cache"].layers[0].self_attn.key)[:, 0], [2, 2, 0])
+    assert state["cache"].layers[0].cross_attn.key is None
+
+
+# ---------------------------------------------------------------------------
+# PyTorch and TensorFlow decode alike
+# ---------------------------------------------------------------------------
+
+def _model_pair(kind: str):
+    torch_fw, tf_fw = Framework("torch"), Framework("tf")
+    torch.manual_seed(7)
+    if kind == "transformer":
+        cfg = small_config(**DECODE_CONFIG)
+        pair = torch_fw.module.Transformer(cfg).eval(), tf_fw.module.Transformer(cfg)
+    else:
+        args = dict(src_vocab_size=23, tgt_vocab_size=19, embedding_dim=12, units=16, attention=kind == "bahdanau")
+        pair = torch_fw.module.Seq2Seq(**args).eval(), tf_fw.module.Seq2Seq(**args)
+    torch_to_tf(*pair)
+    return torch_fw, tf_fw, pair
+
+
+@pytest.mark.parametrize("kind", ["transformer", "bahdanau", "seq2seq"])
+def test_decoding_agrees_across_frameworks(kind):
+    torch_fw, tf_fw, (t_model, k_model) = _model_pair(kind)
+    heads = {"transformer": small_config().num_heads, "bahdanau": 1, "seq2seq": None}[kind]
+    for name, run in (("greedy", lambda fw, m: _module(fw, "decode").greedy_decode(m, fw.tensor(SRC), max_len=10)),
+                      ("beam", lambda fw, m: _module(fw, "decode").beam_search(m, fw.tensor(SRC), beam_size=4,
+                                                                               max_len=10))):
+        t_out, k_out = run(torch_fw, t_model), run(tf_fw, k_model)
+        t_tokens, k_tokens = torch_fw.numpy(t_out.tokens), tf_fw.numpy(k_out.tokens)
+        np.testing.assert_array_equal(k_tokens, t_tokens, err_msg=f"{kind} {name}: tokens differ")
+        assert_close(tf_fw.numpy(k_out.scores), torch_fw.numpy(t_out.scores), 1e-4, f"{kind} {name} scores")
+        if heads is None:
+            assert t_out.attention is None and k_out.attention is None
+        else:
+            assert torch_fw.numpy(t_out.attention).shape == (3, heads, t_tokens.shape[1], SRC.shape[1])
+            assert_close(tf_fw.numpy(k_out.attention), torch_fw.numpy(t_out.attention), 1e-4,
+                         f"{kind} {name} attention")
+
+
+def test_trained_weights_decode_alike_across_frameworks(tmp_path):
+    """A short PyTorch training run, its checkpoint's weights moved to TensorFlow: the same translations."""
+    t_train, k_train = _module("torch", "train"), _module("tf", "train")
+    tok, data = _copy_data(n=200)
+    cfg = _tiny_config(len(tok.vocab), dropout=0.0)
+    t_train.set_seed(0)
+    trainer = t_train.Trainer(t_train.build_model("transformer", cfg), "transformer", cfg, data,
+                              SCENARIO_CONFIG.replace(steps=20, lr_factor=0.5, log_every=10))
+    trainer.fit(checkpoint_path=str(tmp_path / "torch.npz"))
+    t_model, _ = t_train.load_model(str(tmp_path / "torch.npz"))
+    k_model = k_train.build_model("transformer", cfg)
+    torch_to_tf(t_model, k_model)
+    src = np.array([tok.encode("a b c d"), tok.encode("h g f e")])
+    t_fw, k_fw = Framework("torch"), Framework("tf")
+    for beam in (1, 3):
+        t_out = _module("torch", "decode").beam_search(t_model, t_fw.tensor(src), beam_size=beam, max_len=10)
+        k_out = _module("tf", "decode").beam_search(k_model, k_fw.tensor(src), beam_size=beam, max_len=10)
+        np.testing.assert_array_equal(k_fw.numpy(k_out.tokens), t_fw.numpy(t_out.tokens))
+

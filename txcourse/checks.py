@@ -1,0 +1,95 @@
+"""Framework-free helpers for the test cells of the lab notebooks: compare tensors of either framework.
+
+Imports NumPy only. A PyTorch tensor is converted with ``.detach().cpu().numpy()``,
+a TensorFlow tensor with ``.numpy()``, anything else with ``numpy.asarray``, so
+one test cell reads the same in ``labs/source/<lab>/<lab>_torch.ipynb`` and
+``<lab>_tf.ipynb``. Every failure message says what was compared, the largest
+difference, where it is and both values.
+
+Example:
+    >>> assert_close([1.0, 2.0], np.array([1.0, 2.0 + 1e-7]), atol=1e-6, what="pair")
+    >>> normal(2, 3, seed=0).dtype
+    dtype('float32')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["to_numpy", "normal", "assert_close", "assert_equal"]
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """``x`` (a PyTorch or TensorFlow tensor, a NumPy array, a list, a number) as a NumPy array."""
+    if hasattr(x, "detach"):  # torch.Tensor (may require grad, may live on a GPU)
+        x = x.detach()
+        if hasattr(x, "cpu"):
+            x = x.cpu()
+        if str(getattr(x, "dtype", "")) == "torch.bfloat16":
+            x = x.float()
+    if hasattr(x, "numpy") and not isinstance(x, np.ndarray):  # tf.Tensor, torch.Tensor
+        x = x.numpy()
+    return np.asarray(x)
+
+
+def normal(*shape: int, seed: int = 0) -> np.ndarray:
+    """Standard-normal float32 numbers from a fixed seed: the same inputs in both frameworks.
+
+    Example:
+        >>> normal(2, 3, seed=1).shape
+        (2, 3)
+    """
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _location(diff: np.ndarray) -> tuple[int, ...]:
+    """Index of the largest difference; a NaN counts as the largest."""
+    filled = np.where(np.isnan(diff), np.inf, diff)
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(filled)), diff.shape))
+
+
+def assert_close(actual: Any, expected: Any, atol: float = 1e-5, what: str = "value") -> None:
+    """Assert ``|actual - expected| <= atol`` everywhere, with the same shape; NaN never passes.
+
+    Raises:
+        AssertionError: naming ``what``, the shapes, or the largest difference,
+            its index and both values there.
+
+    Example:
+        >>> assert_close([0.0, 1.0], [0.0, 1.5], atol=0.1, what="weights")
+        Traceback (most recent call last):
+        ...
+        AssertionError: weights: largest difference 0.5 > 0.1 at index (1,) (got 1.0, expected 1.5)
+    """
+    a = to_numpy(actual).astype(np.float64)
+    e = to_numpy(expected).astype(np.float64)
+    if a.shape != e.shape:
+        raise AssertionError(f"{what}: shape {a.shape}, expected {e.shape}")
+    if a.size == 0:
+        return
+    diff = np.abs(a - e)
+    if np.isnan(diff).any() or diff.max() > atol:
+        i = _location(diff)
+        raise AssertionError(f"{what}: largest difference {diff[i]:.3g} > {atol:g} at index {i} "
+                             f"(got {a[i].item()!r}, expected {e[i].item()!r})")
+
+
+def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:
+    """Assert the same shape and exactly the same entries (masks, token ids).
+
+    Example:
+        >>> assert_equal([[True, False]], [[True, True]], what="mask")
+        Traceback (most recent call last):
+        ...
+        AssertionError: mask: 1 of 2 entries differ, first at index (0, 1) (got False, expected True)
+    """
+    a, e = to_numpy(actual), to_numpy(expected)
+    if a.shape != e.shape:
+        raise AssertionError(f"{what}: shape {a.shape}, expected {e.shape}")
+    wrong = a != e
+    if wrong.any():
+        i = tuple(int(j) for j in np.argwhere(wrong)[0])
+        raise AssertionError(f"{what}: {int(wrong.sum())} of {wrong.size} entries differ, first at index {i} "
+                             f"(got {a[i].item()!r}, expected {e[i].item()!r})")

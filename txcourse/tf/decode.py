@@ -1,0 +1,175 @@
+"""Greedy decoding and beam search (Vaswani et al. 2017, Sec. 6.1; Wu et al. 2016). Book: week 6.
+
+Both work with any model that has ``start_decoding(src, use_cache)`` and
+``decode_step(token, state)``: the :class:`~txcourse.tf.model.Transformer`
+(with or without its key/value cache) and the GRU
+:class:`~txcourse.tf.seq2seq.Seq2Seq`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import tensorflow as tf
+
+from txcourse import _validation as V
+from txcourse.cache import DecoderCache
+from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+
+__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
+
+
+@dataclass
+class DecodeOutput:
+    """What a decoder produced.
+
+    tokens: (B, T_out) ids, ``<eos>`` included, ``<pad>`` after it.
+    scores: (B,) sum of log-probabilities (divided by the length penalty in beam search).
+    attention: (B, H, T_out, T_src) encoder-decoder attention of the last layer
+        (H = 1 for Bahdanau attention), or None for a model without attention.
+    """
+
+    tokens: tf.Tensor
+    scores: tf.Tensor
+    attention: Optional[tf.Tensor]
+
+
+def _max_steps(model: Any, src: tf.Tensor, max_len: Optional[int]) -> int:
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    if max_len is None:
+        max_len = 2 * src.shape[1] + 10 if limit is None else min(limit, 2 * src.shape[1] + 10)
+    V.check_positive("max_len", max_len)
+    if limit is not None and max_len > limit:
+        raise ValueError(f"max_len={max_len} is longer than the model's max_len={limit} positions")
+    return max_len
+
+
+def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
+                  eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+    """Pick the most probable token at every step until every row has produced ``<eos>``.
+
+    ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
+    padded.
+
+    Args:
+        model: a Transformer or Seq2Seq (run in inference mode: no dropout).
+        src: (B, T_src) source ids.
+        max_len: most output tokens (default 2 T_src + 10, within the model's max_len).
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer); False recomputes the prefix.
+
+    Returns:
+        A :class:`DecodeOutput`.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
+    steps = _max_steps(model, src, max_len)
+    state = model.start_decoding(src, use_cache)
+    token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
+    finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
+    scores = tf.zeros(src.shape[0])  # (B,)
+    tokens, weights = [], []
+    for _ in range(steps):
+        logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+        log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
+        token = tf.argmax(log_probs, axis=-1)  # (B,)
+        token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
+        scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
+        tokens.append(token)
+        weights.append(attention)
+        finished = finished | (token == eos_id)
+        if bool(tf.reduce_all(finished)):
+            break
+    attention = None if weights[0] is None else tf.stack(weights, axis=2)  # (B, H, T_out, T_src)
+    return DecodeOutput(tf.stack(tokens, axis=1), scores, attention)  # (B, T_out)
+
+
+def _never(log_probs: tf.Tensor, ids: tuple[int, ...]) -> tf.Tensor:
+    """Give <pad> and <sos> probability 0: a decoder never generates them."""
+    banned = tf.zeros(log_probs.shape[-1], dtype=tf.bool)  # (V,)
+    banned = tf.tensor_scatter_nd_update(banned, [[i] for i in ids], [True] * len(ids))
+    return tf.where(banned, tf.constant(float("-inf"), log_probs.dtype), log_probs)  # (B, V)
+
+
+def reorder_state(state: Any, index: tf.Tensor) -> Any:
+    """Select rows ``index`` of every tensor in a decoding state (beams that survive a step)."""
+    if isinstance(state, tf.Tensor):
+        return tf.gather(state, index, axis=0)
+    if isinstance(state, dict):
+        return {key: reorder_state(value, index) for key, value in state.items()}
+    if isinstance(state, DecoderCache):
+        for kv in state.tensors():
+            if kv.key is not None:
+                kv.key, kv.value = tf.gather(kv.key, index, axis=0), tf.gather(kv.value, index, axis=0)
+        return state
+    return state
+
+
+def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
+    """((5 + |Y|) / 6)^alpha, Wu et al. (2016), Eq. (14); alpha = 0 ranks by the raw log-probability."""
+    return ((5.0 + tf.cast(length, tf.float32)) / 6.0) ** alpha
+
+
+def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
+                length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
+                pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+    """Keep the ``beam_size`` best prefixes per sentence; the B x K beams run as one batch.
+
+    Hypotheses are ranked by log P(Y|X) / lp(Y) with the length penalty of
+    Wu et al. (2016) (the paper, Sec. 6.1, uses beam 4 and alpha 0.6). A
+    finished beam keeps its score and length and is extended with ``<pad>``.
+
+    Args:
+        model: a Transformer or Seq2Seq.
+        src: (B, T_src) source ids.
+        beam_size: K >= 1; K = 1 with alpha = 0 is greedy decoding.
+        max_len: most output tokens.
+        length_penalty_alpha: alpha >= 0.
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer).
+
+    Returns:
+        A :class:`DecodeOutput` holding the best beam of every sentence.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    V.check_positive("beam_size", beam_size)
+    if not length_penalty_alpha >= 0:
+        raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
+    src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
+    batch, k = src.shape[0], beam_size
+    steps = _max_steps(model, src, max_len)
+    state = model.start_decoding(tf.repeat(src, k, axis=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1
+    token = tf.fill((batch * k,), tf.constant(sos_id, tf.int64))  # (B*K,)
+    beam_scores = tf.zeros((batch, k))  # (B, K) log-probabilities
+    beam_scores = tf.where(tf.range(k) > 0, float("-inf"), beam_scores)  # all beams start equal: keep only the first
+    lengths = tf.zeros(batch * k, dtype=tf.int64)  # (B*K,)
+    finished = tf.zeros(batch * k, dtype=tf.bool)  # (B*K,)
+    sequences = token[:, None][:, :0]  # (B*K, 0)
+    history: Optional[tf.Tensor] = None  # (B*K, H, t, T_src)
+    for _ in range(steps):
+        logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+        log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B*K, V)
+        vocab = log_probs.shape[-1]
+        pad_only = tf.where(tf.range(vocab) == pad_id, 0.0, float("-inf"))  # (V,)
+        log_probs = tf.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
+        total = tf.reshape(beam_scores, (-1, 1)) + log_probs  # (B*K, V)
+        new_lengths = tf.where(finished, lengths, lengths + 1)  # (B*K,)
+        ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
+        best, flat = tf.math.top_k(tf.reshape(ranked, (batch, k * vocab)), k)  # (B, K), (B, K)
+        flat = tf.cast(flat, tf.int64)  # (B, K)
+        origin = tf.reshape(tf.range(batch, dtype=tf.int64)[:, None] * k + flat // vocab, (-1,))  # (B*K,)
+        token = tf.reshape(flat % vocab, (-1,))  # (B*K,)
+        beam_scores = tf.gather(tf.reshape(total, (batch, k * vocab)), flat, axis=1, batch_dims=1)  # (B, K)
+        lengths = tf.gather(new_lengths, origin)  # (B*K,)
+        state = reorder_state(state, origin)
+        sequences = tf.concat([tf.gather(sequences, origin), token[:, None]], axis=1)  # (B*K, t)
+        if attention is not None:
+            step = tf.gather(attention, origin)[:, :, None]  # (B*K, H, 1, T_src)
+            history = step if history is None else tf.concat([tf.gather(history, origin), step], axis=2)
+        finished = tf.gather(finished, origin) | (token == eos_id)  # (B*K,)
+        if bool(tf.reduce_all(finished)):
+            break
+    first = tf.range(batch) * k  # (B,) the best beam is ranked first
+    attention = None if history is None else tf.gather(history, first)  # (B, H, T_out, T_src)
+    return DecodeOutput(tf.gather(sequences, first), best[:, 0], attention)

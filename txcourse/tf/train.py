@@ -1,0 +1,291 @@
+"""Training with Adam and the warm-up schedule (Vaswani et al. 2017, Sec. 5). Book: week 6.
+
+:class:`Trainer` runs teacher-forced training for any of the three models
+(Transformer, Bahdanau GRU, GRU without attention), with gradient clipping,
+mixed precision on a GPU, a tqdm progress bar, a history file, atomic
+checkpoints and an exact resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from typing import Any, Iterator, Optional
+
+import keras
+import numpy as np
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+from txcourse.checkpoint import check_checkpoint, read_checkpoint, write_checkpoint
+from txcourse.config import TransformerConfig
+from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig
+from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
+from txcourse.tf.model import Transformer
+from txcourse.tf.seq2seq import Seq2Seq
+
+__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed"]
+
+FRAMEWORK = "tf"
+
+
+def resolve_device(device: str = "auto") -> str:
+    """'auto' -> a GPU if one is available, else the CPU.
+
+    TensorFlow: returns a device name, '/GPU:0' or '/CPU:0'; 'cpu', 'cuda', 'cuda:i' ('/GPU:i') and 'mps'
+    (tensorflow-metal) are mapped, a TensorFlow name ('/GPU:1') is used as given.
+    """
+    if device == "auto":
+        if tf.config.list_physical_devices("GPU"):
+            return "/GPU:0"
+        return "/CPU:0"
+    if device == "cpu":
+        return "/CPU:0"
+    if device in ("cuda", "mps"):  # Apple GPUs show up as a TensorFlow GPU (tensorflow-metal)
+        return "/GPU:0"
+    return f"/GPU:{device.split(':', 1)[1]}" if device.startswith("cuda:") else device
+
+
+def set_seed(seed: int) -> None:
+    """Seed Python, NumPy and the framework (all devices).
+
+    TensorFlow: ``keras.utils.set_random_seed`` (it also resets Keras' global seed generator).
+    """
+    keras.utils.set_random_seed(seed)
+
+
+def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
+    """Build 'transformer' (config: TransformerConfig fields), 'bahdanau' or 'seq2seq' (config:
+    src_vocab_size, tgt_vocab_size, embedding_dim, units, pad_id)."""
+    if kind == "transformer":
+        return Transformer(TransformerConfig.from_dict(config))
+    if kind in ("bahdanau", "seq2seq"):
+        return Seq2Seq(attention=kind == "bahdanau", **config)
+    raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+
+
+def _schedule_width(kind: str, config: dict[str, Any]) -> int:
+    return config["d_model"] if kind == "transformer" else config["units"]
+
+
+class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """:func:`~txcourse.training.noam_lr` in TensorFlow ops; optimizer step s (from 0) uses noam_lr(s + 1).
+
+    Computed in float64, so the rate equals the Python function (and PyTorch's LambdaLR) to the last digits.
+    """
+
+    def __init__(self, width: int, warmup_steps: int, factor: float):
+        self.width, self.warmup_steps, self.factor = width, warmup_steps, factor
+
+    def __call__(self, step: tf.Tensor) -> tf.Tensor:
+        s = tf.cast(step, tf.float64) + 1.0  # noam_lr counts steps from 1
+        return self.factor * self.width ** -0.5 * tf.minimum(s ** -0.5, s * self.warmup_steps ** -1.5)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"width": self.width, "warmup_steps": self.warmup_steps, "factor": self.factor}
+
+
+class Trainer:
+    """Teacher-forced training of ``model`` on ``data`` (see the module docstring).
+
+    Args:
+        model: built by :func:`build_model` from ``kind`` and ``model_config``.
+        kind: 'transformer', 'bahdanau' or 'seq2seq'.
+        model_config: the dict the model was built from (saved in checkpoints).
+        data: the encoded training pairs.
+        config: a :class:`~txcourse.training.TrainConfig`.
+        history_path: a JSON-lines history file (None: keep in memory only).
+        metadata: extra JSON-able facts saved in checkpoints (tokenizers, task).
+
+    Example:
+        >>> trainer = Trainer(model, "transformer", cfg.to_dict(), data, TrainConfig(steps=100))
+        >>> records = trainer.fit()
+        >>> trainer.save("run/model.npz")
+    """
+
+    def __init__(self, model: keras.Model, kind: str, model_config: dict[str, Any], data: EncodedPairs,
+                 config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
+                 metadata: Optional[dict[str, Any]] = None):
+        if kind not in MODEL_KINDS:
+            raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+        self.kind, self.model_config, self.config = kind, dict(model_config), config
+        self.metadata = dict(metadata or {})
+        self.device = resolve_device(config.device)
+        self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
+        self.pad_id = model_config.get("pad_id", 0)
+        width = _schedule_width(kind, model_config)
+        self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor)
+        self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
+                                               beta_2=config.adam_betas[1], epsilon=config.adam_eps)
+        self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
+        self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
+        self.step = 0
+        self.history_path = history_path
+        self.history: Optional[History] = None  # opened by fit(), after a possible load()
+        self._resume_step: Optional[int] = None
+        self.amp_policy = self._amp_policy()
+        # No Python control flow depends on tensors, so autograph is off (faster tracing). TransformerConfig.fused
+        # on a GPU: XLA compiles the step, fusing the attention's matmuls and softmax. Not on a CPU, where XLA
+        # recompiles for every batch shape and is slower than the plain graph.
+        jit = bool(model_config.get("fused", False)) and self.device.upper().startswith("/GPU")
+        if kind == "transformer":  # one graph for every batch shape (B, T): the same numerics after a resume
+            self._step = tf.function(self._train_step, input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3,
+                                     autograph=False, jit_compile=jit)
+        else:  # the GRU decoder loops over a known length: one graph per batch shape
+            self._step = tf.function(self._train_step, autograph=False)
+        set_seed(config.seed)
+        _reseed_dropout(self.model)
+
+    def _amp_policy(self) -> Optional[str]:
+        if not self.config.mixed_precision or not self.device.upper().startswith("/GPU"):
+            return None
+        details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+        # bfloat16 needs no loss scaling; float16 (older GPUs) would, so those train in float32
+        return "mixed_bfloat16" if details.get("compute_capability", (0, 0)) >= (8, 0) else None
+
+    def train_step(self, batch: Batch) -> dict[str, float]:
+        """One optimizer step on ``batch``; returns loss, accuracy, tokens and learning rate."""
+        src = tf.constant(batch.src, tf.int64)  # (B, T_src)
+        tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
+        tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
+        lr = float(self.schedule(self.optimizer.iterations))
+        with tf.device(self.device), _autocast(self.model, self.amp_policy):
+            loss, count, accuracy = self._step(src, tgt_in, tgt_out)
+        self.step += 1
+        return {"loss": float(loss), "accuracy": float(accuracy), "tokens": int(count), "lr": lr}
+
+    def _train_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor
+                    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The compiled part of :meth:`train_step`: forward, loss, gradients, clipping, Adam."""
+        with tf.GradientTape() as tape:
+            logits = self.model(src, tgt_in, training=True)  # (B, T_tgt, V)
+            loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
+        gradients = tape.gradient(loss, self.model.trainable_variables)
+        if self.config.clip_norm is not None:
+            gradients, _ = tf.clip_by_global_norm(gradients, self.config.clip_norm)
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+        return loss, count, token_accuracy(logits, tgt_out, self.pad_id)
+
+    def fit(self, steps: Optional[int] = None, checkpoint_path: Optional[str] = None) -> list[dict[str, Any]]:
+        """Train until ``steps`` optimizer steps in total (default ``config.steps``).
+
+        Writes a history record every ``log_every`` steps and a checkpoint
+        every ``checkpoint_every`` steps and at the end (when
+        ``checkpoint_path`` is given); stops early after
+        ``config.max_seconds`` of training. Returns the history records.
+        """
+        target = self.config.steps if steps is None else steps
+        if self.history is None:
+            self.history = History(self.history_path, resume_step=self._resume_step)
+        totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
+        start = began = time.perf_counter()
+        bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
+                   disable=not self.config.progress, dynamic_ncols=True)
+        while self.step < target:
+            out = self.train_step(next(self.stream))
+            for key in ("loss", "accuracy"):
+                totals[key] += out[key]
+            totals["tokens"] += out["tokens"]
+            totals["n"] += 1
+            elapsed = time.perf_counter() - start
+            bar.update(1)
+            bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
+            out_of_time = self.config.max_seconds is not None and time.perf_counter() - began > self.config.max_seconds
+            if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
+                self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
+                                     "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
+                                     "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)})
+                totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
+                start = time.perf_counter()
+            if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
+                self.save(checkpoint_path)
+            if out_of_time:
+                break
+        bar.close()
+        if checkpoint_path:
+            self.save(checkpoint_path)
+        return self.history.records
+
+    def save(self, path: str) -> None:
+        """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
+        arrays = _variable_arrays("model", self.model.variables)  # weights and the dropout seed states
+        arrays.update(_variable_arrays("optimizer", self.optimizer.variables))  # iterations (schedule), Adam moments
+        arrays["rng/tf_global_generator"] = tf.random.get_global_generator().state.numpy()
+        meta = {"framework": FRAMEWORK, "model": {"kind": self.kind, "config": self.model_config},
+                "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
+                "tf_version": tf.__version__, "keras_version": keras.__version__, **self.metadata}
+        write_checkpoint(path, meta, arrays)
+
+    def load(self, path: str) -> None:
+        """Restore everything :meth:`save` wrote: training continues exactly where it stopped."""
+        meta, arrays = read_checkpoint(path)
+        check_checkpoint(path, meta, FRAMEWORK, self.kind)
+        _load_variables("model", self.model.variables, arrays, path)
+        _load_variables("optimizer", self.optimizer.variables, arrays, path)
+        if "rng/tf_global_generator" in arrays:
+            tf.random.get_global_generator().state.assign(arrays["rng/tf_global_generator"])
+        self.step = int(meta["step"])
+        self.stream.load_state(meta["stream"])
+        self._resume_step, self.history = self.step, None
+
+
+def _reseed_dropout(model: keras.Model) -> None:
+    """Draw new states for the model's dropout seed generators from the freshly seeded Python RNG.
+
+    Keras' Dropout draws its masks from a SeedGenerator whose state (a
+    non-trainable variable) was fixed when the model was built; after this,
+    the masks depend on ``TrainConfig.seed`` alone, as in PyTorch.
+    """
+    for variable in model.non_trainable_variables:
+        if variable.path.endswith("seed_generator_state"):
+            variable.assign(np.array([random.randint(1, 10 ** 9), 0], dtype=variable.dtype))
+
+
+@contextlib.contextmanager
+def _autocast(model: keras.Model, policy: Optional[str]) -> Iterator[None]:
+    """Run every layer of ``model`` under a mixed-precision ``policy`` (float32 weights), then restore."""
+    if policy is None:
+        yield
+        return
+    layers = list(model._flatten_layers(include_self=True, recursive=True))
+    saved = [layer.dtype_policy for layer in layers]
+    for layer in layers:
+        layer.dtype_policy = policy
+    try:
+        yield
+    finally:
+        for layer, old in zip(layers, saved):
+            layer.dtype_policy = old
+
+
+def _variable_arrays(prefix: str, variables: list) -> dict[str, np.ndarray]:
+    """Variables by position: Keras paths (``w_q/kernel``) are not unique, so the index leads the name."""
+    return {f"{prefix}/{i:04d}:{variable.path}": np.asarray(variable.numpy()) for i, variable in enumerate(variables)}
+
+
+def _load_variables(prefix: str, variables: list, arrays: dict[str, np.ndarray], path: str) -> None:
+    names = sorted(name for name in arrays if name.startswith(f"{prefix}/"))
+    if len(names) != len(variables):
+        raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: it holds {len(names)} {prefix} "
+                         f"variables, the {prefix} has {len(variables)}")
+    for name, variable in zip(names, variables):
+        if tuple(arrays[name].shape) != tuple(variable.shape):
+            raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: {name} has shape "
+                             f"{tuple(arrays[name].shape)}, variable {variable.path} has {tuple(variable.shape)}")
+    for name, variable in zip(names, variables):
+        variable.assign(arrays[name].astype(variable.dtype))
+
+
+def load_model(path: str, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
+    """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
+
+    Keras has no eval mode: its layers run without dropout unless called with training=True.
+    """
+    meta, arrays = read_checkpoint(path)
+    check_checkpoint(path, meta, FRAMEWORK)
+    with tf.device(resolve_device(device)):
+        model = build_model(meta["model"]["kind"], meta["model"]["config"])
+    _load_variables("model", model.variables, arrays, path)
+    return model, meta
