@@ -19,6 +19,21 @@ from txcourse.metrics import LengthBucket, format_length_table
 from txcourse.plots import plot_accuracy_by_length, save_figure
 from txcourse.training import TrainConfig
 
+
+def set_threads(n: int) -> None:
+    """Limit both frameworks to ``n`` CPU threads (only the installed ones are touched)."""
+    try:
+        import torch
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
+    try:
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+    except ImportError:
+        pass
+
 RESULTS = Path(__file__).parent / "results"
 MODELS = ("transformer", "bahdanau", "seq2seq")
 
@@ -28,7 +43,10 @@ def main() -> None:
     parser.add_argument("--framework", default="torch")
     parser.add_argument("--minutes", type=float, default=4.0, help="training budget per model")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
+    if args.threads:
+        set_threads(args.threads)
     prepared = prepare_task("numbers")
     fw = backend(args.framework)
     results: dict[str, list[LengthBucket]] = {}

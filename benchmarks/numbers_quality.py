@@ -18,6 +18,21 @@ from pathlib import Path
 from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
 from txcourse.training import TrainConfig
 
+
+def set_threads(n: int) -> None:
+    """Limit both frameworks to ``n`` CPU threads (only the installed ones are touched)."""
+    try:
+        import torch
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
+    try:
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+    except ImportError:
+        pass
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -50,7 +65,10 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--steps", type=int, default=100_000, help="upper bound; the time budget usually ends first")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
+    if args.threads:
+        set_threads(args.threads)
     rows = [run(framework, args.minutes, args.steps, args.seed) for framework in args.framework]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "numbers_quality.json").write_text(json.dumps(rows, indent=1))

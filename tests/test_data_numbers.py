@@ -59,24 +59,34 @@ def test_deterministic_for_a_seed_and_different_across_seeds():
 
 
 def test_test_split_holds_longer_numbers():
-    s = make_numbers_task(**SMALL, long_test_fraction=0.5)
+    """Long numbers are rare in training (10%) and half of the test split."""
+    s = make_numbers_task(**SMALL, long_test_fraction=0.5, long_train_fraction=0.1)
     nums, long = s.metadata["numbers"], s.metadata["test_is_long"]
     assert sum(long) == 100
-    assert max(nums["train"] + nums["valid"]) < 100_000 <= min(
-        n for n, is_long in zip(nums["test"], long) if is_long)
+    assert sum(n >= 100_000 for n in nums["train"]) == round(0.1 * len(nums["train"]))
+    assert all((n >= 100_000) == is_long for n, is_long in zip(nums["test"], long))
     train_len = np.array([len(src.split()) for src, _ in s.train])
     test_len = np.array([len(src.split()) for src, _ in s.test])
     # the longest quarter of the test sources is longer than 90% of the training sources
     assert np.percentile(train_len, 90) < np.percentile(test_len, 75)
-    assert np.percentile(test_len, 75) > train_len.max()
     train_chars = np.array([len(src) for src, _ in s.train])
     test_chars = np.array([len(src) for src, _ in s.test])
     assert np.median(train_chars) < np.percentile(test_chars, 75)
 
 
+def test_unseen_lengths_when_training_has_no_long_numbers():
+    s = make_numbers_task(**SMALL, long_test_fraction=0.5, long_train_fraction=0.0)
+    nums, long = s.metadata["numbers"], s.metadata["test_is_long"]
+    assert max(nums["train"] + nums["valid"]) < 100_000 <= min(
+        n for n, is_long in zip(nums["test"], long) if is_long)
+    train_len = np.array([len(src.split()) for src, _ in s.train])
+    test_len = np.array([len(src.split()) for src, _ in s.test])
+    assert np.percentile(test_len, 75) > train_len.max()
+
+
 def test_range_and_no_long_numbers():
     s = make_numbers_task(low=100, high=999, sizes=(50, 10, 10), long_test_fraction=0.0,
-                          long_min_digits=4, target_lang="es")
+                          long_train_fraction=0.0, long_min_digits=4, target_lang="es")
     every = sum(s.metadata["numbers"].values(), [])
     assert min(every) >= 100 and max(every) <= 999 and not any(s.metadata["test_is_long"])
     assert s.train[0][1] == numbers_to_words(s.metadata["numbers"]["train"][0], "es")

@@ -73,15 +73,17 @@ def _digits(n: int) -> int:
 
 def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
                       sizes: tuple[int, int, int] = (20000, 1000, 2000), seed: int = 0,
-                      long_test_fraction: float = 0.5,
+                      long_test_fraction: float = 0.5, long_train_fraction: float = 0.1,
                       long_min_digits: int | None = None) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
     Numbers are drawn without replacement from ``[low, high]`` (both
     included), so the three splits are disjoint by number. Numbers with at
-    least ``long_min_digits`` digits are "long": they appear only in the test
-    split, where they make up ``long_test_fraction`` of it; train, valid and
-    the rest of test come from the shorter numbers.
+    least ``long_min_digits`` digits are "long": they make up
+    ``long_test_fraction`` of the test split but only ``long_train_fraction``
+    of train and valid, so the test split holds many numbers longer than
+    most training numbers, and accuracy by length can be measured (set
+    ``long_train_fraction=0`` to test extrapolation to unseen lengths).
 
     Args:
         target_lang: ``"ko"`` (default), ``"es"`` or ``"fr"``.
@@ -89,8 +91,8 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         high: largest number (> low).
         sizes: number of pairs in (train, valid, test).
         seed: random seed; the same arguments give the same splits.
-        long_test_fraction: share of the test split drawn from the long numbers
-            (0 for an ordinary i.i.d. test split).
+        long_test_fraction: share of the test split drawn from the long numbers.
+        long_train_fraction: share of train and valid drawn from the long numbers.
         long_min_digits: digit count from which a number is long; default:
             the digit count of ``high`` (6 for the default range, i.e. 100000
             to 999999 are long). Use ``digits(high) + 1`` to have no long numbers.
@@ -114,6 +116,7 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
     if not is_int(seed):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     long_test_fraction = check_fraction("long_test_fraction", long_test_fraction)
+    long_train_fraction = check_fraction("long_train_fraction", long_train_fraction)
     if long_min_digits is None:
         long_min_digits = _digits(high)
     long_min_digits = check_int("long_min_digits", long_min_digits, minimum=1)
@@ -124,30 +127,35 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
     n_short_pool = max(0, short_high - low + 1)
     n_long_pool = max(0, high - long_start + 1)
 
-    n_long = int(round(n_test * long_test_fraction))
+    n_long_train = int(round(n_train * long_train_fraction))
+    n_long_valid = int(round(n_valid * long_train_fraction))
+    n_long_test = int(round(n_test * long_test_fraction))
+    n_long = n_long_train + n_long_valid + n_long_test
     n_short = n_train + n_valid + n_test - n_long
     if n_short > n_short_pool:
         raise ValueError(
-            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} need {n_short} "
-            f"distinct numbers with fewer than {long_min_digits} digits in [{low}, {high}] "
-            f"(train + valid + short test), but only {n_short_pool} exist "
+            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} and long_train_fraction="
+            f"{long_train_fraction} need {n_short} distinct numbers with fewer than {long_min_digits} "
+            f"digits in [{low}, {high}], but only {n_short_pool} exist "
             f"([{low}, {short_high}]); lower sizes, widen [low, high] or raise long_min_digits")
     if n_long > n_long_pool:
         raise ValueError(
-            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} need {n_long} "
-            f"distinct long numbers (>= {long_min_digits} digits) in [{low}, {high}], but only "
-            f"{n_long_pool} exist; lower sizes[2] or long_test_fraction, or lower long_min_digits")
+            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} and long_train_fraction="
+            f"{long_train_fraction} need {n_long} distinct long numbers (>= {long_min_digits} digits) in "
+            f"[{low}, {high}], but only {n_long_pool} exist; lower sizes or the fractions, or lower "
+            f"long_min_digits")
 
     rng = np.random.default_rng(seed)
     short = (low + rng.choice(n_short_pool, size=n_short, replace=False)).tolist() \
         if n_short else []
     long = (long_start + rng.choice(n_long_pool, size=n_long, replace=False)).tolist() \
         if n_long else []
-    train_nums = short[:n_train]
-    valid_nums = short[n_train:n_train + n_valid]
-    test_nums = short[n_train + n_valid:] + long
-    order = rng.permutation(len(test_nums))
-    test_nums = [test_nums[i] for i in order]
+    s_train, s_valid = n_train - n_long_train, n_valid - n_long_valid
+    train_nums = short[:s_train] + long[:n_long_train]
+    valid_nums = short[s_train:s_train + s_valid] + long[n_long_train:n_long_train + n_long_valid]
+    test_nums = short[s_train + s_valid:] + long[n_long_train + n_long_valid:]
+    train_nums, valid_nums, test_nums = ([nums[i] for i in rng.permutation(len(nums))]
+                                         for nums in (train_nums, valid_nums, test_nums))
     test_is_long = [n >= long_start for n in test_nums]
 
     def pairs(nums: list[int]) -> list[tuple[str, str]]:
@@ -158,7 +166,8 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         metadata={
             "task": "numbers", "source_lang": "en", "target_lang": target_lang,
             "low": low, "high": high, "sizes": (n_train, n_valid, n_test), "seed": int(seed),
-            "long_test_fraction": long_test_fraction, "long_min_digits": long_min_digits,
+            "long_test_fraction": long_test_fraction, "long_train_fraction": long_train_fraction,
+            "long_min_digits": long_min_digits,
             "long_start": long_start,
             "numbers": {"train": train_nums, "valid": valid_nums, "test": test_nums},
             "test_is_long": test_is_long,
