@@ -15,23 +15,9 @@ import json
 import time
 from pathlib import Path
 
-from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+from txcourse.experiment import backend, default_model_config, evaluate, prepare_task, set_threads
 from txcourse.training import TrainConfig
 
-
-def set_threads(n: int) -> None:
-    """Limit both frameworks to ``n`` CPU threads (only the installed ones are touched)."""
-    try:
-        import torch
-        torch.set_num_threads(n)
-    except ImportError:
-        pass
-    try:
-        import tensorflow as tf
-        tf.config.threading.set_intra_op_parallelism_threads(n)
-        tf.config.threading.set_inter_op_parallelism_threads(n)
-    except ImportError:
-        pass
 
 RESULTS = Path(__file__).parent / "results"
 

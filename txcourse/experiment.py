@@ -20,7 +20,8 @@ from txcourse.data.tasks import TASKS
 from txcourse.metrics import evaluate_translations
 from txcourse.training import MODEL_KINDS
 
-__all__ = ["FRAMEWORKS", "backend", "Prepared", "prepare_task", "default_model_config", "translate", "evaluate"]
+__all__ = ["FRAMEWORKS", "backend", "set_threads", "Prepared", "prepare_task", "default_model_config", "translate",
+           "evaluate"]
 
 FRAMEWORKS = ("torch", "tf")
 
@@ -59,6 +60,21 @@ def backend(framework: str) -> SimpleNamespace:
                            load_model=train.load_model, set_seed=train.set_seed,
                            greedy_decode=decode.greedy_decode, beam_search=decode.beam_search,
                            to_tensor=to_tensor, to_numpy=to_numpy)
+
+
+def set_threads(n: int) -> None:
+    """Limit both frameworks to ``n`` CPU threads (only the installed ones are touched)."""
+    try:
+        import torch
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
+    try:
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(n)
+        tf.config.threading.set_inter_op_parallelism_threads(n)
+    except ImportError:
+        pass
 
 
 @dataclass
