@@ -22,12 +22,12 @@ from txcourse.training import TrainConfig
 RESULTS = Path(__file__).parent / "results"
 
 
-def run(framework: str, minutes: float, steps: int, seed: int) -> dict:
+def run(framework: str, minutes: float, steps: int, seed: int, lr_factor: float = 0.5, warmup: int = 400) -> dict:
     prepared = prepare_task("numbers")
     config = default_model_config("transformer", prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size)
     fw = backend(framework)
     fw.set_seed(seed)
-    train = TrainConfig(steps=steps, batch_size=64, warmup_steps=400, lr_factor=2.0, seed=seed, log_every=100,
+    train = TrainConfig(steps=steps, batch_size=64, warmup_steps=warmup, lr_factor=lr_factor, seed=seed, log_every=100,
                         max_seconds=60 * minutes, progress=True)
     out = Path("runs") / f"bench-numbers-{framework}"
     metadata = {"task": {"name": "numbers", "kwargs": {}},
@@ -51,11 +51,14 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--steps", type=int, default=100_000, help="upper bound; the time budget usually ends first")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lr-factor", type=float, default=0.5, help="scales Eq. (3); peak 2.2e-3 at d_model 128")
+    parser.add_argument("--warmup", type=int, default=400)
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
     if args.threads:
         set_threads(args.threads)
-    rows = [run(framework, args.minutes, args.steps, args.seed) for framework in args.framework]
+    rows = [run(framework, args.minutes, args.steps, args.seed, args.lr_factor, args.warmup)
+            for framework in args.framework]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "numbers_quality.json").write_text(json.dumps(rows, indent=1))
     print(f"numbers task, English -> Korean, Transformer (d_model 128, 2+2 layers), greedy decoding, "
