@@ -66,7 +66,8 @@ class Transformer(keras.Model):
     def project(self, x: tf.Tensor) -> tf.Tensor:
         """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return tf.einsum("...d,vd->...v", x, self.decoder.embedding.token_embedding.embeddings)  # (..., V_tgt)
+            # tensordot, not einsum("...d,vd->...v"): TF's gradient of that einsum builds a (B, T, V, D) tensor
+            return tf.tensordot(x, self.decoder.embedding.token_embedding.embeddings, [[x.shape.rank - 1], [1]])  # (..., V_tgt)
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:

@@ -63,7 +63,7 @@ class Transformer(nn.Module):
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return torch.einsum("...d,vd->...v", x, self.decoder.embedding.token_embedding.weight)  # (..., V_tgt)
+            return torch.tensordot(x, self.decoder.embedding.token_embedding.weight, dims=([x.dim() - 1], [1]))  # (..., V_tgt)
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:

@@ -1,0 +1,35 @@
+# Benchmarks (benchmarks/README.md). Not a test step: `make test` never runs them.
+#
+#   make bench                 every benchmark; the tables also go to benchmarks/results/last_run.md
+#   make bench BENCH_QUICK=1   a smoke run (tiny repeats): checks that the scripts work, numbers mean little
+#   make bench BENCH_THREADS=2 limit train_step.py and beam_search.py to 2 CPU threads per framework
+#
+# Tables go to stdout (and the file); framework log noise stays on stderr.
+# gpu_mfu.py skips, and says so, without a CUDA GPU.
+
+BENCH_RESULTS := benchmarks/results/last_run.md
+BENCH_QUICK   ?=
+BENCH_THREADS ?=
+BENCH_FLAG     = $(if $(BENCH_QUICK),--quick,)
+BENCH_CPU      = $(BENCH_FLAG) $(if $(BENCH_THREADS),--threads $(BENCH_THREADS),)
+BENCH_DECODE   = $(if $(BENCH_QUICK),--repeats 1 --lengths 16,)
+
+.PHONY: bench
+
+bench: $(VENV_STAMP)
+	mkdir -p $(dir $(BENCH_RESULTS))
+	export PYTHONUNBUFFERED=1 TF_CPP_MIN_LOG_LEVEL=3; { \
+	  echo "# Benchmarks: last run$(if $(BENCH_QUICK), (quick smoke run: not for reporting),)"; \
+	  echo; \
+	  echo "run $$(date -u '+%Y-%m-%d %H:%M UTC'), commit $$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"; \
+	  echo "hardware: $$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n1 || uname -m)," \
+	       "$$(nproc) CPUs, $$(awk '/^MemTotal/ {printf "%.0f GiB", $$2 / 1048576}' /proc/meminfo 2>/dev/null || echo '?') RAM," \
+	       "GPU: $$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | grep . || echo none);" \
+	       "load average before the run: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"; \
+	  echo; echo '### Greedy decoding: key/value cache vs recompute'; echo; \
+	  $(PY) benchmarks/decode_cache.py $(BENCH_DECODE); \
+	  $(PY) benchmarks/train_step.py $(BENCH_CPU); \
+	  $(PY) benchmarks/beam_search.py $(BENCH_CPU); \
+	  $(PY) benchmarks/gpu_mfu.py $(BENCH_FLAG); \
+	} | tee $(BENCH_RESULTS)
+	@echo "==> tables written to $(BENCH_RESULTS)"
