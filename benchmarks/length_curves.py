@@ -41,7 +41,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
     if args.threads:
-        set_threads(args.threads)
+        set_threads(args.threads, [args.framework])
     task_kwargs = TASK_SETTINGS.get(args.task, {})
     prepared = prepare_task(args.task, **task_kwargs)
     fw = backend(args.framework)

@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
     if args.threads:
-        set_threads(args.threads)
+        set_threads(args.threads, args.framework)
     rows = [run(framework, args.minutes, args.steps, args.seed, args.lr_factor, args.warmup)
             for framework in args.framework]
     RESULTS.mkdir(exist_ok=True)

@@ -7,6 +7,7 @@ asked for, so ``txcourse train --framework tf`` never imports PyTorch.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Optional, Sequence
@@ -62,19 +63,19 @@ def backend(framework: str) -> SimpleNamespace:
                            to_tensor=to_tensor, to_numpy=to_numpy)
 
 
-def set_threads(n: int) -> None:
-    """Limit both frameworks to ``n`` CPU threads (only the installed ones are touched)."""
-    try:
+def set_threads(n: int, frameworks: Sequence[str] = FRAMEWORKS) -> None:
+    """Limit the given frameworks to ``n`` CPU threads (call before building models).
+
+    A framework that is not installed is skipped; none is imported that
+    ``frameworks`` does not name.
+    """
+    if "torch" in frameworks and importlib.util.find_spec("torch") is not None:
         import torch
         torch.set_num_threads(n)
-    except ImportError:
-        pass
-    try:
+    if "tf" in frameworks and importlib.util.find_spec("tensorflow") is not None:
         import tensorflow as tf
         tf.config.threading.set_intra_op_parallelism_threads(n)
         tf.config.threading.set_inter_op_parallelism_threads(n)
-    except ImportError:
-        pass
 
 
 @dataclass

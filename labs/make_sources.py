@@ -1,0 +1,147 @@
+"""Build the source notebooks of the labs from one description per lab (labs/specs/<lab>.py).
+
+Each lab is written once and becomes two notebooks with the same cells, the
+same nbgrader ids and the same points: ``labs/source/<lab>/<lab>_torch.ipynb``
+and ``<lab>_tf.ipynb``. The notebooks are written without outputs.
+
+    python labs/make_sources.py            # (re)write the 12 source notebooks
+    python labs/make_sources.py --check    # exit 1 if the committed ones differ
+
+``make labs`` runs this, then nbgrader to make the student versions in labs/release/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from specs._cells import Cell  # noqa: E402
+
+LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
+        "week6_training")
+FRAMEWORKS = {"torch": "PyTorch", "tf": "TensorFlow/Keras"}
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+
+def render(source, fw: str, lab: str) -> str:
+    """The cell text for framework ``fw``: pick, dedent, strip, fill in the placeholders."""
+    if isinstance(source, (list, tuple)):  # parts, each dedented on its own
+        return "\n\n".join(render(part, fw, lab) for part in source)
+    if isinstance(source, dict):
+        if set(source) != set(FRAMEWORKS):
+            raise ValueError(f"{lab}: a per-framework source needs exactly the keys {list(FRAMEWORKS)}")
+        return render(source[fw], fw, lab)
+    other = "tf" if fw == "torch" else "torch"
+    text = textwrap.dedent(source).strip("\n")
+    for key, value in (("[[FW]]", FRAMEWORKS[fw]), ("[[fw]]", fw), ("[[OTHER]]", FRAMEWORKS[other]),
+                       ("[[OTHER_fw]]", other), ("[[LAB]]", lab)):
+        text = text.replace(key, value)
+    leftover = re.search(r"\[\[[A-Za-z_]+\]\]", text)
+    if leftover:
+        raise ValueError(f"{lab}: unknown placeholder {leftover.group(0)} in {text[:80]!r}")
+    return text
+
+
+def nbgrader_metadata(cell: Cell) -> dict:
+    meta = {"grade": cell.kind == "tests", "solution": cell.kind == "solution",
+            "locked": cell.kind in ("readonly", "parameters", "tests"),
+            "grade_id": cell.grade_id, "schema_version": 3}
+    if cell.kind == "tests":
+        meta["points"] = cell.points
+    return meta
+
+
+def check_cells(lab: str, cells: list[Cell]) -> None:
+    """The rules nbgrader (and the autograder's restore of deleted test cells) rely on."""
+    ids = [c.grade_id for c in cells if c.grade_id]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"{lab}: duplicate grade ids {sorted(i for i in ids if ids.count(i) > 1)}")
+    previous = None
+    for cell in cells:
+        if cell.kind == "tests":
+            if cell.points <= 0:
+                raise ValueError(f"{lab}/{cell.grade_id}: a test cell needs points > 0")
+            # nbgrader re-inserts a deleted test cell after the previous solution or test cell;
+            # a read-only cell there would make it fail (KeyError in OverwriteCells).
+            if previous is None or previous.kind not in ("solution", "tests"):
+                raise ValueError(f"{lab}/{cell.grade_id}: a test cell must follow a solution or test cell")
+        if cell.kind == "solution":
+            for fw in FRAMEWORKS:
+                if "### BEGIN SOLUTION" not in render(cell.source, fw, lab):
+                    raise ValueError(f"{lab}/{cell.grade_id} ({fw}): a solution cell needs ### BEGIN SOLUTION")
+        if cell.kind in ("md", "code", "readonly", "parameters"):
+            for fw in FRAMEWORKS:
+                if any(m in render(cell.source, fw, lab) for m in MARKERS):
+                    raise ValueError(f"{lab}: nbgrader markers in a {cell.kind} cell: {cell.source!r:.80}")
+        if cell.grade_id:
+            previous = cell
+
+
+def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
+    nb_cells = []
+    for index, cell in enumerate(cells):
+        text = render(cell.source, fw, lab)
+        cell_id = cell.grade_id or f"cell-{index:02d}"
+        if cell.kind == "md":
+            nb_cell = new_markdown_cell(text, id=cell_id)
+        else:
+            nb_cell = new_code_cell(text, id=cell_id)
+        if cell.kind not in ("md", "code"):
+            nb_cell.metadata["nbgrader"] = nbgrader_metadata(cell)
+        if cell.tags:
+            nb_cell.metadata["tags"] = list(cell.tags)
+        nb_cells.append(nb_cell)
+    nb = new_notebook(cells=nb_cells, metadata={"kernelspec": dict(KERNELSPEC),
+                                                "language_info": {"name": "python"}})
+    nbformat.validate(nb)
+    return nb
+
+
+def notebooks(labs=LABS) -> dict[Path, str]:
+    """Relative path -> JSON text of the source notebooks of ``labs``."""
+    out = {}
+    for lab in labs:
+        cells = importlib.import_module(f"specs.{lab}").CELLS
+        check_cells(lab, cells)
+        for fw in FRAMEWORKS:
+            nb = build(lab, fw, cells)
+            out[Path("source") / lab / f"{lab}_{fw}.ipynb"] = nbformat.writes(nb) + "\n"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the committed notebooks, write nothing")
+    parser.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable; default: all)")
+    args = parser.parse_args(argv)
+    stale = []
+    for rel, text in notebooks(tuple(args.lab or LABS)).items():
+        path = HERE / rel
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(rel))
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote labs/{rel}")
+    if stale:
+        print("labs/make_sources.py: these source notebooks differ from labs/specs (run `make labs`):\n  "
+              + "\n  ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Cells of a lab, written once for both frameworks.
+
+A cell's source is a string (the same in both notebooks), a dict
+``{"torch": ..., "tf": ...}`` or a tuple of such parts (joined by a blank line). In either, ``[[FW]]`` becomes "PyTorch" or
+"TensorFlow/Keras", ``[[fw]]`` "torch" or "tf", ``[[OTHER]]`` the other
+framework's name and ``[[LAB]]`` the lab's name. Sources are dedented and
+stripped, so they can be written as indented triple-quoted strings.
+
+Kinds (with the nbgrader metadata ``labs/make_sources.py`` gives them):
+
+- ``md`` / ``code``: ordinary cells, no nbgrader metadata;
+- ``readonly``: locked (restored from the master copy when grading);
+- ``parameters``: read-only and tagged ``parameters`` for papermill;
+- ``solution``: the student's cell, with a ``### BEGIN SOLUTION`` region;
+- ``tests``: a graded, locked test cell worth ``points``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+Source = Union[str, dict, tuple]
+
+
+@dataclass(frozen=True)
+class Cell:
+    kind: str
+    source: Source
+    grade_id: Optional[str] = None
+    points: int = 0
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def md(source: Source) -> Cell:
+    return Cell("md", source)
+
+
+def code(source: Source) -> Cell:
+    return Cell("code", source)
+
+
+def readonly(grade_id: str, source: Source) -> Cell:
+    return Cell("readonly", source, grade_id)
+
+
+def parameters(source: Source) -> Cell:
+    return Cell("parameters", source, "parameters", tags=("parameters",))
+
+
+def solution(grade_id: str, source: Source) -> Cell:
+    return Cell("solution", source, grade_id)
+
+
+def tests(grade_id: str, points: int, source: Source) -> Cell:
+    return Cell("tests", source, grade_id, points)
+
+
+HOW_IT_WORKS = """
+    **How this lab works.** Each *Exercise* cell holds `raise NotImplementedError("write your code here")`:
+    replace that line with your code, keeping the names and arguments. The cell after an exercise tests it
+    with `assert`s; more tests, hidden here, run when your notebook is graded, so keep your code general
+    rather than fitted to the visible checks. Do not edit or delete the test cells and the read-only
+    cells: grading restores them from the master copy. Before you submit, run everything from the top
+    (*Kernel → Restart Kernel and Run All Cells*).
+
+    This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
+    The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and
+    functions have the same names and arguments in both frameworks.
+"""
+
+# The imports and helpers every lab starts with (a read-only cell).
+SETUP = {
+    "torch": """
+        import math
+        import os
+
+        import matplotlib.pyplot as plt
+        import numpy as np
+        import torch
+        from torch import nn
+
+        import txcourse.torch as tx
+        from txcourse import plots
+        from txcourse.checks import assert_close, assert_equal, normal, to_numpy
+        from txcourse.torch.train import set_seed
+
+
+        def tensor(array, dtype=None):
+            \"\"\"A NumPy array (or nested list) as a tensor; dtype is a NumPy name such as "float32".\"\"\"
+            return torch.as_tensor(np.asarray(array, dtype=dtype))
+    """,
+    "tf": """
+        import math
+        import os
+
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up messages
+
+        import keras
+        import matplotlib.pyplot as plt
+        import numpy as np
+        import tensorflow as tf
+
+        import txcourse.tf as tx
+        from txcourse import plots
+        from txcourse.checks import assert_close, assert_equal, normal, to_numpy
+        from txcourse.tf.train import set_seed
+
+
+        def tensor(array, dtype=None):
+            \"\"\"A NumPy array (or nested list) as a tensor; dtype is a NumPy name such as "float32".\"\"\"
+            return tf.constant(np.asarray(array, dtype=dtype))
+    """,
+}
+
+SETUP_NOTE = """
+    The helpers below come from `txcourse.checks` and work on tensors of either framework:
+    `to_numpy(x)`, `normal(*shape, seed=...)` (fixed-seed float32 numbers, the same in both frameworks),
+    `assert_close(actual, expected, atol, what)` and `assert_equal(actual, expected, what)`, which print
+    the largest difference and where it is when they fail. `set_seed(s)` seeds Python, NumPy and [[FW]].
+"""

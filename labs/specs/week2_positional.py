@@ -1,0 +1,173 @@
+"""Week 2 lab: sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5)."""
+
+from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+
+CELLS = [
+    md(("""
+        # Week 2 lab: positional encoding ([[FW]])
+
+        Self-attention treats its input as a set: permute the tokens and the outputs permute with them.
+        The Transformer adds a position signal to every embedding, Eq. (5) of Vaswani et al. (2017):
+
+        $$PE_{(pos,\\,2i)} = \\sin\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right), \\qquad
+          PE_{(pos,\\,2i+1)} = \\cos\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right)$$
+
+        Dimensions $2i$ and $2i+1$ share one frequency: a sine and a cosine of the **same** angle.
+        In this lab you write the table, check it against two mistakes of the source notes
+        (errata E1 and E8 of the course) and look at it.
+        """, HOW_IT_WORKS)),
+    readonly("setup", SETUP),
+    md(SETUP_NOTE),
+    md("""
+        ## Exercise 1: the table (3 + 2 + 2 points)
+
+        Write `positional_encoding(max_len, d_model)`: the `(max_len, d_model)` table of Eq. (5) as a float32
+        tensor, row `pos` for position `pos`, column `j` for dimension `j`. An odd `d_model` ends with a
+        sine column. Compute the angles in float64 (NumPy is fine) and convert at the end.
+
+        The source notes computed the exponent as `(2 * i // 2) / d_model` for column `i`. Python reads
+        `2 * i // 2` as `(2 * i) // 2 = i`, so every column gets its own frequency (errata E1). Column `j`
+        belongs to pair `j // 2`, whose exponent is `2 * (j // 2) / d_model`.
+        """),
+    solution("positional_encoding", {
+        "torch": """
+            def positional_encoding(max_len, d_model):
+                \"\"\"The (max_len, d_model) table of sinusoidal encodings, Eq. (5), as a float32 tensor.\"\"\"
+                ### BEGIN SOLUTION
+                pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+                j = np.arange(d_model)[None, :]  # (1, D)
+                angle_rates = 1.0 / np.power(10000.0, (2 * (j // 2)) / d_model)  # (1, D)
+                angles = pos * angle_rates  # (max_len, D)
+                table = np.where(j % 2 == 0, np.sin(angles), np.cos(angles))  # (max_len, D)
+                return torch.tensor(table, dtype=torch.float32)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def positional_encoding(max_len, d_model):
+                \"\"\"The (max_len, d_model) table of sinusoidal encodings, Eq. (5), as a float32 tensor.\"\"\"
+                ### BEGIN SOLUTION
+                pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+                j = np.arange(d_model)[None, :]  # (1, D)
+                angle_rates = 1.0 / np.power(10000.0, (2 * (j // 2)) / d_model)  # (1, D)
+                angles = pos * angle_rates  # (max_len, D)
+                table = np.where(j % 2 == 0, np.sin(angles), np.cos(angles))  # (max_len, D)
+                return tf.constant(table, dtype=tf.float32)
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_positional_encoding", 3, {
+        "torch": """
+            # Shape, dtype, position 0, and agreement with txcourse's table.
+            pe = positional_encoding(50, 16)
+            assert isinstance(pe, torch.Tensor), f"return a torch.Tensor, got {type(pe).__name__}"
+            assert tuple(pe.shape) == (50, 16), f"shape {tuple(pe.shape)}, expected (50, 16)"
+            assert pe.dtype == torch.float32, f"dtype {pe.dtype}, expected torch.float32"
+            assert_close(pe[0], np.tile([0.0, 1.0], 8), 1e-7, "position 0: sin(0) = 0, cos(0) = 1")
+            assert_close(pe, tx.positional_encoding(50, 16), 1e-6, "positional_encoding(50, 16)")
+            ### BEGIN HIDDEN TESTS
+            for max_len, d_model in ((1, 2), (7, 5), (3, 1), (128, 64)):
+                assert_close(positional_encoding(max_len, d_model), tx.positional_encoding(max_len, d_model), 1e-5,
+                             f"positional_encoding({max_len}, {d_model})")
+            ### END HIDDEN TESTS
+        """,
+        "tf": """
+            # Shape, dtype, position 0, and agreement with txcourse's table.
+            pe = positional_encoding(50, 16)
+            assert tf.is_tensor(pe), f"return a tf.Tensor, got {type(pe).__name__}"
+            assert tuple(pe.shape) == (50, 16), f"shape {tuple(pe.shape)}, expected (50, 16)"
+            assert pe.dtype == tf.float32, f"dtype {pe.dtype}, expected tf.float32"
+            assert_close(pe[0], np.tile([0.0, 1.0], 8), 1e-7, "position 0: sin(0) = 0, cos(0) = 1")
+            assert_close(pe, tx.positional_encoding(50, 16), 1e-6, "positional_encoding(50, 16)")
+            ### BEGIN HIDDEN TESTS
+            for max_len, d_model in ((1, 2), (7, 5), (3, 1), (128, 64)):
+                assert_close(positional_encoding(max_len, d_model), tx.positional_encoding(max_len, d_model), 1e-5,
+                             f"positional_encoding({max_len}, {d_model})")
+            ### END HIDDEN TESTS
+        """,
+    }),
+    tests("test_shared_frequency", 2, """
+        # Errata E1: columns 2i and 2i+1 hold the sine and the cosine of ONE angle, so sin^2 + cos^2 = 1.
+        pe = to_numpy(positional_encoding(100, 32)).astype(np.float64)
+        assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, np.ones((100, 16)), 1e-5,
+                     "sin^2 + cos^2 of each column pair (2i, 2i+1)")
+        ### BEGIN HIDDEN TESTS
+        pe = to_numpy(positional_encoding(60, 10)).astype(np.float64)
+        assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, np.ones((60, 5)), 1e-5, "pairs for d_model = 10")
+        # the frequencies fall geometrically from 1 to 1/10000^(8/10): read them off the angle at position 1
+        rates = np.arctan2(pe[1, 0::2], pe[1, 1::2])
+        assert_close(rates, 1.0 / 10000.0 ** (np.arange(0, 10, 2) / 10), 1e-6, "angle rates for d_model = 10")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_distance_depends_on_offset", 2, """
+        # Errata E9: ||PE(p + k) - PE(p)|| = sqrt(sum_i (2 - 2 cos(k w_i))) is the same for every p.
+        pe = to_numpy(positional_encoding(40, 64)).astype(np.float64)
+        distance = np.linalg.norm(pe[:, None, :] - pe[None, :, :], axis=-1)  # (40, 40)
+        for k in (1, 3, 10):
+            along = np.diagonal(distance, offset=k)
+            assert np.ptp(along) < 1e-4, f"distances at offset {k} differ by {np.ptp(along):.3g} between positions"
+        ### BEGIN HIDDEN TESTS
+        w = 1.0 / 10000.0 ** (np.arange(0, 64, 2) / 64)
+        for k in (1, 7, 25):
+            expected = np.sqrt(np.sum(2 - 2 * np.cos(k * w)))
+            assert_close(np.diagonal(distance, offset=k), np.full(40 - k, expected), 1e-4, f"distance at offset {k}")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Exercise 2: the worked table for $d_{model} = 4$ (2 points)
+
+        The slides of the source notes worked out the table for $d_{model} = 4$ and positions 0 to 3 with
+        the denominators $1, 10, 100, 1000$, one per column, and wrote $\\sin(3/100)$ in row 2 (errata E8).
+        Work it out yourself from Eq. (5), **without** calling `positional_encoding`:
+
+        - `denominators`: a NumPy array of the 4 column denominators $10000^{2i/d_{model}}$;
+        - `worked_table`: the 4 x 4 NumPy array, row = position 0..3, written with `np.sin`/`np.cos`.
+        """),
+    solution("worked_table", """
+        ### BEGIN SOLUTION
+        denominators = np.array([1.0, 1.0, 100.0, 100.0])  # 10000^(2i/4) for the pairs i = 0, 1
+        worked_table = np.array([[np.sin(p / 1), np.cos(p / 1), np.sin(p / 100), np.cos(p / 100)]
+                                 for p in range(4)])
+        ### END SOLUTION
+        print("denominators:", denominators)
+        print(np.round(worked_table, 4))
+    """),
+    tests("test_worked_table", 2, """
+        assert_close(denominators, [1, 1, 100, 100], 1e-9, "denominators of the four columns for d_model = 4")
+        assert_close(worked_table, tx.positional_encoding(4, 4), 1e-6, "the worked d_model = 4 table")
+        assert abs(worked_table[2, 2] - np.sin(2 / 100)) < 1e-9, "row 2 is position 2: sin(2/100), not sin(3/100)"
+        ### BEGIN HIDDEN TESTS
+        assert np.asarray(worked_table).shape == (4, 4)
+        assert_close(worked_table[:, 3], np.cos(np.arange(4) / 100), 1e-9, "column 3 of the worked table")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        Your function gives the same table (rounded to 4 decimals). Compare it with the slides: the second
+        pair of columns changes slowly, the first pair quickly.
+        """),
+    code("""
+        # NBVAL_CHECK_OUTPUT
+        print(np.array2string(to_numpy(positional_encoding(4, 4)), precision=4, suppress_small=True))
+    """),
+    md("""
+        ## Looking at the encoding
+
+        Low dimensions oscillate fast along the positions, high dimensions slowly: every position gets a
+        distinct pattern, and a fixed offset is a fixed rotation of each (sin, cos) pair, which is why the
+        distance between two encodings depends only on their offset (right).
+        """),
+    code("""
+        table = to_numpy(positional_encoding(64, 128))
+        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
+        plots.plot_positional_encoding(table, title="Your encoding: 64 positions x 128 dimensions", ax=left)
+        distance = np.linalg.norm(table[:, None, :] - table[None, :, :], axis=-1)
+        image = right.imshow(distance, cmap="viridis")
+        right.set(title="||PE(p) - PE(q)||", xlabel="position q", ylabel="position p")
+        fig.colorbar(image, ax=right)
+        plt.show()
+    """),
+    md("""
+        In the model the table is added to the scaled token embeddings, `Embedding(tokens) * sqrt(d_model) + PE`
+        (`tx.TransformerEmbedding`); the source notes built that layer and never applied it (errata E4).
+        Next week: attention.
+        """),
+]

@@ -1,0 +1,327 @@
+"""Week 3 lab: scaled dot-product attention, masks, and multi-head attention (Vaswani et al. 2017, Sec. 3.2)."""
+
+from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+
+CELLS = [
+    md(("""
+        # Week 3 lab: attention ([[FW]])
+
+        $$\\mathrm{Attention}(Q, K, V) = \\mathrm{softmax}\\!\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V
+          \\qquad \\text{(Eq. (1) of Vaswani et al. 2017)}$$
+
+        You will write scaled dot-product attention, the two masks, and the reshapes that split the model
+        width into heads and merge them back, then check that your pieces reproduce `tx.MultiHeadAttention`.
+
+        **Mask convention** (the same in the whole course and in both frameworks): `True` marks a key that
+        may **not** be attended. A masked key must get a weight of exactly 0.
+
+        Shapes: `B` batch, `H` heads, `T_q` queries, `T_k` keys, `D` model width, `d_k = D / H`.
+        """, HOW_IT_WORKS)),
+    readonly("setup", SETUP),
+    md(SETUP_NOTE),
+    md("""
+        ## Exercise 1: scaled dot-product attention (2 + 3 + 3 points)
+
+        Write `scaled_dot_product_attention(query, key, value, mask=None)` for inputs of shape
+        `(..., T_q, d_k)`, `(..., T_k, d_k)`, `(..., T_k, d_v)` and a boolean `mask` that broadcasts to the
+        scores `(..., T_q, T_k)`. Return `(output, weights)`: `(..., T_q, d_v)` and `(..., T_q, T_k)`.
+
+        Masking: set the masked scores to the most negative number of their dtype
+        (`torch.finfo(scores.dtype).min` / `scores.dtype.min`) before the softmax. The source notes added
+        `mask * -1e9`: in float16 `-1e9` overflows to `-inf` and `0 * -inf` is NaN, so every score becomes
+        NaN under mixed precision (errata E6); the hidden tests run your function in float16. After the
+        softmax, set the masked weights to 0, so that a row whose keys are all masked gives zeros, not NaN
+        or a uniform average.
+        """),
+    solution("scaled_dot_product_attention", {
+        "torch": """
+            def scaled_dot_product_attention(query, key, value, mask=None):
+                \"\"\"softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights).\"\"\"
+                ### BEGIN SOLUTION
+                d_k = query.shape[-1]
+                scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
+                if mask is not None:
+                    scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (..., T_q, T_k)
+                weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k)
+                if mask is not None:
+                    weights = weights.masked_fill(mask, 0.0)  # (..., T_q, T_k)
+                return torch.matmul(weights, value), weights  # (..., T_q, d_v), (..., T_q, T_k)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def scaled_dot_product_attention(query, key, value, mask=None):
+                \"\"\"softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights).\"\"\"
+                ### BEGIN SOLUTION
+                d_k = query.shape[-1]
+                scores = tf.matmul(query, key, transpose_b=True) / math.sqrt(d_k)  # (..., T_q, T_k)
+                if mask is not None:
+                    scores = tf.where(mask, tf.constant(scores.dtype.min, scores.dtype), scores)  # (..., T_q, T_k)
+                weights = tf.nn.softmax(scores, axis=-1)  # (..., T_q, T_k)
+                if mask is not None:
+                    weights = tf.where(mask, tf.zeros_like(weights), weights)  # (..., T_q, T_k)
+                return tf.matmul(weights, value), weights  # (..., T_q, d_v), (..., T_q, T_k)
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_attention_notes_example", 2, """
+        # The source notes' example: the query matches the second key exactly, so it copies the second value.
+        temp_k = tensor([[10.0, 0, 0], [0, 10, 0], [0, 0, 10], [0, 0, 10]], "float32")
+        temp_v = tensor([[1.0, 0], [10, 0], [100, 5], [1000, 6]], "float32")
+        out, weights = scaled_dot_product_attention(tensor([[0.0, 10, 0]], "float32"), temp_k, temp_v)
+        assert_close(weights, [[0, 1, 0, 0]], 1e-6, "weights for the query [0, 10, 0]")
+        assert_close(out, [[10, 0]], 1e-4, "output for the query [0, 10, 0]")
+        ### BEGIN HIDDEN TESTS
+        # a query matching two keys equally averages their values
+        out, weights = scaled_dot_product_attention(tensor([[0.0, 0, 10]], "float32"), temp_k, temp_v)
+        assert_close(weights, [[0, 0, 0.5, 0.5]], 1e-6, "weights for the query [0, 0, 10]")
+        assert_close(out, [[550, 5.5]], 1e-3, "output for the query [0, 0, 10]")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_attention_matches_reference", 3, """
+        # Batched inputs with heads: compare with txcourse, check the shapes and that each row of weights sums to 1.
+        q, k, v = tensor(normal(2, 3, 5, 8, seed=1)), tensor(normal(2, 3, 7, 8, seed=2)), tensor(normal(2, 3, 7, 4, seed=3))
+        out, weights = scaled_dot_product_attention(q, k, v)
+        ref_out, ref_weights = tx.scaled_dot_product_attention(q, k, v)
+        assert tuple(out.shape) == (2, 3, 5, 4), f"output shape {tuple(out.shape)}, expected (2, 3, 5, 4)"
+        assert tuple(weights.shape) == (2, 3, 5, 7), f"weights shape {tuple(weights.shape)}, expected (2, 3, 5, 7)"
+        assert_close(to_numpy(weights).sum(-1), np.ones((2, 3, 5)), 1e-5, "sum of each row of weights")
+        assert_close(weights, ref_weights, 1e-5, "attention weights")
+        assert_close(out, ref_out, 1e-5, "attention output")
+        ### BEGIN HIDDEN TESTS
+        q, k, v = tensor(normal(4, 6, 16, seed=4)), tensor(normal(4, 9, 16, seed=5)), tensor(normal(4, 9, 3, seed=6))
+        out, weights = scaled_dot_product_attention(q, k, v)
+        ref_out, ref_weights = tx.scaled_dot_product_attention(q, k, v)
+        assert_close(weights, ref_weights, 1e-5, "weights without heads")
+        assert_close(out, ref_out, 1e-5, "output without heads")
+        # the 1/sqrt(d_k) scaling: scaling q by 2 must change the weights like scaling the scores by 2
+        _, w2 = scaled_dot_product_attention(q * 2, k, v)
+        _, r2 = tx.scaled_dot_product_attention(q * 2, k, v)
+        assert_close(w2, r2, 1e-5, "weights for 2q")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_attention_mask", 3, """
+        # Padding: the last keys of each sentence are masked; their weights must be exactly 0.
+        q, k, v = tensor(normal(2, 2, 4, 8, seed=7)), tensor(normal(2, 2, 6, 8, seed=8)), tensor(normal(2, 2, 6, 5, seed=9))
+        mask = np.zeros((2, 1, 1, 6), dtype=bool)
+        mask[0, ..., 4:] = True  # sentence 0: 4 tokens + 2 padding
+        mask[1, ..., 3:] = True  # sentence 1: 3 tokens + 3 padding
+        out, weights = scaled_dot_product_attention(q, k, v, tensor(mask))
+        w = to_numpy(weights)
+        assert (w[0, ..., 4:] == 0).all() and (w[1, ..., 3:] == 0).all(), "masked keys must get a weight of exactly 0"
+        assert_close(w.sum(-1), np.ones((2, 2, 4)), 1e-5, "sum of each row of weights (with a mask)")
+        ref_out, ref_weights = tx.scaled_dot_product_attention(q, k, v, tensor(mask))
+        assert_close(weights, ref_weights, 1e-5, "masked attention weights")
+        assert_close(out, ref_out, 1e-5, "masked attention output")
+        ### BEGIN HIDDEN TESTS
+        # a row whose keys are all masked: zero weights and zero output, never NaN
+        full = np.zeros((2, 1, 1, 6), dtype=bool)
+        full[1] = True
+        out, weights = scaled_dot_product_attention(q, k, v, tensor(full))
+        assert not np.isnan(to_numpy(weights)).any(), "a fully masked row gave NaN weights"
+        assert_close(to_numpy(weights)[1], np.zeros((2, 4, 6)), 0.0, "weights of a fully masked row")
+        assert_close(to_numpy(out)[1], np.zeros((2, 4, 5)), 0.0, "output of a fully masked row")
+        # errata E6: float16 with a mask must not produce NaN
+        half = "float16"
+        out16, w16 = scaled_dot_product_attention(tensor(to_numpy(q), half), tensor(to_numpy(k), half),
+                                                  tensor(to_numpy(v), half), tensor(mask))
+        assert not np.isnan(to_numpy(out16).astype(np.float32)).any(), "float16 output has NaN (errata E6)"
+        assert_close(to_numpy(w16).astype(np.float32), ref_weights, 2e-2, "float16 attention weights")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Exercise 2: the masks (2 + 2 points)
+
+        - `padding_mask(tokens, pad_id=0)`: `tokens` `(B, T)` of ids → a boolean `(B, 1, 1, T)`, `True` where
+          the token is `pad_id`. The two size-1 axes broadcast over heads and queries.
+        - `look_ahead_mask(length)`: a boolean `(length, length)`, `True` above the diagonal: query `t` may
+          not see the keys after `t`.
+        """),
+    solution("masks", {
+        "torch": """
+            def padding_mask(tokens, pad_id=0):
+                \"\"\"(B, T) ids -> (B, 1, 1, T) bool, True at padding.\"\"\"
+                ### BEGIN SOLUTION
+                return (tokens == pad_id)[:, None, None, :]  # (B, 1, 1, T)
+                ### END SOLUTION
+
+
+            def look_ahead_mask(length):
+                \"\"\"(T, T) bool, True above the diagonal (the future).\"\"\"
+                ### BEGIN SOLUTION
+                return torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)  # (T, T)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def padding_mask(tokens, pad_id=0):
+                \"\"\"(B, T) ids -> (B, 1, 1, T) bool, True at padding.\"\"\"
+                ### BEGIN SOLUTION
+                return tf.equal(tokens, pad_id)[:, tf.newaxis, tf.newaxis, :]  # (B, 1, 1, T)
+                ### END SOLUTION
+
+
+            def look_ahead_mask(length):
+                \"\"\"(T, T) bool, True above the diagonal (the future).\"\"\"
+                ### BEGIN SOLUTION
+                positions = tf.range(length)
+                return positions[tf.newaxis, :] > positions[:, tf.newaxis]  # (T, T): key > query
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_masks", 2, """
+        tokens = tensor([[7, 6, 0, 0], [1, 2, 3, 0]])
+        pm = padding_mask(tokens)
+        assert tuple(pm.shape) == (2, 1, 1, 4), f"padding_mask shape {tuple(pm.shape)}, expected (2, 1, 1, 4)"
+        assert to_numpy(pm).dtype == bool, f"padding_mask must be boolean, got {to_numpy(pm).dtype}"
+        assert_equal(pm, [[[[False, False, True, True]]], [[[False, False, False, True]]]], "padding_mask")
+        la = look_ahead_mask(4)
+        assert to_numpy(la).dtype == bool, f"look_ahead_mask must be boolean, got {to_numpy(la).dtype}"
+        assert_equal(la, np.triu(np.ones((4, 4), dtype=bool), k=1), "look_ahead_mask(4)")
+        ### BEGIN HIDDEN TESTS
+        tokens = tensor(np.array([[5, 5, 9, 9, 9], [9, 1, 2, 3, 4]]))
+        assert_equal(padding_mask(tokens, pad_id=9), tx.padding_mask(tokens, pad_id=9), "padding_mask with pad_id=9")
+        for n in (1, 2, 7):
+            assert_equal(look_ahead_mask(n), tx.look_ahead_mask(n), f"look_ahead_mask({n})")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_no_look_ahead", 2, """
+        # With your look-ahead mask, no query attends to a later key, and changing the later values
+        # leaves the earlier outputs unchanged.
+        q, k, v = tensor(normal(1, 6, 8, seed=10)), tensor(normal(1, 6, 8, seed=11)), normal(1, 6, 4, seed=12)
+        out, weights = scaled_dot_product_attention(q, k, tensor(v), look_ahead_mask(6))
+        assert (np.triu(to_numpy(weights)[0], k=1) == 0).all(), "a query attended to a later key"
+        v_changed = v.copy()
+        v_changed[:, 3:] += 100.0  # change positions 3, 4, 5
+        out_changed, _ = scaled_dot_product_attention(q, k, tensor(v_changed), look_ahead_mask(6))
+        assert_close(to_numpy(out_changed)[:, :3], to_numpy(out)[:, :3], 1e-5, "outputs 0-2 after changing values 3-5")
+        ### BEGIN HIDDEN TESTS
+        combined = np.logical_or(to_numpy(look_ahead_mask(6)), np.array([False] * 5 + [True]))
+        _, weights = scaled_dot_product_attention(q, k, tensor(v), tensor(combined))
+        assert (to_numpy(weights)[0][combined] == 0).all(), "look-ahead + padding: masked weights must be 0"
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Exercise 3: splitting and merging heads (2 points)
+
+        Multi-head attention runs `H` attentions of width `d_k = D / H` side by side. Write
+        - `split_heads(x, num_heads)`: `(B, T, D)` → `(B, H, T, d_k)`; head `h` gets the columns
+          `h * d_k` to `(h + 1) * d_k - 1`;
+        - `merge_heads(x)`: `(B, H, T, d_k)` → `(B, T, D)`, the concatenation of the heads
+          (the inverse of `split_heads`).
+
+        Reshape to `(B, T, H, d_k)` and then swap the `T` and `H` axes; a direct reshape to `(B, H, T, d_k)`
+        would mix positions into heads.
+        """),
+    solution("heads", {
+        "torch": """
+            def split_heads(x, num_heads):
+                \"\"\"(B, T, D) -> (B, H, T, d_k).\"\"\"
+                ### BEGIN SOLUTION
+                batch, length, width = x.shape
+                x = x.reshape(batch, length, num_heads, width // num_heads)  # (B, T, H, d_k)
+                return x.transpose(1, 2)  # (B, H, T, d_k)
+                ### END SOLUTION
+
+
+            def merge_heads(x):
+                \"\"\"(B, H, T, d_k) -> (B, T, D = H * d_k).\"\"\"
+                ### BEGIN SOLUTION
+                batch, heads, length, d_k = x.shape
+                return x.transpose(1, 2).reshape(batch, length, heads * d_k)  # (B, T, D)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def split_heads(x, num_heads):
+                \"\"\"(B, T, D) -> (B, H, T, d_k).\"\"\"
+                ### BEGIN SOLUTION
+                batch, length, width = tf.shape(x)[0], tf.shape(x)[1], x.shape[-1]
+                x = tf.reshape(x, (batch, length, num_heads, width // num_heads))  # (B, T, H, d_k)
+                return tf.transpose(x, (0, 2, 1, 3))  # (B, H, T, d_k)
+                ### END SOLUTION
+
+
+            def merge_heads(x):
+                \"\"\"(B, H, T, d_k) -> (B, T, D = H * d_k).\"\"\"
+                ### BEGIN SOLUTION
+                batch, length = tf.shape(x)[0], tf.shape(x)[2]
+                x = tf.transpose(x, (0, 2, 1, 3))  # (B, T, H, d_k)
+                return tf.reshape(x, (batch, length, x.shape[2] * x.shape[3]))  # (B, T, D)
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_heads", 2, """
+        x = normal(2, 5, 12, seed=13)
+        heads = split_heads(tensor(x), 3)
+        assert tuple(heads.shape) == (2, 3, 5, 4), f"split_heads shape {tuple(heads.shape)}, expected (2, 3, 5, 4)"
+        assert_close(to_numpy(heads)[:, 1], x[:, :, 4:8], 0.0, "head 1 holds columns 4-7")
+        assert_close(merge_heads(heads), x, 0.0, "merge_heads(split_heads(x))")
+        ### BEGIN HIDDEN TESTS
+        mha = tx.MultiHeadAttention(12, 4)
+        assert_close(split_heads(tensor(x), 4), mha.split_heads(tensor(x)), 0.0, "split_heads vs txcourse")
+        y = normal(3, 2, 7, 5, seed=14)
+        assert tuple(merge_heads(tensor(y)).shape) == (3, 7, 10)
+        assert_close(split_heads(merge_heads(tensor(y)), 2), y, 0.0, "split_heads(merge_heads(y))")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Exercise 4: multi-head attention from your pieces (3 points)
+
+        $\\mathrm{MultiHead}(Q, K, V) = \\mathrm{Concat}(\\mathrm{head}_1, \\dots, \\mathrm{head}_h)W^O$ with
+        $\\mathrm{head}_i = \\mathrm{Attention}(QW_i^Q, KW_i^K, VW_i^V)$. The heads are concatenated and
+        projected, not added (the source notes said "added": errata E5).
+
+        Write `multi_head_attention(mha, query, key, value, mask=None)` that uses the projections of a
+        `tx.MultiHeadAttention` layer `mha` (`mha.w_q`, `mha.w_k`, `mha.w_v`, `mha.w_o`, each a linear layer
+        you call on a `(B, T, D)` tensor; `mha.num_heads`) with **your** `split_heads`,
+        `scaled_dot_product_attention` and `merge_heads`. Return `(output (B, T_q, D), weights (B, H, T_q, T_k))`.
+        """),
+    solution("multi_head_attention", """
+        def multi_head_attention(mha, query, key, value, mask=None):
+            \"\"\"Concat(head_1..head_H) W^O with mha's projections and your pieces. Returns (output, weights).\"\"\"
+            ### BEGIN SOLUTION
+            q = split_heads(mha.w_q(query), mha.num_heads)  # (B, H, T_q, d_k)
+            k = split_heads(mha.w_k(key), mha.num_heads)  # (B, H, T_k, d_k)
+            v = split_heads(mha.w_v(value), mha.num_heads)  # (B, H, T_k, d_k)
+            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            return mha.w_o(merge_heads(heads)), weights  # (B, T_q, D), (B, H, T_q, T_k)
+            ### END SOLUTION
+    """),
+    tests("test_multi_head_attention", 3, """
+        set_seed(0)
+        mha = tx.MultiHeadAttention(16, 4)  # fixed weights from the seed; txcourse computes the reference
+        x, memory = tensor(normal(2, 5, 16, seed=15)), tensor(normal(2, 7, 16, seed=16))
+        mask = padding_mask(tensor([[1, 2, 3, 4, 5, 0, 0], [1, 2, 3, 0, 0, 0, 0]]))
+        out, weights = multi_head_attention(mha, x, memory, memory, mask)
+        assert tuple(out.shape) == (2, 5, 16) and tuple(weights.shape) == (2, 4, 5, 7)
+        assert_close(out, mha(x, memory, memory, mask), 1e-5, "your multi-head attention vs tx.MultiHeadAttention")
+        assert_close(weights, mha.attention_weights, 1e-5, "attention weights per head")
+        ### BEGIN HIDDEN TESTS
+        out, weights = multi_head_attention(mha, x, x, x, look_ahead_mask(5))
+        assert_close(out, mha(x, x, x, look_ahead_mask(5)), 1e-5, "masked self-attention")
+        mha8 = tx.MultiHeadAttention(16, 8)
+        assert_close(multi_head_attention(mha8, x, x, x)[0], mha8(x, x, x), 1e-5, "8 heads")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Looking at masks and attention
+
+        Dark cells are `True`: positions that may not be attended. Below them, the self-attention weights of
+        a random (untrained) layer on a padded sentence of 6 tokens, with look-ahead and padding masks
+        combined as the decoder does: each row sums to 1 over the allowed keys.
+        """),
+    code("""
+        tokens = tensor([[11, 12, 13, 14, 0, 0]])
+        combined = to_numpy(look_ahead_mask(6)) | to_numpy(padding_mask(tokens))[0, 0]  # (6, 6)
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
+        plots.plot_mask(look_ahead_mask(6), title="look_ahead_mask(6)", ax=axes[0])
+        plots.plot_mask(padding_mask(tokens), title="padding_mask (2 pads)", ax=axes[1])
+        plots.plot_mask(combined, title="combined", ax=axes[2])
+        plt.show()
+
+        set_seed(1)
+        mha = tx.MultiHeadAttention(16, 4)
+        x = tensor(normal(1, 6, 16, seed=17))
+        _, weights = multi_head_attention(mha, x, x, x, tensor(combined))
+        plots.plot_attention_heads(to_numpy(weights)[0], title="4 heads, look-ahead + padding mask")
+        plt.show()
+    """),
+]

@@ -1,0 +1,226 @@
+"""Week 4 lab: the encoder layer (Vaswani et al. 2017, Sec. 3.1 and 3.3)."""
+
+from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+
+# Copy the weights of a txcourse layer into the student's, sublayer by sublayer (same attribute names).
+COPY_WEIGHTS = {
+    "torch": """
+        def copy_weights(source, target):
+            \"\"\"Load the weights of `source` (a txcourse layer) into `target` (yours): same attribute names.\"\"\"
+            target.load_state_dict(source.state_dict())
+    """,
+    "tf": """
+        def copy_weights(source, target, names=("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm")):
+            \"\"\"Set the weights of `target` (yours, called once so Keras has built it) from `source` (txcourse).\"\"\"
+            for name in names:
+                getattr(target, name).set_weights(getattr(source, name).get_weights())
+    """,
+}
+
+# Run a layer without dropout: .eval() in PyTorch; Keras layers run in inference mode unless training=True.
+RUN = {
+    "torch": """
+        def run(layer, *args, training=False):
+            \"\"\"Call `layer` in inference mode (dropout off) or in training mode.\"\"\"
+            layer.train(training)
+            with torch.no_grad():
+                return layer(*args)
+    """,
+    "tf": """
+        def run(layer, *args, training=False):
+            \"\"\"Call `layer` in inference mode (dropout off) or in training mode.\"\"\"
+            return layer(*args, training=training)
+    """,
+}
+
+CELLS = [
+    md(("""
+        # Week 4 lab: the encoder layer ([[FW]])
+
+        An encoder layer has two sublayers: multi-head self-attention and a position-wise feed-forward
+        network $\\mathrm{FFN}(x) = \\max(0, xW_1 + b_1)W_2 + b_2$. The paper wraps each one as
+
+        $$x \\leftarrow \\mathrm{LayerNorm}(x + \\mathrm{Dropout}(\\mathrm{Sublayer}(x)))$$
+
+        (residual connection, then layer normalisation: *post-LN*, Sec. 3.1 and 5.4). You will write that
+        layer from txcourse's sublayers and check it against `tx.EncoderLayer` with the same weights.
+        """, HOW_IT_WORKS)),
+    readonly("setup", (SETUP, RUN)),
+    md(SETUP_NOTE),
+    md({
+        "torch": """
+            ## Exercise 1: `EncoderLayer` (2 + 4 + 2 + 2 points)
+
+            Complete the class. In `__init__`, create these attributes (the names matter: the tests copy the
+            weights of a `tx.EncoderLayer` into yours by name):
+
+            | attribute | what |
+            |---|---|
+            | `self_attn` | `tx.MultiHeadAttention(d_model, num_heads)` |
+            | `self_attn_norm` | `nn.LayerNorm(d_model, eps=layer_norm_eps)` |
+            | `feed_forward` | `tx.PositionwiseFeedForward(d_model, d_ff)` |
+            | `feed_forward_norm` | `nn.LayerNorm(d_model, eps=layer_norm_eps)` |
+            | `dropout` | `nn.Dropout(dropout)` |
+
+            In `forward(x, mask=None)`: self-attention of `x` to itself (`self.self_attn(x, x, x, mask)`), then
+            the FFN, each wrapped as above. `x` is `(B, T, D)`, `mask` broadcasts to `(B, H, T, T)`
+            (`True` = may not attend); return `(B, T, D)`.
+        """,
+        "tf": """
+            ## Exercise 1: `EncoderLayer` (2 + 4 + 2 + 2 points)
+
+            Complete the class. In `__init__`, create these attributes (the names matter: the tests copy the
+            weights of a `tx.EncoderLayer` into yours by name):
+
+            | attribute | what |
+            |---|---|
+            | `self_attn` | `tx.MultiHeadAttention(d_model, num_heads)` |
+            | `self_attn_norm` | `keras.layers.LayerNormalization(epsilon=layer_norm_eps)` |
+            | `feed_forward` | `tx.PositionwiseFeedForward(d_model, d_ff)` |
+            | `feed_forward_norm` | `keras.layers.LayerNormalization(epsilon=layer_norm_eps)` |
+            | `dropout` | `keras.layers.Dropout(dropout)` |
+
+            In `call(x, mask=None, training=None)`: self-attention of `x` to itself
+            (`self.self_attn(x, x, x, mask)`), then the FFN, each wrapped as above; pass `training=training`
+            to the dropout. `x` is `(B, T, D)`, `mask` broadcasts to `(B, H, T, T)` (`True` = may not attend);
+            return `(B, T, D)`.
+        """,
+    }),
+    solution("encoder_layer", {
+        "torch": """
+            class EncoderLayer(nn.Module):
+                \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
+
+                def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6):
+                    super().__init__()
+                    ### BEGIN SOLUTION
+                    self.self_attn = tx.MultiHeadAttention(d_model, num_heads)
+                    self.self_attn_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
+                    self.feed_forward = tx.PositionwiseFeedForward(d_model, d_ff)
+                    self.feed_forward_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
+                    self.dropout = nn.Dropout(dropout)
+                    ### END SOLUTION
+
+                def forward(self, x, mask=None):
+                    ### BEGIN SOLUTION
+                    x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask)))  # (B, T, D)
+                    x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T, D)
+                    return x
+                    ### END SOLUTION
+        """,
+        "tf": """
+            class EncoderLayer(keras.layers.Layer):
+                \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
+
+                def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6, **kwargs):
+                    super().__init__(**kwargs)
+                    ### BEGIN SOLUTION
+                    self.self_attn = tx.MultiHeadAttention(d_model, num_heads)
+                    self.self_attn_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps)
+                    self.feed_forward = tx.PositionwiseFeedForward(d_model, d_ff)
+                    self.feed_forward_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps)
+                    self.dropout = keras.layers.Dropout(dropout)
+                    ### END SOLUTION
+
+                def call(self, x, mask=None, training=None):
+                    ### BEGIN SOLUTION
+                    x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask), training=training))  # (B, T, D)
+                    x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x), training=training))  # (B, T, D)
+                    return x
+                    ### END SOLUTION
+        """,
+    }),
+    tests("test_encoder_layer_parts", 2, ("""
+        layer = EncoderLayer(16, 4, 32, dropout=0.1)
+        for name in ("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm", "dropout"):
+            assert hasattr(layer, name), f"EncoderLayer has no attribute {name!r}"
+        assert isinstance(layer.self_attn, tx.MultiHeadAttention), "self_attn must be a tx.MultiHeadAttention"
+        assert isinstance(layer.feed_forward, tx.PositionwiseFeedForward), "feed_forward must be a tx.PositionwiseFeedForward"
+
+        out = run(layer, tensor(normal(2, 5, 16, seed=1)))
+        assert tuple(out.shape) == (2, 5, 16), f"output shape {tuple(out.shape)}, expected (2, 5, 16)"
+        ### BEGIN HIDDEN TESTS
+        # post-LN: with LayerNorm's initial gain 1 and bias 0, every output row has mean 0 and variance 1
+        rows = to_numpy(out).reshape(-1, 16).astype(np.float64)
+        assert_close(rows.mean(-1), np.zeros(10), 1e-5, "mean of each output row (post-LN)")
+        assert_close(rows.var(-1), np.ones(10), 1e-3, "variance of each output row (post-LN)")
+        ### END HIDDEN TESTS
+    """)),
+    tests("test_encoder_layer_matches_reference", 4, (COPY_WEIGHTS, """
+        set_seed(0)
+        reference = tx.EncoderLayer(16, 4, 32, dropout=0.1)  # fixed weights from the seed
+        mine = EncoderLayer(16, 4, 32, dropout=0.1)
+        x = tensor(normal(2, 5, 16, seed=2))
+        run(mine, x)  # builds Keras weights (no effect in PyTorch)
+        copy_weights(reference, mine)
+        assert_close(run(mine, x), run(reference, x), 1e-5, "encoder layer output, no mask")
+        mask = tx.padding_mask(tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]))
+        assert_close(run(mine, x, mask), run(reference, x, mask), 1e-5, "encoder layer output with a padding mask")
+        ### BEGIN HIDDEN TESTS
+        set_seed(3)
+        reference = tx.EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=1e-5)
+        mine = EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=1e-5)
+        x = tensor(normal(3, 7, 24, seed=4))
+        run(mine, x)
+        copy_weights(reference, mine)
+        assert_close(run(mine, x, tx.look_ahead_mask(7)), run(reference, x, tx.look_ahead_mask(7)), 1e-5,
+                     "24-wide layer, 3 heads, look-ahead mask")
+        ### END HIDDEN TESTS
+    """)),
+    tests("test_padding_does_not_leak", 2, """
+        # Changing the vectors at padded positions must not change the outputs at the real tokens.
+        set_seed(5)
+        layer = EncoderLayer(16, 4, 32, dropout=0.0)
+        x = normal(2, 6, 16, seed=6)
+        tokens = tensor([[5, 6, 7, 8, 0, 0], [5, 6, 7, 0, 0, 0]])
+        mask = tx.padding_mask(tokens)
+        out = to_numpy(run(layer, tensor(x), mask))
+        x_changed = x.copy()
+        x_changed[0, 4:] = 50.0
+        x_changed[1, 3:] = -50.0
+        out_changed = to_numpy(run(layer, tensor(x_changed), mask))
+        assert_close(out_changed[0, :4], out[0, :4], 1e-5, "sentence 0, real tokens")
+        assert_close(out_changed[1, :3], out[1, :3], 1e-5, "sentence 1, real tokens")
+        ### BEGIN HIDDEN TESTS
+        unmasked = to_numpy(run(layer, tensor(x_changed)))
+        assert np.abs(unmasked[0, :4] - out[0, :4]).max() > 1e-3, "without the mask the padding should matter"
+        ### END HIDDEN TESTS
+    """),
+    tests("test_dropout_in_training_only", 2, """
+        # Dropout is active in training mode only; in inference mode the layer is deterministic.
+        set_seed(7)
+        layer = EncoderLayer(16, 4, 32, dropout=0.5)
+        x = tensor(normal(2, 5, 16, seed=8))
+        assert_close(run(layer, x), run(layer, x), 0.0, "two calls in inference mode")
+        a, b = to_numpy(run(layer, x, training=True)), to_numpy(run(layer, x, training=True))
+        assert np.abs(a - b).max() > 1e-3, "two calls in training mode with dropout 0.5 should differ"
+        ### BEGIN HIDDEN TESTS
+        quiet = EncoderLayer(16, 4, 32, dropout=0.0)
+        assert_close(run(quiet, x, training=True), run(quiet, x), 1e-6, "dropout 0: training mode = inference mode")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Stacking layers: a small encoder
+
+        `tx.Encoder` embeds the tokens (`Embedding * sqrt(d_model) + PE`) and runs `N` encoder layers. Here
+        is the same with your layer: embed a padded batch with `tx.TransformerEmbedding`, run two of your
+        layers, and look at the self-attention of the first one (its `self_attn.attention_weights`,
+        `(B, H, T, T)`). The weights are random, so the pattern means nothing yet, except that no query
+        attends to the padding.
+        """),
+    code("""
+        set_seed(0)
+        embed = tx.TransformerEmbedding(vocab_size=20, d_model=32, max_len=16, dropout=0.1)
+        layers = [EncoderLayer(32, 4, 64, dropout=0.1) for _ in range(2)]
+        tokens = tensor([[3, 9, 4, 12, 7, 0, 0], [5, 5, 8, 0, 0, 0, 0]])
+        mask = tx.padding_mask(tokens)
+        x = run(embed, tokens)
+        for layer in layers:
+            x = run(layer, x, mask)
+        print("encoder output:", tuple(x.shape))
+        weights = to_numpy(layers[0].self_attn.attention_weights)[0]  # (H, T, T), sentence 0
+        words = ["w3", "w9", "w4", "w12", "w7", "<pad>", "<pad>"]
+        plots.plot_attention_heads(weights, words, words, title="Layer 1 self-attention (random weights)")
+        plt.show()
+    """),
+]

@@ -1,0 +1,420 @@
+"""Week 6 lab (GPU): the label-smoothed loss, greedy decoding, and training a Transformer on `numbers`."""
+
+from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
+
+PARAMETERS = """
+    # Parameters. papermill can set them: papermill IN.ipynb OUT.ipynb -p SMOKE False -p DEVICE cuda
+    DEVICE = "auto"  # "auto" (a GPU if there is one), "cpu", "cuda" or "mps"
+    SMOKE = True  # True: about a minute on a CPU, small split and model; False: the full run (use a GPU)
+    STEPS = 8000  # optimizer steps of the full run
+    D_MODEL = 128  # model width of the full run (4 heads, 2 + 2 layers, d_ff = 4 * D_MODEL)
+    MAX_SECONDS = 1800  # the full run stops training after this many seconds
+    SEED = 0
+"""
+
+IMPORTS = {
+    "torch": """
+        from txcourse import TransformerConfig
+        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
+        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+        from txcourse.metrics import exact_match, format_length_table
+        from txcourse.torch.decode import greedy_decode as tx_greedy_decode
+        from txcourse.torch.loss import label_smoothed_cross_entropy
+        from txcourse.training import TrainConfig
+
+
+        def run(model, *args):
+            \"\"\"Call `model` in inference mode (dropout off), without recording gradients.\"\"\"
+            model.eval()
+            with torch.no_grad():
+                return model(*args)
+    """,
+    "tf": """
+        from txcourse import TransformerConfig
+        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
+        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+        from txcourse.metrics import exact_match, format_length_table
+        from txcourse.tf.decode import greedy_decode as tx_greedy_decode
+        from txcourse.tf.loss import label_smoothed_cross_entropy
+        from txcourse.training import TrainConfig
+
+
+        def run(model, *args):
+            \"\"\"Call `model` in inference mode (dropout off).\"\"\"
+            return model(*args, training=False)
+    """,
+}
+
+# Issue 3's exact-match targets for the full run (benchmarks/numbers_quality.py).
+TARGETS = {"torch": "0.98", "tf": "0.95"}
+
+SETTINGS = """
+    PROGRESS = os.environ.get("TXCOURSE_PROGRESS", "1") != "0"  # progress bars (the tests switch them off)
+    if SMOKE:  # numbers below 1000, a 64-wide model, 300 steps: about a minute on a CPU
+        TASK = dict(low=0, high=999, sizes=(800, 50, 100), long_train_fraction=0.0,
+                    long_test_fraction=0.0, long_min_digits=4)
+        MODEL = dict(d_model=64, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=128)
+        TRAIN = dict(steps=300, batch_size=32, warmup_steps=200, lr_factor=1.0, log_every=20, max_seconds=600)
+        EXACT_MATCH_TARGET = 0.5
+    else:  # the default numbers task: 20000 training pairs, 10% of them 6-digit numbers, half of the test split
+        TASK = dict()
+        MODEL = dict(d_model=D_MODEL, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=4 * D_MODEL)
+        TRAIN = dict(steps=STEPS, batch_size=64, warmup_steps=400, lr_factor=2.0, log_every=100,
+                     max_seconds=MAX_SECONDS)
+        EXACT_MATCH_TARGET = [[TARGET]]  # issue 3's target for [[FW]] (benchmarks/numbers_quality.py)
+    print(f"SMOKE={SMOKE}, DEVICE={DEVICE!r}: task {TASK or 'numbers (default)'}, model {MODEL}")
+"""
+
+CELLS = [
+    md(("""
+        # Week 6 lab: training and decoding ([[FW]])
+
+        You will write the two pieces that turn the model of weeks 2 to 5 into a translator: the
+        **label-smoothed cross-entropy** it is trained with (Sec. 5.4 of Vaswani et al. 2017) and **greedy
+        decoding**, which translates one token at a time. Then you train a small Transformer on the course's
+        `numbers` task (an English number in words → the same number in Korean, e.g. "twelve thousand, three
+        hundred and forty-five" → "만 이천삼백사십오"), score it (exact match, chrF) with your decoder and
+        txcourse's, and look at its training curves and attention.
+
+        **Running it.** The first code cell holds the parameters. With `SMOKE = True` (the default) the
+        notebook trains for about a minute on a CPU on numbers below 1000; that is what the autograder runs.
+        For the real run set `SMOKE = False` on a machine with a GPU (or let papermill do it:
+        `papermill [[LAB]]_[[fw]].ipynb out.ipynb -p SMOKE False -p DEVICE cuda`): numbers up to 999999
+        (6-digit numbers are rare in training and half of the test set), a 128-wide model, and a target of
+        98% exact match (95% in TensorFlow).
+        """, HOW_IT_WORKS)),
+    parameters(PARAMETERS),
+    readonly("setup", (SETUP, IMPORTS)),
+    md(SETUP_NOTE),
+    code({fw: SETTINGS.replace("[[TARGET]]", target) for fw, target in TARGETS.items()}),
+    md("""
+        ## Exercise 1: label-smoothed cross-entropy (2 + 3 + 2 points)
+
+        With label smoothing $\\varepsilon$ the target distribution puts $1 - \\varepsilon + \\varepsilon/V$ on
+        the correct token and $\\varepsilon/V$ on each of the $V$ tokens of the vocabulary, so the loss of one
+        position with log-probabilities $\\log p$ and target $y$ is
+
+        $$(1 - \\varepsilon)\\,(-\\log p_y) + \\varepsilon \\cdot \\frac{1}{V}\\sum_{v=1}^{V} (-\\log p_v).$$
+
+        Write `label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID)`: `logits` `(B, T, V)`,
+        `targets` `(B, T)` ids; return the **mean over the non-padding positions** as a scalar tensor
+        (differentiable: use [[FW]] operations). Padding positions count for nothing; a batch of padding
+        only gives 0, not NaN. Use a log-softmax rather than `log(softmax(...))`.
+        """),
+    solution("label_smoothed_loss", {
+        "torch": """
+            def label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID):
+                \"\"\"Mean over non-padding positions of (1 - eps) NLL + eps * mean_v(-log p_v). A scalar tensor.\"\"\"
+                ### BEGIN SOLUTION
+                log_probs = torch.log_softmax(logits.float(), dim=-1)  # (B, T, V)
+                nll = -log_probs.gather(-1, targets[..., None])[..., 0]  # (B, T)
+                uniform = -log_probs.mean(dim=-1)  # (B, T)
+                per_token = (1.0 - smoothing) * nll + smoothing * uniform  # (B, T)
+                keep = (targets != pad_id).float()  # (B, T)
+                return (per_token * keep).sum() / keep.sum().clamp(min=1.0)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID):
+                \"\"\"Mean over non-padding positions of (1 - eps) NLL + eps * mean_v(-log p_v). A scalar tensor.\"\"\"
+                ### BEGIN SOLUTION
+                log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, T, V)
+                nll = -tf.gather(log_probs, targets, axis=-1, batch_dims=2)  # (B, T)
+                uniform = -tf.reduce_mean(log_probs, axis=-1)  # (B, T)
+                per_token = (1.0 - smoothing) * nll + smoothing * uniform  # (B, T)
+                keep = tf.cast(tf.not_equal(targets, pad_id), tf.float32)  # (B, T)
+                return tf.reduce_sum(per_token * keep) / tf.maximum(tf.reduce_sum(keep), 1.0)
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_loss_without_smoothing", 2, """
+        # smoothing = 0 is the ordinary cross-entropy: the mean over real tokens of -log softmax(logits)[target].
+        x = normal(2, 5, 7, seed=1).astype(np.float64)
+        y = np.array([[3, 1, 6, 2, 0], [4, 4, 5, 0, 0]])
+        log_p = x - x.max(-1, keepdims=True) - np.log(np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True))
+        picked = np.take_along_axis(log_p, y[..., None], axis=-1)[..., 0]  # (B, T)
+        expected = -picked[y != 0].mean()
+        loss = label_smoothed_loss(tensor(x, "float32"), tensor(y), smoothing=0.0)
+        assert np.ndim(to_numpy(loss)) == 0, f"return a scalar, got shape {np.shape(to_numpy(loss))}"
+        assert_close(loss, expected, 1e-5, "loss with smoothing 0")
+        ### BEGIN HIDDEN TESTS
+        assert_close(label_smoothed_loss(tensor(x, "float32"), tensor(y), smoothing=0.0, pad_id=4),
+                     -picked[y != 4].mean(), 1e-5, "smoothing 0, pad_id=4")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_loss_matches_reference", 3, """
+        logits = tensor(normal(3, 6, 11, seed=2))
+        targets = tensor([[5, 3, 9, 2, 0, 0], [7, 7, 1, 4, 10, 2], [6, 2, 0, 0, 0, 0]])
+        for eps in (0.1, 0.3):
+            reference, _ = label_smoothed_cross_entropy(logits, targets, eps)
+            assert_close(label_smoothed_loss(logits, targets, smoothing=eps), reference, 1e-5, f"loss with smoothing {eps}")
+        ### BEGIN HIDDEN TESTS
+        reference, _ = label_smoothed_cross_entropy(logits, targets, 1.0)
+        assert_close(label_smoothed_loss(logits, targets, smoothing=1.0), reference, 1e-5, "smoothing 1")
+        big = tensor(normal(2, 4, 5, seed=3) * 50)
+        ids = tensor([[1, 2, 3, 4], [4, 3, 0, 0]])
+        reference, _ = label_smoothed_cross_entropy(big, ids, 0.1)
+        assert_close(label_smoothed_loss(big, ids), reference, 1e-4, "large logits (use a log-softmax)")
+        ### END HIDDEN TESTS
+    """),
+    tests("test_loss_ignores_padding", 2, ("""
+        # Changing the logits at padding positions, or adding padding, must not change the loss.
+        x = normal(2, 4, 6, seed=4)
+        y = np.array([[3, 4, 0, 0], [5, 2, 2, 0]])
+        base = to_numpy(label_smoothed_loss(tensor(x), tensor(y)))
+        x_changed = x.copy()
+        x_changed[y == 0] = 100.0
+        assert_close(label_smoothed_loss(tensor(x_changed), tensor(y)), base, 1e-5, "loss after changing padded logits")
+        x_longer = np.concatenate([x, normal(2, 3, 6, seed=5)], axis=1)
+        y_longer = np.concatenate([y, np.zeros((2, 3), dtype=y.dtype)], axis=1)
+        assert_close(label_smoothed_loss(tensor(x_longer), tensor(y_longer)), base, 1e-5, "loss with 3 more pads")
+        all_pad = to_numpy(label_smoothed_loss(tensor(x), tensor(np.zeros_like(y))))
+        assert np.isfinite(all_pad) and all_pad == 0.0, f"a batch of padding only must give 0, got {all_pad}"
+        ### BEGIN HIDDEN TESTS
+        """, {
+        "torch": """
+            logits = tensor(x).requires_grad_()
+            label_smoothed_loss(logits, tensor(y)).backward()
+            assert logits.grad is not None and (logits.grad[tensor(y) == 0] == 0).all(), "gradient at padding must be 0"
+            ### END HIDDEN TESTS
+        """,
+        "tf": """
+            logits = tf.Variable(x)
+            with tf.GradientTape() as tape:
+                loss = label_smoothed_loss(logits, tensor(y))
+            grad = tape.gradient(loss, logits)
+            assert grad is not None and (to_numpy(grad)[y == 0] == 0).all(), "gradient at padding must be 0"
+            ### END HIDDEN TESTS
+        """})),
+    md("""
+        ## Exercise 2: greedy decoding (3 points)
+
+        A trained model translates one token at a time: start from `<sos>`, feed the tokens produced so far,
+        take the most probable next token, stop at `<eos>`. txcourse's models (the Transformer and the GRU
+        seq2seq of week 1) expose this as two methods:
+
+        - `state = model.start_decoding(src)`: encode the source `(B, T_src)` once;
+        - `logits, attention = model.decode_step(token, state)`: feed the newest token `(B,)` of every
+          sentence, get the next-token scores `(B, V)` (the state keeps the earlier tokens).
+
+        Write `greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID)` returning the
+        tokens `(B, T_out)`, `T_out <= max_len`, **without** the leading `<sos>`:
+
+        - never generate `<pad>` or `<sos>` (give them a score of minus infinity);
+        - a sentence that has produced `<eos>` continues with `<pad>` only;
+        - stop as soon as every sentence has produced `<eos>`, or after `max_len` tokens;
+        - run the model in inference mode: in PyTorch call `model.eval()` and decode under `torch.no_grad()`;
+          Keras layers run in inference mode unless called with `training=True`.
+        """),
+    solution("greedy_decode", {
+        "torch": """
+            def greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID):
+                \"\"\"The most probable token at every step, until every sentence has produced <eos>. (B, T_out).\"\"\"
+                ### BEGIN SOLUTION
+                model.eval()
+                with torch.no_grad():
+                    state = model.start_decoding(src)
+                    token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
+                    finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
+                    tokens = []
+                    for _ in range(max_len):
+                        logits, _ = model.decode_step(token, state)  # (B, V)
+                        logits = logits.float().clone()
+                        logits[:, [pad_id, sos_id]] = float("-inf")
+                        token = logits.argmax(dim=-1)  # (B,)
+                        token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
+                        tokens.append(token)
+                        finished = finished | (token == eos_id)
+                        if bool(finished.all()):
+                            break
+                    return torch.stack(tokens, dim=1)  # (B, T_out)
+                ### END SOLUTION
+        """,
+        "tf": """
+            def greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID):
+                \"\"\"The most probable token at every step, until every sentence has produced <eos>. (B, T_out).\"\"\"
+                ### BEGIN SOLUTION
+                state = model.start_decoding(src)
+                token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
+                finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
+                tokens = []
+                for _ in range(max_len):
+                    logits, _ = model.decode_step(token, state)  # (B, V)
+                    logits = tf.cast(logits, tf.float32)
+                    banned = tf.reduce_any(tf.one_hot([pad_id, sos_id], logits.shape[-1]) > 0, axis=0)  # (V,)
+                    logits = tf.where(banned, float("-inf"), logits)  # (B, V)
+                    token = tf.argmax(logits, axis=-1)  # (B,) int64
+                    token = tf.where(finished, tf.constant(pad_id, tf.int64), token)  # (B,)
+                    tokens.append(token)
+                    finished = finished | (token == eos_id)
+                    if bool(tf.reduce_all(finished)):
+                        break
+                return tf.stack(tokens, axis=1)  # (B, T_out)
+                ### END SOLUTION
+        """,
+    }),
+    tests("test_greedy_decode", 3, """
+        class Scripted:
+            \"\"\"A stand-in model whose next-token scores follow a script; <pad> and <sos> always score highest.\"\"\"
+
+            config = None
+
+            def __init__(self, script, vocab_size=9):
+                self.script, self.vocab_size = script, vocab_size
+
+            def eval(self):
+                return self
+
+            def train(self, mode=True):
+                return self
+
+            def start_decoding(self, src, use_cache=True):
+                return {"step": 0}
+
+            def decode_step(self, token, state):
+                scores = np.full((len(self.script), self.vocab_size), -5.0, dtype=np.float32)
+                scores[:, [PAD_ID, SOS_ID]] = 9.0  # must never be chosen
+                for b, row in enumerate(self.script):
+                    scores[b, row[min(state["step"], len(row) - 1)]] = 5.0
+                state["step"] += 1
+                return tensor(scores), None
+
+
+        E = EOS_ID
+        src = tensor(np.ones((3, 4), dtype=np.int64))
+        out = greedy_decode(Scripted([[7, 8, E], [5, E], [6]]), src, max_len=5)
+        assert_equal(out, [[7, 8, E, 0, 0], [5, E, 0, 0, 0], [6, 6, 6, 6, 6]], "greedy decoding of a scripted model")
+        out = greedy_decode(Scripted([[7, E], [E], [4, 4, E]]), src, max_len=6)
+        assert_equal(out, [[7, E, 0], [E, 0, 0], [4, 4, E]], "stop once every sentence has produced <eos>")
+        ### BEGIN HIDDEN TESTS
+        set_seed(0)
+        model = tx.Transformer(TransformerConfig(src_vocab_size=15, tgt_vocab_size=13, d_model=16, num_heads=2,
+                                                 num_encoder_layers=1, num_decoder_layers=1, d_ff=32, max_len=32))
+        src = tensor([[5, 6, 7, 8, 0], [9, 10, 0, 0, 0], [4, 4, 4, 4, 4]])
+        assert_equal(greedy_decode(model, src, max_len=12), tx_greedy_decode(model, src, max_len=12).tokens,
+                     "a (random, fixed-seed) Transformer: your tokens vs txcourse's")
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Training
+
+        The model is `tx.Transformer` built from txcourse's defaults for this task (`default_model_config`),
+        trained by txcourse's `Trainer`: Adam with the warm-up schedule of Eq. (3), label smoothing 0.1,
+        gradient clipping, and a tokenizer per side (English words, Korean characters). Before training, the
+        next cell checks your loss on one batch against txcourse's: the untrained model's loss is about
+        $\\log V$.
+        """),
+    code({
+        "torch": """
+            prepared = prepare_task("numbers", **TASK)
+            src_tok, tgt_tok = prepared.src_tokenizer, prepared.tgt_tokenizer
+            print(f"{len(prepared.train)} training pairs, vocabularies {src_tok.vocab_size} / {tgt_tok.vocab_size}; "
+                  f"e.g. {prepared.splits.train[0]}")
+            fw = backend("torch")
+            set_seed(SEED)
+            model_config = default_model_config("transformer", src_tok.vocab_size, tgt_tok.vocab_size, MODEL)
+            model = fw.build_model("transformer", model_config)
+            train_config = TrainConfig(seed=SEED, device=DEVICE, progress=PROGRESS, **TRAIN)
+            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config)
+            print(f"{sum(p.numel() for p in model.parameters())} parameters on {trainer.device}")
+        """,
+        "tf": """
+            prepared = prepare_task("numbers", **TASK)
+            src_tok, tgt_tok = prepared.src_tokenizer, prepared.tgt_tokenizer
+            print(f"{len(prepared.train)} training pairs, vocabularies {src_tok.vocab_size} / {tgt_tok.vocab_size}; "
+                  f"e.g. {prepared.splits.train[0]}")
+            fw = backend("tf")
+            set_seed(SEED)
+            model_config = default_model_config("transformer", src_tok.vocab_size, tgt_tok.vocab_size, MODEL)
+            model = fw.build_model("transformer", model_config)
+            train_config = TrainConfig(seed=SEED, device=DEVICE, progress=PROGRESS, **TRAIN)
+            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config)
+            print(f"{model.count_params()} parameters on {trainer.device}")
+        """,
+    }),
+    code("""
+        batch = make_batches(prepared.train, batch_size=64)[0]
+        src, tgt_in, tgt_out = (fw.to_tensor(a, DEVICE) for a in (batch.src, batch.tgt_in, batch.tgt_out))
+        logits = run(trainer.model, src, tgt_in)
+        yours = float(label_smoothed_loss(logits, tgt_out, smoothing=train_config.label_smoothing))
+        reference = float(label_smoothed_cross_entropy(logits, tgt_out, train_config.label_smoothing)[0])
+        print(f"untrained loss on one batch: yours {yours:.4f}, txcourse {reference:.4f}, "
+              f"log V = {math.log(tgt_tok.vocab_size):.4f}")
+
+        history = trainer.fit()
+        print(f"{trainer.step} steps: loss {history[0]['loss']:.3f} -> {history[-1]['loss']:.3f}, "
+              f"token accuracy {history[-1]['accuracy']:.3f}")
+    """),
+    md("""
+        ## Evaluation
+
+        `txcourse.experiment.evaluate` translates the test split with txcourse's greedy decoder and scores
+        it: exact match (the whole number right), chrF (character n-gram F-score, 0-100), BLEU on characters,
+        and exact match by source length. Then the same sentences go through **your** `greedy_decode`: the
+        translations should be identical.
+        """),
+    code("""
+        test_pairs = prepared.splits.test
+        result = evaluate(fw, trainer.model, test_pairs, src_tok, tgt_tok, device=DEVICE)
+        print(f"test ({len(test_pairs)} pairs): exact match {100 * result['exact_match']:.1f}%, "
+              f"chrF {result['chrf']:.1f}, BLEU (characters) {result['bleu']:.1f}")
+        print(format_length_table({"transformer": result["by_length"]}))
+        for (source, reference), hypothesis in list(zip(test_pairs, result["hypotheses"]))[:5]:
+            print(f"{source!r} -> {hypothesis!r} ({'right' if hypothesis == reference else 'expected ' + repr(reference)})")
+    """),
+    code("""
+        def translate(decode, sources, batch_size=128):
+            \"\"\"Translate `sources` with `decode` (a greedy decoder such as yours) and the trained model.\"\"\"
+            outputs = []
+            for start in range(0, len(sources), batch_size):
+                ids, _ = pad_sequences([src_tok.encode(s) for s in sources[start:start + batch_size]], pad_id=PAD_ID)
+                max_len = min(model_config["max_len"], 2 * ids.shape[1] + 10)
+                tokens = decode(trainer.model, fw.to_tensor(ids, DEVICE), max_len=max_len)
+                outputs += [tgt_tok.decode(row.tolist()) for row in to_numpy(tokens)]
+            return outputs
+
+
+        yours = translate(greedy_decode, [s for s, _ in test_pairs])
+        agreement = float(np.mean([a == b for a, b in zip(yours, result["hypotheses"])]))
+        print(f"your greedy decoding: exact match {100 * exact_match(yours, [t for _, t in test_pairs]):.1f}%, "
+              f"same translation as txcourse for {100 * agreement:.1f}% of the sentences")
+    """),
+    tests("test_training_worked", 3, """
+        first, last = history[0]["loss"], history[-1]["loss"]
+        assert last < 0.5 * first, f"the loss fell only from {first:.3f} to {last:.3f}"
+        assert result["exact_match"] >= EXACT_MATCH_TARGET, (
+            f"exact match {result['exact_match']:.3f} < {EXACT_MATCH_TARGET} after {trainer.step} steps")
+        ### BEGIN HIDDEN TESTS
+        assert result["chrf"] >= (80.0 if SMOKE else 99.0), f"chrF {result['chrf']:.1f}"
+        ### END HIDDEN TESTS
+    """),
+    tests("test_your_decoder_translates", 2, """
+        assert len(yours) == len(test_pairs)
+        assert agreement >= 0.99, f"your greedy decoding agrees with txcourse's on {100 * agreement:.1f}% only"
+        ### BEGIN HIDDEN TESTS
+        assert abs(exact_match(yours, [t for _, t in test_pairs]) - result["exact_match"]) <= 0.01
+        ### END HIDDEN TESTS
+    """),
+    md("""
+        ## Training curves and attention
+
+        Left to right: the label-smoothed loss (it cannot reach 0: with $\\varepsilon = 0.1$ the best
+        possible loss is the entropy of the smoothed targets), the token accuracy under teacher forcing, and
+        the learning rate of Eq. (3), rising for the warm-up steps and then decaying as $1/\\sqrt{step}$.
+        Below: the encoder-decoder attention of the last decoder layer while translating one test sentence,
+        one panel per head.
+        """),
+    code("""
+        plots.plot_training_curves(history, title=f"Transformer on numbers ([[FW]], {trainer.step} steps)")
+        plt.show()
+
+        source = max(test_pairs[:50], key=lambda pair: len(pair[0].split()))[0]
+        ids = src_tok.encode(source)
+        out = fw.greedy_decode(trainer.model, fw.to_tensor(np.array([ids]), DEVICE))
+        out_ids = [int(i) for i in to_numpy(out.tokens)[0]]
+        plots.plot_attention_heads(to_numpy(out.attention)[0], [src_tok.vocab[i] for i in ids],
+                                   [tgt_tok.vocab[i] for i in out_ids], ncols=2,
+                                   title=f"cross-attention: {source!r}")
+        plt.show()
+    """),
+]

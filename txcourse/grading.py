@@ -1,0 +1,633 @@
+"""Grading the lab notebooks with nbgrader: student versions, self-checks, and grading submissions.
+
+The labs live in ``labs/`` as an nbgrader course (``labs/nbgrader_config.py``):
+``labs/source/<lab>/<lab>_<framework>.ipynb`` are the instructor versions with
+solutions and hidden tests (built by ``labs/make_sources.py``),
+``labs/release/<lab>/`` the student versions made from them by nbgrader.
+
+Three jobs, each also a command (``python -m txcourse.grading ...``):
+
+- :func:`release` (``make labs``): run ``nbgrader generate_assignment`` for
+  every lab inside ``labs/`` and normalise the student notebooks it writes;
+- :func:`check_labs` (``make test-labs``): for every lab notebook, execute
+  the source version with papermill (smoke parameters), re-run the result
+  under ``pytest --nbval-lax``, then autograde the source version (it must get
+  full marks) and the unchanged student version (it must get zero) and print
+  a table of the scores read from nbgrader's gradebook;
+- :func:`grade_submissions` (``make grade``): autograde a folder of student
+  submissions in a temporary copy of the course and write a CSV of scores
+  and one HTML feedback file per notebook.
+
+nbgrader, papermill and nbval run as subprocesses of this Python, so one bad
+notebook never takes the grader down with it. Imports nothing heavy at import
+time (no framework, no nbgrader).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+__all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
+           "normalise_notebook", "release", "make_course", "read_scores", "NotebookScore", "LabCheck",
+           "check_labs", "format_check_table", "grade_submissions", "main"]
+
+LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
+        "week6_training")
+FRAMEWORKS = ("torch", "tf")
+TRAINING_LABS = ("week1_seq2seq", "week6_training")  # the labs with a papermill `parameters` cell
+SMOKE_PARAMETERS = {"SMOKE": True, "DEVICE": "cpu"}  # one minute on a CPU
+DEFAULT_CELL_TIMEOUT = 300  # seconds per cell when grading; an endless loop costs this much, then its points
+SOLUTION, BLANK = "solution", "blank"  # the two pseudo-students of check_labs
+_STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
+
+
+def notebook_name(lab: str, framework: str) -> str:
+    """``week3_attention``, ``torch`` -> ``week3_attention_torch`` (the nbgrader notebook id)."""
+    return f"{lab}_{framework}"
+
+
+# ---------------------------------------------------------------------------
+# Subprocesses
+# ---------------------------------------------------------------------------
+
+def _env(threads: Optional[int] = None, progress: bool = False) -> dict[str, str]:
+    """The environment of every tool run: this Python's scripts first on PATH (nbgrader calls
+    ``alembic`` by name), no progress bars, and optionally a CPU thread limit for parallel runs."""
+    env = dict(os.environ)
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    env.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    if not progress:
+        env["TXCOURSE_PROGRESS"] = "0"
+    if threads:
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
+                     "TF_NUM_INTEROP_THREADS"):
+            env[name] = str(threads)
+    return env
+
+
+@dataclass
+class _Run:
+    returncode: int
+    seconds: float
+    log: Path
+    timed_out: bool = False
+
+    def tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _run(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, timeout: Optional[float] = None) -> _Run:
+    """Run ``cmd`` in its own process group, output to ``log``; on timeout kill the whole group."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with open(log, "w", encoding="utf-8") as out:
+        out.write("$ " + " ".join(str(c) for c in cmd) + "\n")
+        out.flush()
+        proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+            timed_out = True
+            out.write(f"\n[txcourse.grading] killed after {timeout:.0f} s\n")
+    return _Run(code, time.perf_counter() - start, log, timed_out)
+
+
+def _tool(name: str) -> list[str]:
+    """The command of a console script installed next to this Python (nbgrader, papermill)."""
+    script = Path(sys.executable).with_name(name)
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", name]
+
+
+def _nbgrader(args: Sequence[str], course: Path, env: dict[str, str], log: Path,
+              timeout: Optional[float] = None) -> _Run:
+    return _run([*_tool("nbgrader"), *args], course, env, log, timeout)
+
+
+# ---------------------------------------------------------------------------
+# Notebooks and courses
+# ---------------------------------------------------------------------------
+
+_KEEP_CELL_METADATA = ("nbgrader", "tags", "deletable", "editable")
+
+
+def normalise_notebook(text: str) -> str:
+    """A notebook's JSON in the committed form: no outputs, no execution counts, only the cell
+    metadata that matters (nbgrader's, tags, deletable/editable), nbformat's key order."""
+    import nbformat
+
+    nb = nbformat.reads(text, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in _KEEP_CELL_METADATA}
+    nb.metadata = {k: v for k, v in nb.metadata.items() if k in ("kernelspec", "language_info")}
+    return nbformat.writes(nb) + "\n"
+
+
+def _copy_config(labs_dir: Path, course: Path) -> None:
+    shutil.copy2(labs_dir / "nbgrader_config.py", course / "nbgrader_config.py")
+
+
+def make_course(labs_dir: Path, course: Path, labs: Iterable[str], env: dict[str, str], logs: Path) -> list[_Run]:
+    """A fresh nbgrader course in ``course``: the config, ``source/<lab>`` and a gradebook made by
+    ``generate_assignment`` (which also writes ``release/<lab>``). Returns the nbgrader runs."""
+    if course.exists():
+        shutil.rmtree(course)
+    (course / "source").mkdir(parents=True)
+    _copy_config(labs_dir, course)
+    runs = []
+    for lab in labs:
+        shutil.copytree(labs_dir / "source" / lab, course / "source" / lab)
+        run = _nbgrader(["generate_assignment", lab, "--force"], course, env, logs / f"generate_{lab}.log")
+        if run.returncode != 0 or not (course / "release" / lab).is_dir():
+            raise RuntimeError(f"nbgrader generate_assignment {lab} failed:\n{run.tail()}")
+        runs.append(run)
+    return runs
+
+
+def release(labs_dir: str | os.PathLike = "labs", labs: Sequence[str] = LABS, verbose: bool = True) -> list[Path]:
+    """Make the student versions: ``nbgrader generate_assignment <lab>`` inside ``labs_dir`` for every
+    lab (its gradebook goes to a temporary folder), then normalise ``labs_dir/release/<lab>/*.ipynb``.
+
+    Returns the notebooks written.
+    """
+    labs_dir = Path(labs_dir).resolve()
+    written = []
+    with tempfile.TemporaryDirectory(prefix="txcourse-release-") as tmp:
+        env = _env()
+        db = f"sqlite:///{Path(tmp) / 'gradebook.db'}"
+        for lab in labs:
+            log = Path(tmp) / f"generate_{lab}.log"
+            run = _nbgrader(["generate_assignment", lab, "--force", f"--db={db}"], labs_dir, env, log)
+            out_dir = labs_dir / "release" / lab
+            if run.returncode != 0 or not out_dir.is_dir():
+                raise RuntimeError(f"nbgrader generate_assignment {lab} failed:\n{run.tail()}")
+            for path in sorted(out_dir.glob("*.ipynb")):
+                path.write_text(normalise_notebook(path.read_text(encoding="utf-8")), encoding="utf-8")
+                written.append(path)
+                if verbose:
+                    print(f"wrote {path.relative_to(labs_dir.parent) if labs_dir.parent in path.parents else path}")
+    return written
+
+
+@dataclass
+class NotebookScore:
+    """One student's autograded notebook, from the gradebook. ``cells``: grade id -> (score, max)."""
+
+    notebook: str
+    score: float
+    max_score: float
+    cells: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[str]:
+        return [name for name, (score, top) in self.cells.items() if score < top]
+
+    @property
+    def passed(self) -> list[str]:
+        return [name for name, (score, top) in self.cells.items() if score > 0]
+
+
+def read_scores(course: Path, lab: str, student: str) -> dict[str, NotebookScore]:
+    """The autograded scores of ``student`` for ``lab`` in ``course``'s gradebook, by notebook.
+
+    A notebook that was never autograded is left out. A test cell without an automatic score
+    (nbgrader wants a manual grade, e.g. a deleted cell when add_missing_cells is off) counts 0.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        try:
+            assignment = gb.find_assignment(lab)
+        except MissingEntry:
+            return out
+        for notebook in assignment.notebooks:
+            try:
+                sub = gb.find_submission_notebook(notebook.name, lab, student)
+            except MissingEntry:
+                continue
+            cells = {g.name: (float(g.auto_score or 0.0), float(g.max_score)) for g in sub.grades}
+            if not (course / "autograded" / student / lab / f"{notebook.name}.ipynb").exists():
+                continue
+            out[notebook.name] = NotebookScore(notebook.name, sum(s for s, _ in cells.values()),
+                                               float(sub.max_score), cells)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# make test-labs
+# ---------------------------------------------------------------------------
+
+@dataclass
+class LabCheck:
+    """What :func:`check_labs` found for one lab notebook."""
+
+    lab: str
+    framework: str
+    run_seconds: float = float("nan")
+    nbval_seconds: float = float("nan")
+    autograde_seconds: float = float("nan")  # for the whole lab (both notebooks, both students)
+    solution: Optional[NotebookScore] = None
+    blank: Optional[NotebookScore] = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def notebook(self) -> str:
+        return notebook_name(self.lab, self.framework)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _stale_release(labs_dir: Path, course: Path, lab: str) -> list[str]:
+    """Differences between the committed student notebooks and the ones nbgrader makes now."""
+    problems = []
+    fresh, committed = course / "release" / lab, labs_dir / "release" / lab
+    for path in sorted(fresh.glob("*.ipynb")):
+        mine = committed / path.name
+        if not mine.exists():
+            problems.append(f"labs/release/{lab}/{path.name} is missing (run `make labs`)")
+        elif normalise_notebook(path.read_text(encoding="utf-8")) != mine.read_text(encoding="utf-8"):
+            problems.append(f"labs/release/{lab}/{path.name} is out of date (run `make labs`)")
+    return problems
+
+
+def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[str], timeout: int,
+                   threads: Optional[int], say) -> list[LabCheck]:
+    env = _env(threads=threads)
+    logs = build / "logs" / lab
+    course = build / "course" / lab
+    executed = build / "executed"
+    executed.mkdir(parents=True, exist_ok=True)
+    results = [LabCheck(lab, fw) for fw in frameworks]
+    try:
+        make_course(labs_dir, course, [lab], env, logs)
+    except RuntimeError as error:
+        for r in results:
+            r.problems.append(str(error))
+        return results
+    stale = _stale_release(labs_dir, course, lab)
+    for r in results:
+        name = r.notebook
+        r.problems += [p for p in stale if name in p]
+        source = labs_dir / "source" / lab / f"{name}.ipynb"
+        out = executed / f"{name}.ipynb"
+        params = []
+        if lab in TRAINING_LABS:
+            for key, value in SMOKE_PARAMETERS.items():
+                params += ["-p", key, str(value)]
+        run = _run([*_tool("papermill"), source, out, "-k", "python3", "--no-progress-bar", "--cwd", executed,
+                    "--execution-timeout", str(timeout), *params], build, env, logs / f"papermill_{name}.log")
+        r.run_seconds = run.seconds
+        if run.returncode != 0:
+            r.problems.append(f"papermill failed on {source} (log {run.log}):\n{run.tail()}")
+            say(f"  {name}: papermill FAILED ({run.seconds:.0f} s)")
+            continue
+        run = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+                    "--nbval-current-env", f"--nbval-sanitize-with={labs_dir / 'nbval_sanitize.cfg'}",
+                    f"--nbval-cell-timeout={timeout}", str(out)], build, env, logs / f"nbval_{name}.log")
+        r.nbval_seconds = run.seconds
+        if run.returncode != 0:
+            r.problems.append(f"pytest --nbval-lax failed on {out} (log {run.log}):\n{run.tail()}")
+        say(f"  {name}: papermill {r.run_seconds:.0f} s, nbval {r.nbval_seconds:.0f} s"
+            f"{'' if run.returncode == 0 else ' FAILED'}")
+    # The source version and the unchanged student version, graded like submissions.
+    for student, folder in ((SOLUTION, labs_dir / "source" / lab), (BLANK, labs_dir / "release" / lab)):
+        target = course / "submitted" / student / lab
+        target.mkdir(parents=True, exist_ok=True)
+        for fw in frameworks:
+            name = notebook_name(lab, fw)
+            shutil.copy2(folder / f"{name}.ipynb", target / f"{name}.ipynb")
+    run = _nbgrader(["autograde", lab, "--create", "--force", f"--Execute.timeout={timeout}"], course, env,
+                    logs / "autograde.log")
+    scores = {student: read_scores(course, lab, student) for student in (SOLUTION, BLANK)}
+    for r in results:
+        r.autograde_seconds = run.seconds
+        r.solution = scores[SOLUTION].get(r.notebook)
+        r.blank = scores[BLANK].get(r.notebook)
+        if r.solution is None or r.blank is None:
+            r.problems.append(f"nbgrader autograde did not grade {r.notebook} (log {run.log}):\n{run.tail()}")
+            continue
+        if r.solution.max_score <= 0:
+            r.problems.append(f"{r.notebook} has no graded test cells")
+        if r.solution.failed:
+            r.problems.append(f"the source version of {r.notebook} loses points in {r.solution.failed} "
+                              f"(autograded notebook: {course / 'autograded' / SOLUTION / lab})")
+        if r.blank.passed:
+            r.problems.append(f"the unchanged student version of {r.notebook} passes {r.blank.passed}: "
+                              f"those tests do not call the student's code")
+    say(f"  {lab}: autograde {run.seconds:.0f} s")
+    return results
+
+
+def check_labs(labs_dir: str | os.PathLike = "labs", build_dir: str | os.PathLike = "_build/labs",
+               labs: Sequence[str] = LABS, frameworks: Sequence[str] = FRAMEWORKS, jobs: int = 2,
+               timeout: int = 600, threads: Optional[int] = None, verbose: bool = True) -> list[LabCheck]:
+    """Execute, re-validate and autograde every lab notebook; see the module docstring.
+
+    Labs run ``jobs`` at a time, each in its own course under ``build_dir/course/<lab>`` (its own
+    gradebook), the slowest first. ``threads`` limits the CPU threads of every notebook (default:
+    the cores divided among the jobs). Executed notebooks land in ``build_dir/executed``, logs in
+    ``build_dir/logs``.
+    """
+    labs_dir, build = Path(labs_dir).resolve(), Path(build_dir).resolve()
+    build.mkdir(parents=True, exist_ok=True)
+    if threads is None:
+        threads = max(1, (os.cpu_count() or 1) // max(1, jobs))
+
+    def say(message: str) -> None:
+        if verbose:
+            print(message, flush=True)
+
+    def check_one(lab: str) -> list[LabCheck]:
+        try:
+            return _check_one_lab(lab, labs_dir, build, frameworks, timeout, threads, say)
+        except Exception as error:  # noqa: BLE001 - report it with the lab, check the others
+            say(f"  {lab}: {type(error).__name__}: {error}")
+            return [LabCheck(lab, fw, problems=[f"{lab}: {type(error).__name__}: {error}"]) for fw in frameworks]
+
+    order = sorted(labs, key=lambda lab: (lab not in TRAINING_LABS, LABS.index(lab) if lab in LABS else 99))
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        found = dict(zip(order, pool.map(check_one, order)))
+    return [r for lab in labs for r in found[lab]]
+
+
+def _score(s: Optional[NotebookScore]) -> str:
+    return "-" if s is None else f"{s.score:g}/{s.max_score:g}"
+
+
+def format_check_table(results: Sequence[LabCheck]) -> str:
+    """The table ``make test-labs`` prints: lab, framework, scores, times, verdict."""
+    rows = [("lab", "framework", "solution", "blank", "run (s)", "nbval (s)", "autograde (s)", "ok")]
+    for r in results:
+        rows.append((r.lab, r.framework, _score(r.solution), _score(r.blank), f"{r.run_seconds:.0f}",
+                     f"{r.nbval_seconds:.0f}", f"{r.autograde_seconds:.0f}", "yes" if r.ok else "NO"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# make grade
+# ---------------------------------------------------------------------------
+
+def _find_submissions(student_dir: Path, lab: str) -> tuple[dict[str, Path], list[str]]:
+    """A student's notebooks for ``lab`` (notebook id -> path), looked up in the student's folder
+    and in its ``<lab>/`` subfolder; and the other notebooks found there."""
+    wanted = {notebook_name(lab, fw) for fw in FRAMEWORKS}
+    found: dict[str, Path] = {}
+    others = []
+    for folder in (student_dir / lab, student_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.ipynb")):
+            if path.stem in wanted and path.stem not in found:
+                found[path.stem] = path
+            elif path.stem not in wanted:
+                others.append(path.name)
+    return found, others
+
+
+def _readable(path: Path) -> Optional[str]:
+    """None if ``path`` is a notebook nbformat can read, else why not."""
+    import nbformat
+
+    try:
+        nbformat.read(path, as_version=4)
+    except Exception as error:  # noqa: BLE001 - any reason makes it ungradable
+        return f"{type(error).__name__}: {str(error)[:200]}"
+    return None
+
+
+def _max_scores(course: Path, lab: str) -> dict[str, float]:
+    """Notebook id -> its total points, from the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        try:
+            return {nb.name: float(nb.max_score) for nb in gb.find_assignment(lab).notebooks}
+        except MissingEntry:
+            return {}
+
+
+def _last_error(log: Path) -> str:
+    """The last error nbgrader logged, in one line."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return "no log"
+    errors = [line.strip() for line in lines if "ERROR" in line or "Error" in line]
+    return (errors[-1] if errors else (lines[-1].strip() if lines else "no output"))[:300]
+
+
+def _code_cells(notebook: Path) -> int:
+    try:
+        return sum(c.get("cell_type") == "code" for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 50
+
+
+CSV_FIELDS = ("student", "lab", "notebook", "framework", "score", "max_score", "status", "failed_tests",
+              "feedback")
+
+
+def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str | os.PathLike,
+                      timeout: int = DEFAULT_CELL_TIMEOUT, labs_dir: str | os.PathLike = "labs",
+                      feedback: bool = True, course_dir: Optional[str | os.PathLike] = None,
+                      verbose: bool = True) -> list[dict[str, Any]]:
+    """Autograde every student's submission of ``lab`` and write a CSV of scores and HTML feedback.
+
+    ``submissions_dir`` holds one folder per student (the folder name is the student id) with
+    ``<lab>_torch.ipynb`` and/or ``<lab>_tf.ipynb``, directly or in a ``<lab>/`` subfolder. The
+    course is copied to a temporary folder (or ``course_dir``): ``nbgrader generate_assignment``
+    records the master cells, then ``nbgrader autograde`` runs once per student, so a bad submission
+    costs only its own points: a cell that raises fails the tests that need it, an endless loop is
+    interrupted after ``timeout`` seconds (that cell's tests fail, the rest of the notebook runs), a
+    deleted or edited test cell is restored from the master copy and run (``labs/nbgrader_config.py``
+    sets ``OverwriteCells.add_missing_cells``), and a notebook that cannot be read or graded at all
+    gets 0 with status ``unreadable`` or ``error``.
+
+    The CSV (``out_csv``) has one row per student and notebook: ``student, lab, notebook, framework,
+    score, max_score, status, failed_tests, feedback``; status is ``graded``, ``missing`` (no such
+    notebook submitted), ``unreadable`` or ``error``. Feedback files go to ``<out_csv folder>/feedback/
+    <student>/<notebook>.html``. Returns the rows.
+    """
+    labs_dir = Path(labs_dir).resolve()
+    submissions = Path(submissions_dir).resolve()
+    out_csv = Path(out_csv).resolve()
+    if lab not in LABS and not (labs_dir / "source" / lab).is_dir():
+        raise ValueError(f"unknown lab {lab!r}; labs are {list(LABS)}")
+    if not submissions.is_dir():
+        raise ValueError(f"submissions folder {str(submissions)!r} does not exist")
+    students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not students:
+        raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
+    notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
+
+    def say(message: str) -> None:
+        if verbose:
+            print(message, flush=True)
+
+    tmp = None
+    if course_dir is None:
+        tmp = tempfile.mkdtemp(prefix=f"txcourse-grade-{lab}-")
+        course = Path(tmp) / "course"
+    else:
+        course = Path(course_dir).resolve()
+    logs = course.parent / f"{course.name}-logs"
+    env = _env()
+    rows: list[dict[str, Any]] = []
+    try:
+        make_course(labs_dir, course, [lab], env, logs)
+        feedback_root = out_csv.parent / "feedback"
+        statuses: dict[str, dict[str, str]] = {}
+        for student_dir in students:
+            student = student_dir.name
+            if not _STUDENT_ID.match(student):
+                statuses[student] = {nb: "error: student folder names may hold only letters, digits and _.@-"
+                                     for nb in notebooks}
+                continue
+            found, _ = _find_submissions(student_dir, lab)
+            target = course / "submitted" / student / lab
+            target.mkdir(parents=True, exist_ok=True)
+            status: dict[str, str] = {}
+            for name in notebooks:
+                if name not in found:
+                    status[name] = "missing"
+                    continue
+                problem = _readable(found[name])
+                if problem:
+                    status[name] = f"unreadable: {problem}"
+                    continue
+                shutil.copy2(found[name], target / f"{name}.ipynb")
+                status[name] = "graded"
+            graded = [n for n, s in status.items() if s == "graded"]
+            statuses[student] = status
+            if graded:
+                cells = sum(_code_cells(target / f"{n}.ipynb") for n in graded)
+                run = _nbgrader(["autograde", lab, f"--student={student}", "--create", "--force",
+                                 f"--Execute.timeout={timeout}"], course, env, logs / f"autograde_{student}.log",
+                                timeout=timeout * (cells + 2) + 300)
+                say(f"{student}: autograded in {run.seconds:.0f} s" + (" (killed: too slow)" if run.timed_out else ""))
+        if feedback and any(s == "graded" for status in statuses.values() for s in status.values()):
+            _nbgrader(["generate_feedback", lab, "--force"], course, env, logs / "feedback.log")
+        top = _max_scores(course, lab)
+        for student, status in statuses.items():
+            base = {"student": student, "lab": lab, "failed_tests": "", "feedback": ""}
+            scores = read_scores(course, lab, student) if _STUDENT_ID.match(student) else {}
+            for name in notebooks:
+                row = {**base, "notebook": name, "framework": name.rsplit("_", 1)[-1], "score": 0.0,
+                       "max_score": top.get(name, ""), "status": status[name]}
+                score = scores.get(name)
+                if status[name] == "graded" and score is None:
+                    row["status"] = "error: nbgrader could not grade it: " + _last_error(
+                        logs / f"autograde_{student}.log")
+                elif score is not None:
+                    row.update(score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed))
+                    html = course / "feedback" / student / lab / f"{name}.html"
+                    if feedback and html.exists():
+                        dest = feedback_root / student / f"{name}.html"
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(html, dest)
+                        row["feedback"] = os.path.relpath(dest, out_csv.parent)
+                rows.append(row)
+        out_csv.parent.mkdir(parents=True, exist_ok=True)
+        with open(out_csv, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+            writer.writeheader()
+            writer.writerows(rows)
+        say(f"wrote {out_csv} ({len(rows)} rows)")
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m txcourse.grading", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("release", help="make the student versions in LABS_DIR/release (nbgrader generate_assignment)")
+    p.add_argument("--labs-dir", default="labs")
+    p.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable)")
+    p = sub.add_parser("check", help="execute, nbval and autograde every lab notebook (make test-labs)")
+    p.add_argument("--labs-dir", default="labs")
+    p.add_argument("--build-dir", default="_build/labs")
+    p.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable)")
+    p.add_argument("--framework", action="append", choices=FRAMEWORKS, help="only this framework (repeatable)")
+    p.add_argument("--jobs", type=int, default=2, help="labs checked at the same time")
+    p.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads per notebook (default: cores / jobs)")
+    p = sub.add_parser("grade", help="autograde a folder of submissions, write a CSV and feedback (make grade)")
+    p.add_argument("submissions", help="folder with one subfolder per student")
+    p.add_argument("--lab", required=True, choices=LABS)
+    p.add_argument("--out", default=None, help="CSV to write (default: _build/grades/LAB.csv)")
+    p.add_argument("--timeout", type=int, default=DEFAULT_CELL_TIMEOUT, help="seconds per cell")
+    p.add_argument("--labs-dir", default="labs")
+    p.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
+    args = parser.parse_args(argv)
+
+    if args.command == "release":
+        release(args.labs_dir, tuple(args.lab or LABS))
+        return 0
+    if args.command == "check":
+        start = time.perf_counter()
+        results = check_labs(args.labs_dir, args.build_dir, tuple(args.lab or LABS), tuple(args.framework or FRAMEWORKS),
+                             jobs=args.jobs, timeout=args.timeout, threads=args.threads)
+        total = time.perf_counter() - start
+        print()
+        print(format_check_table(results))
+        print(f"\ntotal {total:.0f} s ({total / 60:.1f} min) with {args.jobs} job(s)")
+        problems = [p for r in results for p in r.problems]
+        for problem in problems:
+            print(f"\nPROBLEM: {problem}", file=sys.stderr)
+        return 1 if problems else 0
+    out = args.out or os.path.join("_build", "grades", f"{args.lab}.csv")
+    try:
+        rows = grade_submissions(args.submissions, args.lab, out, timeout=args.timeout, labs_dir=args.labs_dir,
+                                 feedback=not args.no_feedback)
+    except ValueError as error:
+        print(f"txcourse grade: error: {error}", file=sys.stderr)
+        return 2
+    width = max(len(r["student"]) for r in rows)
+    for r in rows:
+        print(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} {r['status']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
