@@ -94,3 +94,10 @@ def test_python_dash_m_and_console_script():
                             text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == "txcourse: error: unknown task 'nope'; choose one of ['copy', 'numbers', 'reverse']"
+
+
+def test_checkpoint_is_readable_by_others(run):
+    import stat
+
+    mode = stat.S_IMODE((run / "model.npz").stat().st_mode)
+    assert mode & stat.S_IRGRP and mode & stat.S_IROTH, oct(mode)

@@ -97,3 +97,11 @@ def test_bahdanau_shapes(fw):
         att(fw.tensor(f32(2, 8)), fw.tensor(f32(2, 5, 4)))
     with pytest.raises(ValueError, match=r"mask of shape \(2, 4\) does not broadcast"):
         att(fw.tensor(f32(2, 8)), fw.tensor(f32(2, 5, 8)), fw.tensor(np.zeros((2, 4), bool)))
+
+
+def test_encoder_without_a_mask(fw):
+    """Keras fills an argument named `mask` by itself; passing it by keyword keeps both halves alike."""
+    cfg = small_config()
+    encoder = fw.eval(fw.module.Encoder(cfg))
+    out = encoder(fw.tensor(np.array([[1, 2, 3]])))
+    assert tuple(out.shape) == (1, 3, cfg.d_model)
