@@ -100,7 +100,7 @@ def test_bahdanau_shapes(fw):
 
 
 def test_encoder_without_a_mask(fw):
-    """Keras fills an argument named `mask` by itself; passing it by keyword keeps both halves alike."""
+    """Keras fills an argument named `mask` by itself; the encoder must still run without one."""
     cfg = small_config()
     encoder = fw.eval(fw.module.Encoder(cfg))
     out = encoder(fw.tensor(np.array([[1, 2, 3]])))

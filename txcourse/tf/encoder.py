@@ -92,7 +92,8 @@ class Encoder(keras.layers.Layer):
     def call(self, tokens: tf.Tensor, mask: Optional[tf.Tensor] = None, training: Optional[bool] = None) -> tf.Tensor:
         x = self.embedding(tokens, training=training)  # (B, T_src, D)
         for layer in self.layers:
-            x = layer(x, mask=mask, training=training)  # (B, T_src, D): by keyword, or Keras fills `mask` itself
+            # Keras fills an argument named `mask` itself: pass ours positionally, or not at all when None
+            x = layer(x, mask, training=training) if mask is not None else layer(x, training=training)  # (B, T_src, D)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_src, D)
         return x

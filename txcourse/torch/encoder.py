@@ -90,7 +90,7 @@ class Encoder(nn.Module):
     def forward(self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         x = self.embedding(tokens)  # (B, T_src, D)
         for layer in self.layers:
-            x = layer(x, mask=mask)  # (B, T_src, D)
+            x = layer(x, mask)  # (B, T_src, D)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_src, D)
         return x
