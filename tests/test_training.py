@@ -184,6 +184,28 @@ def test_exact_resume_gives_identical_weights(scenario):
     assert not differ, f"{scenario['name']}: weights differ after a resume: {differ[:5]}"
 
 
+def test_stripped_checkpoint_loads_the_same_model_but_refuses_to_resume(scenario):
+    from txcourse.checkpoint import main as checkpoint_main, read_checkpoint
+
+    folder, train = scenario["folder"], scenario["train"]
+    full, stripped = folder / "final.npz", folder / "final-weights.npz"
+    assert checkpoint_main(["strip", str(full), str(stripped)]) == 0
+    meta, arrays = read_checkpoint(stripped)
+    assert meta["weights_only"] is True and arrays and all(name.startswith("model/") for name in arrays)
+    assert len(read_checkpoint(full)[1]) > len(arrays)  # optimizer state dropped
+    assert stripped.stat().st_size < full.stat().st_size
+    original, _ = train.load_model(str(full))
+    loaded, loaded_meta = train.load_model(str(stripped))
+    a, b = _weights(scenario["name"], original), _weights(scenario["name"], loaded)
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a.values(), b.values()))
+    assert loaded_meta["model"] == meta["model"]
+    trainer = train.Trainer(train.build_model("transformer", scenario["cfg"]), "transformer", scenario["cfg"],
+                            scenario["data"], SCENARIO_CONFIG)
+    with pytest.raises(ValueError, match="holds only the weights.*not resumed"):
+        trainer.load(str(stripped))
+    assert checkpoint_main(["strip", str(folder / "missing.npz"), str(folder / "x.npz")]) == 2
+
+
 def test_history_records_and_no_duplicated_steps_after_resume(scenario):
     straight = scenario["straight_records"]
     resumed = read_history(scenario["folder"] / "history.jsonl")

@@ -20,7 +20,8 @@ import numpy as np
 
 from txcourse.training import atomic_write
 
-__all__ = ["FORMAT", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta", "check_checkpoint"]
+__all__ = ["FORMAT", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta", "check_checkpoint",
+           "check_resumable", "strip_training_state"]
 
 FORMAT = "txcourse-checkpoint-1"
 _META = "__meta__"
@@ -57,6 +58,36 @@ def check_checkpoint(path: str | os.PathLike, meta: dict[str, Any], framework: s
                          f"{model_kind!r}")
 
 
+def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
+    """Raise a one-line ValueError when the checkpoint holds weights only (see :func:`strip_training_state`)."""
+    if meta.get("weights_only"):
+        raise ValueError(f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
+                         f"it can be loaded for translation or evaluation, not resumed")
+
+
+def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, int]:
+    """Copy checkpoint ``src`` to ``dst`` with the weights, config and tokenizers only.
+
+    Drops what only ``--resume`` needs (optimizer moments, schedule,
+    random-number-generator state): a third of the size, for a checkpoint
+    that is shipped to be loaded (the book's ``book/data/*.npz``). The result
+    loads with ``load_model`` in its framework; resuming it is refused.
+
+    Returns:
+        ``{"kept": arrays kept, "dropped": arrays dropped}``.
+
+    Example:
+        ``python -m txcourse.checkpoint strip runs/transformer/model.npz book/data/model.npz``
+    """
+    meta, arrays = read_checkpoint(src)
+    kept = {name: a for name, a in arrays.items() if name.startswith("model/")}
+    if not kept:
+        raise ValueError(f"checkpoint {str(src)!r} has no model/ arrays: nothing to keep")
+    meta = {key: value for key, value in meta.items() if key not in ("format", "stream")}
+    write_checkpoint(dst, {**meta, "weights_only": True}, kept)
+    return {"kept": len(kept), "dropped": len(arrays) - len(kept)}
+
+
 def _open(path: str | os.PathLike, with_arrays: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     path = Path(path)
     if not path.is_file():
@@ -83,3 +114,30 @@ def bytes_to_array(blob: bytes) -> np.ndarray:
 
 def array_to_bytes(array: np.ndarray) -> io.BytesIO:
     return io.BytesIO(array.tobytes())
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """``python -m txcourse.checkpoint strip SRC DST``: see :func:`strip_training_state`."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m txcourse.checkpoint",
+                                     description="Tools for txcourse checkpoint files.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    strip = sub.add_parser("strip", help="copy a checkpoint with its weights only (no optimizer state)")
+    strip.add_argument("src")
+    strip.add_argument("dst")
+    args = parser.parse_args(argv)
+    try:
+        counts = strip_training_state(args.src, args.dst)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"txcourse.checkpoint: error: {err}", file=sys.stderr)
+        return 2
+    size = os.path.getsize(args.dst)
+    print(f"wrote {args.dst}: {counts['kept']} weight arrays kept, {counts['dropped']} training-state arrays "
+          f"dropped, {size / 2**20:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

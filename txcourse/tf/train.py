@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
-from txcourse.checkpoint import check_checkpoint, read_checkpoint, write_checkpoint
+from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint, write_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig
@@ -222,6 +222,7 @@ class Trainer:
         """Restore everything :meth:`save` wrote: training continues exactly where it stopped."""
         meta, arrays = read_checkpoint(path)
         check_checkpoint(path, meta, FRAMEWORK, self.kind)
+        check_resumable(path, meta)
         _load_variables("model", self.model.variables, arrays, path)
         _load_variables("optimizer", self.optimizer.variables, arrays, path)
         if "rng/tf_global_generator" in arrays:

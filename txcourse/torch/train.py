@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from txcourse.checkpoint import bytes_to_array, check_checkpoint, read_checkpoint, write_checkpoint
+from txcourse.checkpoint import bytes_to_array, check_checkpoint, check_resumable, read_checkpoint, write_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, noam_lr
@@ -197,6 +197,7 @@ class Trainer:
         """Restore everything :meth:`save` wrote: training continues exactly where it stopped."""
         meta, arrays = read_checkpoint(path)
         check_checkpoint(path, meta, FRAMEWORK, self.kind)
+        check_resumable(path, meta)
         _load_weights(self.model, arrays, path)
         state = torch.load(io.BytesIO(arrays["torch_state"].tobytes()), weights_only=True)
         self.optimizer.load_state_dict(state["optimizer"])
