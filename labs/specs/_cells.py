@@ -70,6 +70,20 @@ HOW_IT_WORKS = """
 """
 
 # The imports and helpers every lab starts with (a read-only cell).
+# The first cell of every lab. Where the course package is missing (Colab, Binder, a fresh Python) it
+# installs it from GitHub, without the framework extras: those hosts bring their own (CUDA) PyTorch and
+# TensorFlow, which `txcourse[torch]` / `[tf]` (CPU builds) would replace. In the course's environment
+# the package is there and the cell does nothing.
+INSTALL = """
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("txcourse") is None:  # e.g. on Colab: install the course package first
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet",
+                        "txcourse @ git+https://github.com/txcourse/txcourse"], check=True)
+"""
+
 SETUP = {
     "torch": """
         import math

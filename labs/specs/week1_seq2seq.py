@@ -1,6 +1,6 @@
 """Week 1 lab (GPU): Bahdanau attention, and a GRU seq2seq with and without it on `numbers`."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
 
 PARAMETERS = """
     # Parameters. papermill can set them: papermill IN.ipynb OUT.ipynb -p SMOKE False -p DEVICE cuda
@@ -64,6 +64,7 @@ CELLS = [
         `papermill [[LAB]]_[[fw]].ipynb out.ipynb -p SMOKE False -p DEVICE cuda`).
         """, HOW_IT_WORKS)),
     parameters(PARAMETERS),
+    readonly("install", INSTALL),
     readonly("setup", (SETUP, IMPORTS)),
     md(SETUP_NOTE),
     code("""

@@ -1,6 +1,6 @@
 """Week 2 lab: sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5)."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
 CELLS = [
     md(("""
@@ -16,6 +16,7 @@ CELLS = [
         In this lab you write the table, check it against two mistakes of the source notes
         (errata E1 and E8 of the course) and look at it.
         """, HOW_IT_WORKS)),
+    readonly("install", INSTALL),
     readonly("setup", SETUP),
     md(SETUP_NOTE),
     md("""

@@ -1,6 +1,6 @@
 """Week 3 lab: scaled dot-product attention, masks, and multi-head attention (Vaswani et al. 2017, Sec. 3.2)."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
 CELLS = [
     md(("""
@@ -17,6 +17,7 @@ CELLS = [
 
         Shapes: `B` batch, `H` heads, `T_q` queries, `T_k` keys, `D` model width, `d_k = D / H`.
         """, HOW_IT_WORKS)),
+    readonly("install", INSTALL),
     readonly("setup", SETUP),
     md(SETUP_NOTE),
     md("""

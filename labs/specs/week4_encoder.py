@@ -1,6 +1,6 @@
 """Week 4 lab: the encoder layer (Vaswani et al. 2017, Sec. 3.1 and 3.3)."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
 # Copy the weights of a txcourse layer into the student's, sublayer by sublayer (same attribute names).
 COPY_WEIGHTS = {
@@ -45,6 +45,7 @@ CELLS = [
         (residual connection, then layer normalisation: *post-LN*, Sec. 3.1 and 5.4). You will write that
         layer from txcourse's sublayers and check it against `tx.EncoderLayer` with the same weights.
         """, HOW_IT_WORKS)),
+    readonly("install", INSTALL),
     readonly("setup", (SETUP, RUN)),
     md(SETUP_NOTE),
     md({

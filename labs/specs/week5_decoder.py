@@ -1,6 +1,6 @@
 """Week 5 lab: the decoder layer and the look-ahead leak test (Vaswani et al. 2017, Sec. 3.1 and 3.2.3)."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 from specs.week4_encoder import RUN
 
 COPY_WEIGHTS = {
@@ -35,6 +35,7 @@ CELLS = [
         forcing) without seeing the answer. You will write the layer and its mask, and a test that
         catches a decoder that peeks at the future.
         """, HOW_IT_WORKS)),
+    readonly("install", INSTALL),
     readonly("setup", (SETUP, RUN)),
     md(SETUP_NOTE),
     md({

@@ -1,6 +1,6 @@
 """Week 6 lab (GPU): the label-smoothed loss, greedy decoding, and training a Transformer on `numbers`."""
 
-from specs._cells import HOW_IT_WORKS, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
+from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
 
 PARAMETERS = """
     # Parameters. papermill can set them: papermill IN.ipynb OUT.ipynb -p SMOKE False -p DEVICE cuda
@@ -84,6 +84,7 @@ CELLS = [
         98% exact match (95% in TensorFlow).
         """, HOW_IT_WORKS)),
     parameters(PARAMETERS),
+    readonly("install", INSTALL),
     readonly("setup", (SETUP, IMPORTS)),
     md(SETUP_NOTE),
     code({fw: SETTINGS.replace("[[TARGET]]", target) for fw, target in TARGETS.items()}),
