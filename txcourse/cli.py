@@ -1,4 +1,4 @@
-"""The command line: ``txcourse train | translate | evaluate`` (also ``python -m txcourse``).
+"""The command line: ``txcourse train | translate | evaluate | figures | grade`` (also ``python -m txcourse``).
 
 Every expected failure (unknown task, missing checkpoint, a checkpoint of
 the other framework or model, a bad setting) prints one line
@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import ast
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any, Optional, Sequence
 
 from txcourse.data.tasks import TASKS
 from txcourse.experiment import FRAMEWORKS
+from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS
 
 __all__ = ["main", "build_parser"]
 
@@ -37,7 +39,8 @@ def _setting(text: str) -> tuple[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="txcourse", description="Train, run and evaluate the course's models.")
+    parser = argparse.ArgumentParser(prog="txcourse", description="Train, run and evaluate the course's models; "
+                                     "draw the book's figures; grade lab submissions.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train", help="train a model on a generated task and write a checkpoint")
@@ -76,6 +79,33 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--split", choices=("train", "valid", "test"), default="test")
             p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
             p.add_argument("--json", type=Path, default=None, help="also write the scores here")
+
+    figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
+                                             "with a manifest.json")
+    figures.add_argument("--out", type=Path, default=Path("_build/figures"), help="folder to write "
+                         "(default _build/figures)")
+    figures.add_argument("--only", nargs="+", action="extend", default=[], metavar="NAME",
+                         help="only these figures (names or patterns such as 'week3_*'; see --list)")
+    figures.add_argument("--list", action="store_true", help="list the figures and their inputs, draw nothing")
+    figures.add_argument("--framework", choices=FRAMEWORKS, default="torch")
+    figures.add_argument("--strict", action="store_true", help="a missing input file is an error (default: "
+                         "skip that figure with a warning)")
+    figures.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
+    figures.add_argument("--dpi", type=int, default=150, help="resolution of PNG files")
+    figures.add_argument("--root", type=Path, default=None, help="folder the inputs (book/data/..., "
+                         "benchmarks/results/...) are read from (default: the current folder if it holds any, "
+                         "else the repository the package comes from)")
+    figures.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    grade = sub.add_parser("grade", help="autograde a folder of lab submissions: a CSV of scores and HTML "
+                                         "feedback (nbgrader)")
+    grade.add_argument("submissions", type=Path, help="folder with one subfolder per student")
+    grade.add_argument("--lab", required=True, help=f"one of {list(LABS)}")
+    grade.add_argument("--out", type=Path, default=None, help="CSV to write (default _build/grades/LAB.csv)")
+    grade.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT, metavar="S",
+                       help=f"seconds a cell may run before it is interrupted (default {DEFAULT_CELL_TIMEOUT})")
+    grade.add_argument("--labs-dir", type=Path, default=Path("labs"), help="the nbgrader course (default labs)")
+    grade.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
     return parser
 
 
@@ -83,7 +113,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"train": _train, "translate": _translate, "evaluate": _evaluate}[args.command](args)
+        return {"train": _train, "translate": _translate, "evaluate": _evaluate, "figures": _figures,
+                "grade": _grade}[args.command](args)
     except (ValueError, FileNotFoundError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         parser.exit(2, f"txcourse: error: {message}\n")
@@ -168,6 +199,41 @@ def _evaluate(args: argparse.Namespace) -> int:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
         args.json.write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+def _figures(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    from txcourse.figures import build_figures, format_recipe_list, select
+
+    if args.list:
+        print(format_recipe_list(args.root, select(args.only)))
+        return 0
+    matplotlib.use("Agg")  # headless: no window, whatever MPLBACKEND says
+    if args.framework == "tf":  # TensorFlow's start-up logs, and oneDNN's reordered float sums, off
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    start = time.perf_counter()
+    manifest = build_figures(args.out, args.only or None, root=args.root, framework=args.framework,
+                             fmt=args.format, dpi=args.dpi, strict=args.strict, progress=not args.no_progress)
+    entries = manifest["figures"].values()
+    written = sum(e["status"] == "written" for e in entries)
+    skipped = [name for name, e in manifest["figures"].items() if e["status"] == "skipped"]
+    print(f"wrote {written} figure(s) to {args.out} in {time.perf_counter() - start:.1f} s"
+          + (f"; skipped {len(skipped)}: {', '.join(skipped)}" if skipped else "")
+          + f"; manifest {args.out / 'manifest.json'}")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from txcourse.grading import default_grades_csv, format_grades, grade_submissions
+
+    if args.cell_timeout < 1:
+        raise ValueError(f"--cell-timeout must be at least 1 second, got {args.cell_timeout}")
+    rows = grade_submissions(args.submissions, args.lab, args.out or default_grades_csv(args.lab),
+                             timeout=args.cell_timeout, labs_dir=args.labs_dir, feedback=not args.no_feedback)
+    print(format_grades(rows))
     return 0
 
 

@@ -43,7 +43,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 __all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
            "normalise_notebook", "release", "make_course", "read_scores", "NotebookScore", "LabCheck",
-           "check_labs", "format_check_table", "grade_submissions", "main"]
+           "check_labs", "format_check_table", "grade_submissions", "default_grades_csv", "format_grades", "main"]
 
 LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
         "week6_training")
@@ -490,6 +490,9 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
         raise ValueError(f"unknown lab {lab!r}; labs are {list(LABS)}")
     if not submissions.is_dir():
         raise ValueError(f"submissions folder {str(submissions)!r} does not exist")
+    if not (labs_dir / "source" / lab).is_dir():
+        raise ValueError(f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
+                         f"pass the course folder (labs_dir, --labs-dir)")
     students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not students:
         raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
@@ -574,6 +577,18 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     return rows
 
 
+def default_grades_csv(lab: str) -> str:
+    """Where ``make grade`` and ``txcourse grade`` write the CSV unless told otherwise."""
+    return os.path.join("_build", "grades", f"{lab}.csv")
+
+
+def format_grades(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per student and notebook: score / max score and status."""
+    width = max((len(r["student"]) for r in rows), default=0)
+    return "\n".join(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} "
+                     f"{r['status']}" for r in rows)
+
+
 # ---------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------
@@ -616,16 +631,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for problem in problems:
             print(f"\nPROBLEM: {problem}", file=sys.stderr)
         return 1 if problems else 0
-    out = args.out or os.path.join("_build", "grades", f"{args.lab}.csv")
+    out = args.out or default_grades_csv(args.lab)
     try:
         rows = grade_submissions(args.submissions, args.lab, out, timeout=args.timeout, labs_dir=args.labs_dir,
                                  feedback=not args.no_feedback)
     except ValueError as error:
         print(f"txcourse grade: error: {error}", file=sys.stderr)
         return 2
-    width = max(len(r["student"]) for r in rows)
-    for r in rows:
-        print(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} {r['status']}")
+    print(format_grades(rows))
     return 0
 
 

@@ -1,0 +1,347 @@
+"""Build the weekly slide decks (slides/README.md describes the format).
+
+``make slides`` (mk/slides.mk) runs three steps:
+
+1. ``build.py notebooks --out DIR``: each ``slides/week*.md`` becomes
+   ``DIR/<week>.ipynb``, one Markdown cell per slide (``slideshow.slide_type``
+   ``slide``), speaker notes as ``notes`` cells, ``:::errata E1 E8`` lines
+   expanded from :data:`txcourse.errata.ERRATA`.
+2. ``jupyter nbconvert --to slides`` on those notebooks, with every asset URL
+   pointing into the output folder (the flags are in mk/slides.mk).
+3. ``build.py assets --figures _build/figures --out _build/slides``: copies the
+   figures the decks show, the vendored reveal.js, require.js, jQuery and
+   MathJax 2 from ``node_modules`` (only the files the decks load), writes an
+   ``index.html`` of the decks, and fails if a deck still names a remote asset.
+
+The output is deterministic: cell ids are derived from the slide numbers, and
+nothing depends on the time or the order of a directory listing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+COURSE = "txcourse: the Transformer, week by week"
+REPO = "https://github.com/txcourse/txcourse"
+
+SLIDE_BREAK = re.compile(r"^---\s*$")
+FENCE = re.compile(r"^(```|~~~)")
+NOTE = re.compile(r"^Note:\s*$")
+SLIDE_ATTRS = re.compile(r"^<!--\s*\.slide:(.*?)-->\s*$")
+ATTR = re.compile(r'data-([a-z][a-z0-9-]*)="([^"]*)"')
+ERRATA_LINE = re.compile(r"^:::errata((?:\s+E\d+)+)\s*$")
+FIGURE = re.compile(r"\(figures/([A-Za-z0-9_.-]+\.png)\)")
+
+
+# ---------------------------------------------------------------------------
+# Parsing slides/<week>.md
+# ---------------------------------------------------------------------------
+@dataclass
+class Slide:
+    body: str
+    notes: str = ""
+    data: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Deck:
+    name: str  # week1_seq2seq
+    title: str  # the first slide's "# ..." heading: "Week 1: Sequence to sequence"
+    slides: list[Slide]
+
+    @property
+    def figures(self) -> list[str]:
+        return sorted({f for s in self.slides for f in FIGURE.findall(s.body)})
+
+
+def deck_sources(folder: Path = HERE) -> list[Path]:
+    return sorted(folder.glob("week*.md"))
+
+
+def split_slides(text: str) -> list[list[str]]:
+    """The lines of each slide: a line of just ``---`` outside a code fence starts the next."""
+    slides: list[list[str]] = [[]]
+    fenced = False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        if not fenced and SLIDE_BREAK.match(line):
+            slides.append([])
+        else:
+            slides[-1].append(line)
+    if fenced:
+        raise ValueError("a code fence (```) is never closed")
+    return slides
+
+
+def parse_slide(lines: list[str]) -> Slide:
+    body: list[str] = []
+    notes: list[str] | None = None
+    explanations: list[str] = []  # the errata's "why", for the speaker notes
+    data: dict[str, str] = {}
+    fenced = False
+    for line in lines:
+        if FENCE.match(line):
+            if not fenced and line[3:].strip().startswith("mermaid"):
+                raise ValueError("mermaid diagrams are not supported in the decks (the template loads no mermaid)")
+            fenced = not fenced
+            if not fenced and line.strip() != line.strip()[:3]:
+                raise ValueError(f"a closing fence takes no language: {line!r}")
+        if not fenced:
+            attrs = SLIDE_ATTRS.match(line)
+            if attrs:
+                data.update(ATTR.findall(attrs.group(1)))
+                continue
+            if NOTE.match(line):
+                notes = []
+                continue
+            errata = ERRATA_LINE.match(line)
+            if errata:
+                shown, why = errata_markdown(errata.group(1).split())
+                (notes if notes is not None else body).extend(shown)
+                explanations += why
+                continue
+        (notes if notes is not None else body).append(line)
+    notes = (notes or []) + explanations
+    return Slide("\n".join(body).strip("\n"), "\n".join(notes).strip("\n"), data)
+
+
+def parse_deck(path: Path) -> Deck:
+    slides = []
+    for number, lines in enumerate(split_slides(path.read_text(encoding="utf-8")), 1):
+        try:
+            slide = parse_slide(lines)
+        except ValueError as error:
+            raise ValueError(f"{path.name}, slide {number}: {error}") from None
+        if not slide.body.strip():
+            raise ValueError(f"{path.name}, slide {number} is empty (two `---` in a row, or one at the end?)")
+        slides.append(slide)
+    title = re.search(r"^#\s+(.+)$", slides[0].body, re.M)
+    if not title:
+        raise ValueError(f"{path.name}: the first slide (the title slide) needs a `# ` heading")
+    slides[0].data.setdefault("kind", "title")
+    return Deck(path.stem, strip_markdown(title.group(1)), slides)
+
+
+def strip_markdown(text: str) -> str:
+    return re.sub(r"[*_`$\\]", "", text).strip()
+
+
+def errata_markdown(ids: list[str]) -> tuple[list[str], list[str]]:
+    """``:::errata E1 E8``: Markdown for the slide and, for the speaker notes, why each is wrong.
+
+    Taken from txcourse.errata, so slides, book and tests agree.
+    """
+    from txcourse.errata import ERRATA
+
+    known = {e.id: e for e in ERRATA}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise ValueError(f":::errata names {unknown}; txcourse.errata.ERRATA has {sorted(known)}")
+    shown: list[str] = []
+    why: list[str] = []
+    for i in ids:
+        e = known[i]
+        shown += [f"**{e.id}: {e.topic}** · notes {html.escape(e.source)}", "",
+                  f"- notes: {code(e.wrong)}",
+                  f"- course: {code(e.right)}",
+                  f"- guarded by <code>tests/test_errata.py::{e.test}</code>", ""]
+        why += [f"{e.id}: {e.why}", ""]
+    return shown, why
+
+
+def code(text: str) -> str:
+    """Inline code as HTML: the errata hold backticks, pipes and dollar signs."""
+    return "<code>" + html.escape(text, quote=False).replace("$", "&#36;") + "</code>"
+
+
+# ---------------------------------------------------------------------------
+# Counting what the browser test expects (tests/test_slides_browser.py)
+# ---------------------------------------------------------------------------
+def count_math(markdown: str) -> int:
+    """Number of TeX expressions MathJax 2 should find: $$...$$ and $...$ outside code."""
+    text = re.sub(r"^(```|~~~).*?^\1\s*$", "", markdown, flags=re.M | re.S)
+    text = re.sub(r"<code>.*?</code>|`[^`\n]*`", "", text, flags=re.S)
+    display = len(re.findall(r"\$\$.+?\$\$", text, flags=re.S))
+    text = re.sub(r"\$\$.+?\$\$", "", text, flags=re.S)
+    return display + len(re.findall(r"\$[^$\n]+?\$", text))
+
+
+def summary(deck: Deck) -> dict:
+    return {"title": deck.title, "slides": len(deck.slides), "figures": deck.figures,
+            "equations": sum(count_math(s.body) for s in deck.slides)}
+
+
+# ---------------------------------------------------------------------------
+# Step 1: notebooks
+# ---------------------------------------------------------------------------
+def to_notebook(deck: Deck):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {"title": deck.title, "txcourse": {"source": f"slides/{deck.name}.md"}}
+    for number, slide in enumerate(deck.slides, 1):
+        slideshow = {"slide_type": "slide"}
+        if slide.data:
+            slideshow["data"] = dict(sorted(slide.data.items()))
+        nb.cells.append(nbformat.v4.new_markdown_cell(slide.body, id=f"s{number:02d}",
+                                                      metadata={"slideshow": slideshow}))
+        if slide.notes:
+            nb.cells.append(nbformat.v4.new_markdown_cell(slide.notes, id=f"s{number:02d}-notes",
+                                                          metadata={"slideshow": {"slide_type": "notes"}}))
+    nbformat.validate(nb)
+    return nb
+
+
+def build_notebooks(out: Path, sources: list[Path]) -> list[Deck]:
+    import nbformat
+
+    out.mkdir(parents=True, exist_ok=True)
+    decks = [parse_deck(p) for p in sources]
+    for deck in decks:
+        nbformat.write(to_notebook(deck), out / f"{deck.name}.ipynb")
+        info = summary(deck)
+        print(f"  {deck.name}: {info['slides']} slides, {info['equations']} equations, "
+              f"{len(info['figures'])} figures")
+    return decks
+
+
+# ---------------------------------------------------------------------------
+# Step 3: assets
+# ---------------------------------------------------------------------------
+# What the decks load, relative to node_modules: (source, destination in the output).
+# reveal.js: the UMD build, its CSS, the white theme (local fonts; `simple`, nbconvert's
+# default, imports Google Fonts) and the notes plugin the template requires.
+VENDOR = [
+    ("reveal.js/dist/reveal.js", "reveal.js/dist/reveal.js"),
+    ("reveal.js/dist/reveal.css", "reveal.js/dist/reveal.css"),
+    ("reveal.js/dist/theme/white.css", "reveal.js/dist/theme/white.css"),
+    ("reveal.js/dist/theme/fonts/source-sans-pro", "reveal.js/dist/theme/fonts/source-sans-pro"),
+    ("reveal.js/plugin/notes", "reveal.js/plugin/notes"),
+    ("reveal.js/LICENSE", "reveal.js/LICENSE"),
+    ("requirejs/require.js", "vendor/require.js"),
+    ("requirejs/package.json", "vendor/require.package.json"),
+    ("jquery/dist/jquery.min.js", "vendor/jquery.min.js"),
+    ("jquery/LICENSE.txt", "vendor/jquery.LICENSE.txt"),
+]
+# MathJax 2 (the npm alias mathjax2 = mathjax@2.7.9), loaded as
+# mathjax2/MathJax.js?config=TeX-AMS_CHTML-full,Safe: the TeX input, the CommonHTML
+# output with its TeX web fonts (woff), the extensions and element data it loads on
+# demand. Left out: the unpacked sources, the other outputs (HTML-CSS, SVG, ...) and
+# the other fonts, which that configuration never requests.
+MATHJAX2_KEEP = ["MathJax.js", "LICENSE", "config/TeX-AMS_CHTML-full.js", "config/Safe.js",
+                 "config/local", "extensions", "jax/element", "jax/input/TeX",
+                 "jax/output/CommonHTML", "localization/en", "fonts/HTML-CSS/TeX/woff"]
+
+
+def copy(src: Path, dst: Path) -> None:
+    if not src.exists():
+        raise FileNotFoundError(f"{src} is missing: run `npm ci` (make does it through $(NPM_STAMP))")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir():
+        shutil.copytree(src, dst, dirs_exist_ok=True)
+    else:
+        shutil.copyfile(src, dst)
+
+
+def vendor(node_modules: Path, out: Path) -> None:
+    for src, dst in VENDOR:
+        copy(node_modules / src, out / dst)
+    version = json.loads((node_modules / "mathjax2/package.json").read_text())["version"]
+    if not version.startswith("2."):
+        raise ValueError(f"node_modules/mathjax2 is MathJax {version}; the decks need MathJax 2 (package.json)")
+    for part in MATHJAX2_KEEP:
+        src = node_modules / "mathjax2" / part
+        if part == "localization/en" and not src.exists():
+            continue
+        copy(src, out / "mathjax2" / part)
+
+
+def write_index(out: Path, decks: list[Deck]) -> None:
+    items = "\n".join(f'<li><a href="{d.name}.slides.html">{html.escape(d.title)}</a> '
+                      f"({len(d.slides)} slides)</li>" for d in decks)
+    (out / "index.html").write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        f"<title>{html.escape(COURSE)}: slides</title>\n"
+        "<style>body{font-family:sans-serif;max-width:46em;margin:3em auto;line-height:1.5}</style>\n"
+        f"</head><body>\n<h1>{html.escape(COURSE)}</h1>\n<p>Slide decks, one per week. Arrow keys to "
+        "move, <kbd>S</kbd> for the speaker notes, <kbd>Esc</kbd> for the overview. Open this folder "
+        "from a local web server (<code>python -m http.server</code>) or as files.</p>\n"
+        f"<ol>\n{items}\n</ol>\n</body></html>\n", encoding="utf-8")
+
+
+REMOTE_ASSET = re.compile(
+    r"""<(?:script|img|link|iframe|source|video|audio)\b[^>]*?\b(?:src|href)\s*=\s*["']?(https?://[^"'\s>]+)"""
+    r"""|["'](https?://[^"'\s]+)["']"""  # a quoted URL: script strings, require/MathJax paths
+    r"""|url\(\s*["']?(https?://[^"')\s]+)"""  # CSS url(...)
+    r"""|@import\s+["'](https?://[^"']+)""", re.I)
+
+
+def remote_assets(page: str) -> list[str]:
+    """Remote URLs a page would load. Links in the slide text (<a href>) are not assets."""
+    page = re.sub(r"<a\b[^>]*>", "<a>", page, flags=re.I)  # links to papers and the repository
+    return sorted({next(g for g in m.groups() if g) for m in REMOTE_ASSET.finditer(page)})
+
+
+def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Path]) -> None:
+    decks = [parse_deck(p) for p in sources]
+    needed = sorted({f for d in decks for f in d.figures})
+    missing = [f for f in needed if not (figures / f).is_file()]
+    if missing:
+        raise FileNotFoundError(f"figures missing from {figures}: {missing} (run `make figures`)")
+    for name in needed:
+        copy(figures / name, out / "figures" / name)
+    vendor(node_modules, out)
+    write_index(out, decks)
+    problems = []
+    for deck in decks:
+        page = out / f"{deck.name}.slides.html"
+        if not page.is_file():
+            problems.append(f"{page} was not written (did nbconvert run?)")
+            continue
+        remote = remote_assets(page.read_text(encoding="utf-8"))
+        if remote:
+            problems.append(f"{page.name} loads remote assets: {remote}")
+    if problems:
+        raise SystemExit("ERROR: " + "\n  ".join(problems))
+    print(f"==> {len(decks)} decks in {out}: " + ", ".join(f"{d.name} ({len(d.slides)})" for d in decks))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    nb = sub.add_parser("notebooks", help="slides/week*.md -> notebooks for nbconvert")
+    nb.add_argument("--out", type=Path, required=True)
+    assets = sub.add_parser("assets", help="figures, vendored JS/CSS, index.html; check the decks")
+    assets.add_argument("--out", type=Path, required=True)
+    assets.add_argument("--figures", type=Path, required=True)
+    assets.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
+    info = sub.add_parser("summary", help="print slides, equations and figures per deck as JSON")
+    for p in (nb, assets, info):
+        p.add_argument("sources", nargs="*", type=Path, help="slide sources (default: slides/week*.md)")
+    args = parser.parse_args(argv)
+    sources = args.sources or deck_sources()
+    try:
+        if args.command == "notebooks":
+            build_notebooks(args.out, sources)
+        elif args.command == "assets":
+            build_assets(args.out, args.figures, args.node_modules, sources)
+        else:
+            print(json.dumps({p.stem: summary(parse_deck(p)) for p in sources}, indent=2, ensure_ascii=False))
+    except (ValueError, FileNotFoundError) as error:
+        print(f"ERROR: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
