@@ -2,6 +2,8 @@
 #
 #   make book       build the HTML book into _build/html (creates .venv if missing)
 #   make test       run every check (creates .venv if missing)
+#   make figures    redraw every figure of the book (mk/figures.mk)
+#   make slides     build the weekly slide decks (mk/slides.mk)
 #   make venv       only create/update .venv
 #   make mathjax    only vendor MathJax into _vendor/mathjax (needs npm)
 #   make clean      remove build outputs
@@ -47,6 +49,10 @@ JB_ARGS     ?=
 help:
 	@echo "make book       build the HTML book into $(BOOK_HTML)"
 	@echo "make test       run all tests"
+	@echo "make figures    redraw every figure of the book into _build/figures (manifest.json)"
+	@echo "make slides     build the weekly reveal.js decks into _build/slides"
+	@echo "make labs       regenerate the lab notebooks from labs/specs"
+	@echo "make bench      run the benchmarks (not part of make test)"
 	@echo "make venv       create/update $(VENV) only"
 	@echo "make clean      remove build outputs"
 	@echo "make distclean  also remove $(VENV), node_modules, _vendor"
