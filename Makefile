@@ -120,6 +120,8 @@ $(MATHJAX_ENTRY): $(NPM_STAMP)
 mathjax: $(MATHJAX_ENTRY)
 
 book: $(VENV_STAMP) $(MATHJAX_ENTRY)
+	@# execution reports of an earlier failed build would outlive a good one
+	rm -rf $(BOOK_HTML)/reports
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going $(JB_ARGS)
 	@$(MAKE) --no-print-directory book-check
 
