@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import functools
 import html as htmllib
-import http.server
 import json
 import os
 import re
-import shutil
-import struct
-import subprocess
-import tempfile
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from browser import find_chromium, logging_handler, png_size, run_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -94,52 +90,18 @@ frame.src = decodeURIComponent(location.hash.slice(1));
 </script></body></html>"""
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    requests: list[tuple[str, int]] = []
-
-    def do_GET(self):
-        if urlsplit(self.path).path != FIT_PAGE:
-            return super().do_GET()
-        body = FIT_HARNESS.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_request(self, code="-", size="-"):
-        self.requests.append((self.path, int(code) if str(code).isdigit() else 0))
-
-    def log_message(self, format, *args):  # keep pytest's output clean
-        pass
+_Handler = logging_handler(FIT_PAGE, FIT_HARNESS)
 
 
 @pytest.fixture(scope="module")
 def server(site):
-    handler = functools.partial(_Handler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(site, _Handler) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        pytest.fail("Chromium not found: `make test-browser` installs it (apt-get install chromium), "
-                    "or set CHROMIUM=/path/to/chromium")
-    return path
-
-
-def run_chromium(binary: str, url: str, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    with tempfile.TemporaryDirectory(prefix="txcourse-chromium-") as profile:
-        cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-               f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args, url]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return find_chromium("make test-browser")
 
 
 @pytest.fixture(scope="module")
@@ -226,12 +188,6 @@ def local_file(page: str, url: str) -> Path:
 @functools.lru_cache(maxsize=None)
 def ids_in(path: Path) -> frozenset[str]:
     return frozenset(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    data = path.read_bytes()[:24]
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG file"
-    return struct.unpack(">II", data[16:24])
 
 
 # ---------------------------------------------------------------------------

@@ -21,22 +21,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import html as htmllib
-import http.server
 import importlib.util
 import json
 import os
 import re
-import shutil
-import struct
-import subprocess
 import sys
-import tempfile
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+from browser import find_chromium, logging_handler, png_size, run_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 DECKS = ROOT / "_build" / "slides"
@@ -201,57 +197,18 @@ frame.src = "/" + deck;
 </script></body></html>"""
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    requests: list[tuple[str, int]] = []
-
-    def do_GET(self):
-        if urlsplit(self.path).path != HARNESS_PAGE:
-            return super().do_GET()
-        body = HARNESS.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_request(self, code="-", size="-"):
-        self.requests.append((self.path, int(code) if str(code).isdigit() else 0))
-
-    def log_message(self, format, *args):  # keep pytest's output clean
-        pass
+_Handler = logging_handler(HARNESS_PAGE, HARNESS)
 
 
 @pytest.fixture(scope="module")
 def server(decks):
-    handler = functools.partial(_Handler, directory=str(decks))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(decks, _Handler) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(path).exists():
-        pytest.fail("Chromium not found: `make test-slides` installs it (apt-get install chromium), "
-                    "or set CHROMIUM=/path/to/chromium")
-    return path
-
-
-def run_chromium(binary: str, url: str, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    """Headless Chromium that may reach 127.0.0.1 only: any other host fails to resolve.
-
-    ``--enable-logging=stderr`` puts the console (failed loads, uncaught errors) on stderr.
-    """
-    with tempfile.TemporaryDirectory(prefix="txcourse-chromium-") as profile:
-        cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-               "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-logging=stderr",
-               "--v=0", f"--user-data-dir={profile}", "--virtual-time-budget=30000", *args, url]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return find_chromium("make test-slides")
 
 
 def console_problems(stderr: str) -> list[str]:
@@ -271,7 +228,7 @@ def inspected(server, chromium):
             _Handler.requests.clear()
             deck = f"{week}.slides.html"
             result = run_chromium(chromium, f"{server}{HARNESS_PAGE}#{deck}", "--dump-dom",
-                                  "--window-size=1400,900")
+                                  "--window-size=1400,900", budget_ms=30000)
             assert result.returncode == 0, f"chromium failed on {deck}:\n{result.stderr[-2000:]}"
             found = re.search(r"DECK-RESULT (.*?)</pre>", result.stdout, re.S)
             assert found, (f"{deck}: the harness did not finish:\n{result.stdout[-1000:]}\n"
@@ -281,12 +238,6 @@ def inspected(server, chromium):
         return cache[week]
 
     return get
-
-
-def png_size(path: Path) -> tuple[int, int]:
-    data = path.read_bytes()[:24]
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG file"
-    return struct.unpack(">II", data[16:24])
 
 
 # ---------------------------------------------------------------------------
@@ -376,7 +327,7 @@ def test_title_slide_screenshot(week, server, chromium, decks):
     shot = SHOTS / f"{week}.png"
     shot.unlink(missing_ok=True)
     result = run_chromium(chromium, f"{server}/{week}.slides.html", f"--screenshot={shot}",
-                          f"--window-size={SIZE[0]},{SIZE[1]}")
+                          f"--window-size={SIZE[0]},{SIZE[1]}", budget_ms=30000)
     assert result.returncode == 0 and shot.is_file(), f"no screenshot of {week}:\n{result.stderr[-2000:]}"
     assert png_size(shot) == SIZE
     assert shot.stat().st_size > 10_000, f"{week}: the screenshot is only {shot.stat().st_size} bytes"
@@ -399,7 +350,7 @@ def test_title_slides_differ(decks):
 @pytest.mark.parametrize("week", WEEKS)
 def test_deck_works_from_file_url(week, chromium, decks):
     """Opened as a file (no server), reveal.js still starts and MathJax still typesets."""
-    result = run_chromium(chromium, (decks / f"{week}.slides.html").as_uri(), "--dump-dom")
+    result = run_chromium(chromium, (decks / f"{week}.slides.html").as_uri(), "--dump-dom", budget_ms=30000)
     assert result.returncode == 0, result.stderr[-2000:]
     reveal = re.search(r'<div class="reveal ([^"]*)"', result.stdout)
     assert reveal and "ready" in reveal.group(1).split(), f"{week}: reveal.js did not start from file://"
