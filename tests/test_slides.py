@@ -13,14 +13,14 @@ package does not have.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "slides").glob("week*.md"))
@@ -29,15 +29,7 @@ WEEKS_EXPECTED = ["week1_seq2seq", "week2_positional", "week3_attention", "week4
                   "week6_training"]
 
 
-def _load_build():
-    spec = importlib.util.spec_from_file_location("slides_build", ROOT / "slides" / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build()
+build = load_slides_build()
 
 
 def test_one_deck_per_week():

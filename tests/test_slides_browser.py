@@ -21,11 +21,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import html as htmllib
-import importlib.util
 import json
 import os
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,6 +31,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from browser import find_chromium, logging_handler, png_size, run_chromium, serve
+from slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[1]
 DECKS = ROOT / "_build" / "slides"
@@ -46,18 +45,10 @@ pytestmark = pytest.mark.skipif(
            "TXCOURSE_SLIDES_TESTS=1 (set it yourself to check an existing _build/slides)")
 
 
-def _load_build():
-    spec = importlib.util.spec_from_file_location("slides_build", ROOT / "slides" / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @functools.lru_cache(maxsize=None)
 def expected(week: str) -> dict:
     """Slides, equations and figures of a deck, counted in its source."""
-    build = _load_build()
+    build = load_slides_build()
     return build.summary(build.parse_deck(ROOT / "slides" / f"{week}.md"))
 
 
