@@ -3,19 +3,22 @@
 Both work with any model that has ``start_decoding(src, use_cache)`` and
 ``decode_step(token, state)``: the :class:`~txcourse.tf.model.Transformer`
 (with or without its key/value cache) and the GRU
-:class:`~txcourse.tf.seq2seq.Seq2Seq`.
+:class:`~txcourse.tf.seq2seq.Seq2Seq`. Both methods run as TensorFlow
+graphs, traced once per model (see :class:`_Compiled`).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.cache import DecoderCache
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+from txcourse.tf.attention import keep_traced_weights
 
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
 
@@ -45,12 +48,132 @@ def _max_steps(model: Any, src: tf.Tensor, max_len: Optional[int]) -> int:
     return max_len
 
 
+class _PackedCache(NamedTuple):
+    """A :class:`~txcourse.cache.DecoderCache` as tensors, which a ``tf.function`` takes and returns.
+
+    ``layers`` holds, per decoder layer, (self-attention key, value,
+    encoder-decoder key, value), each (B, H, T_cached, d_k), or None before
+    the first step.
+    """
+
+    offset: tf.Tensor
+    layers: tuple
+
+
+def _pack(state: Any) -> Any:
+    """The decoding state with every DecoderCache as a _PackedCache (a nest of tensors)."""
+    if isinstance(state, dict):
+        return {key: _pack(value) for key, value in state.items()}
+    if isinstance(state, DecoderCache):
+        return _PackedCache(tf.convert_to_tensor(state.offset, tf.int32),
+                            tuple((c.self_attn.key, c.self_attn.value, c.cross_attn.key, c.cross_attn.value)
+                                  for c in state.layers))
+    return state
+
+
+def _unpack(state: Any) -> Any:
+    """The inverse of :func:`_pack`."""
+    if isinstance(state, dict):
+        return {key: _unpack(value) for key, value in state.items()}
+    if isinstance(state, _PackedCache):
+        cache = DecoderCache(len(state.layers))
+        cache.offset = state.offset
+        for layer, (key, value, cross_key, cross_value) in zip(cache.layers, state.layers):
+            layer.self_attn.key, layer.self_attn.value = key, value
+            layer.cross_attn.key, layer.cross_attn.value = cross_key, cross_value
+        return cache
+    return state
+
+
+def _spec(x: Any) -> Any:
+    """What a compiled function is traced for: a tensor's dtype, and its shape with the sizes that vary left open.
+
+    Only the width (last dimension) of a float tensor stays fixed; the
+    batch and the lengths (source, prefix, cache) are None, so one trace
+    serves every step and every batch. Anything else is passed as is.
+    """
+    if not tf.is_tensor(x):
+        return x
+    return tf.TensorSpec([d if x.dtype.is_floating and i == x.shape.rank - 1 else None
+                          for i, d in enumerate(x.shape)], x.dtype)
+
+
+class _Compiled:
+    """A model's ``start_decoding`` and ``decode_step``, each run as a TensorFlow graph.
+
+    Eager Keras dispatches every layer and op from Python: a step of a
+    3-layer decoder spends about 120 ms on it, more than on its arithmetic,
+    which hides what the key/value cache saves. Here each method is traced
+    once into a graph (``tf.function``) for open batch and lengths
+    (:func:`_spec`) and the graph runs every step. A state of another
+    structure traces anew: the first cached step, whose cache is still
+    empty, has its own graph. Under ``tf.config.run_functions_eagerly(True)``
+    the decoders call the model's own methods instead, eagerly.
+
+    A graph cannot change its caller's Python objects: the state goes in and
+    comes back as tensors (:func:`_pack`), and ``decode_step`` writes it back
+    into the caller's dict, as the model's method does.
+    """
+
+    def __init__(self, model: Any):
+        self.model = weakref.proxy(model)  # the graphs must not keep the model alive
+        self.graphs: dict = {}  # (method, specs) -> concrete function
+
+    def _run(self, method: Any, *args: Any) -> Any:
+        specs = tf.nest.map_structure(_spec, args)
+        key = (method.__name__, tuple(tf.nest.flatten(specs)))
+        if key not in self.graphs:  # trace once for these specs; no autograph: no branch depends on a tensor
+            self.graphs[key] = tf.function(method, autograph=False).get_concrete_function(*specs)
+        return self.graphs[key](*args)
+
+    def _start(self, src: tf.Tensor, use_cache: bool) -> dict:
+        return _pack(self.model.start_decoding(src, use_cache))
+
+    def _step(self, token: tf.Tensor, state: dict) -> tuple:
+        state = _unpack(state)
+        with keep_traced_weights():  # the attention weights, a graph tensor during the trace, are returned
+            logits, attention = self.model.decode_step(token, state)  # (B, V), (B, H, T_src)
+        return logits, attention, _pack(state)
+
+    def start_decoding(self, src: tf.Tensor, use_cache: bool) -> dict:
+        try:
+            return _unpack(self._run(self._start, src, use_cache))
+        except tf.errors.InvalidArgumentError:  # a graph assertion, e.g. a token id outside the vocabulary:
+            self.model.start_decoding(src, use_cache)  # eagerly, to raise its clear ValueError
+            raise
+
+    def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, Optional[tf.Tensor]]:
+        logits, attention, new = self._run(self._step, token, _pack(state))
+        state.update(_unpack(new))
+        return logits, attention
+
+
+_COMPILED: "weakref.WeakKeyDictionary[Any, _Compiled]" = weakref.WeakKeyDictionary()
+
+
+def _compiled(model: Any) -> Any:
+    """The compiled decoding methods of ``model``, made once per model.
+
+    Under ``tf.config.run_functions_eagerly(True)``: the model itself, whose methods run eagerly.
+    """
+    if tf.config.functions_run_eagerly():
+        return model
+    if model not in _COMPILED:
+        _COMPILED[model] = _Compiled(model)
+    return _COMPILED[model]
+
+
 def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
                   eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
 
     ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
     padded.
+
+    In TensorFlow the model's ``start_decoding`` and ``decode_step`` run as
+    graphs (``tf.function``), traced once per model, not once per step, as
+    eager Keras spends longer dispatching a step than computing it.
+    ``tf.config.run_functions_eagerly(True)`` decodes eagerly instead.
 
     Args:
         model: a Transformer or Seq2Seq (run in inference mode: no dropout).
@@ -65,13 +188,14 @@ def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
     steps = _max_steps(model, src, max_len)
-    state = model.start_decoding(src, use_cache)
+    compiled = _compiled(model)  # start_decoding and decode_step, each run as one TensorFlow graph
+    state = compiled.start_decoding(src, use_cache)
     token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
     finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
     scores = tf.zeros(src.shape[0])  # (B,)
     tokens, weights = [], []
     for _ in range(steps):
-        logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+        logits, attention = compiled.decode_step(token, state)  # (B, V), (B, H, T_src)
         log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
         token = tf.argmax(log_probs, axis=-1)  # (B,)
         token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
@@ -120,6 +244,8 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     Wu et al. (2016) (the paper, Sec. 6.1, uses beam 4 and alpha 0.6). A
     finished beam keeps its score and length and is extended with ``<pad>``.
 
+    In TensorFlow the model's methods run as graphs, as in :func:`greedy_decode`.
+
     Args:
         model: a Transformer or Seq2Seq.
         src: (B, T_src) source ids.
@@ -139,7 +265,8 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
     batch, k = src.shape[0], beam_size
     steps = _max_steps(model, src, max_len)
-    state = model.start_decoding(tf.repeat(src, k, axis=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1
+    compiled = _compiled(model)  # start_decoding and decode_step, each run as one TensorFlow graph
+    state = compiled.start_decoding(tf.repeat(src, k, axis=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1
     token = tf.fill((batch * k,), tf.constant(sos_id, tf.int64))  # (B*K,)
     beam_scores = tf.zeros((batch, k))  # (B, K) log-probabilities
     beam_scores = tf.where(tf.range(k) > 0, float("-inf"), beam_scores)  # all beams start equal: keep only the first
@@ -148,7 +275,7 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     sequences = token[:, None][:, :0]  # (B*K, 0)
     history: Optional[tf.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+        logits, attention = compiled.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
         log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B*K, V)
         vocab = log_probs.shape[-1]
         pad_only = tf.where(tf.range(vocab) == pad_id, 0.0, float("-inf"))  # (V,)
