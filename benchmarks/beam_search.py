@@ -8,7 +8,7 @@ median time per source sentence and the speed-up of the cache, and checks
 that both searches return the same tokens (an untrained model: ties are
 rare but the two paths round differently, so a mismatch is possible and
 is reported, not raised). PyTorch runs eagerly; TensorFlow runs
-``start_decoding`` and ``decode_step`` as ``tf.function`` graphs, both
+each decoding step as a ``tf.function`` graph, both
 paths alike (``--tf-eager`` adds rows for eager, step-by-step decoding).
 
     python benchmarks/beam_search.py [--framework torch tf] [--beams 1 4 8] [--tokens 32] [--repeats 5]
@@ -92,7 +92,7 @@ def main() -> None:
           f"d_ff {cfg.d_ff}, vocab {args.vocab}, float32, CPU ({args.threads or 'all'} threads); "
           f"median of {args.repeats} alternating runs; "
           f"speed-up = recompute / cached; mode: how both paths run (PyTorch eager; TensorFlow "
-          f"start_decoding and decode_step as tf.function graphs, or eager).\n")
+          f"each decoding step as a tf.function graph, or eager).\n")
     print("| framework | mode | beam | with cache (ms/sentence) | recompute (ms/sentence) | speed-up | same tokens |")
     print("|---|---|---|---|---|---|---|")
     for framework in args.framework:

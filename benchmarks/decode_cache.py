@@ -2,12 +2,14 @@
 
 Prints a table of median times (alternating runs, same process) and the
 speed-up ratio, and checks that both give the same tokens. PyTorch runs
-eagerly; TensorFlow runs ``start_decoding`` and ``decode_step`` as
-``tf.function`` graphs, the cached and the recomputing path alike
-(``--tf-eager`` adds rows for the eager, step-by-step decoding).
+eagerly; TensorFlow runs each decoding step as a ``tf.function`` graph,
+the cached and the recomputing path alike (``--tf-eager`` adds rows for
+eager decoding; ``--no-onednn`` runs TensorFlow's Eigen kernels instead of
+oneDNN, whose fixed cost per call weighs on the cached path's small
+matrix products).
 
     python benchmarks/decode_cache.py [--framework torch tf] [--lengths 16 64 128] [--repeats 5]
-        [--threads N] [--tf-eager]
+        [--threads N] [--tf-eager] [--no-onednn]
 """
 
 from __future__ import annotations
@@ -79,13 +81,17 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     parser.add_argument("--tf-eager", action="store_true",
                         help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)")
+    parser.add_argument("--no-onednn", action="store_true",
+                        help="TensorFlow with its Eigen kernels instead of oneDNN (TF_ENABLE_ONEDNN_OPTS=0)")
     args = parser.parse_args()
+    if args.no_onednn:  # read when TensorFlow is imported, which backend("tf") does later
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     if args.threads:
         set_threads(args.threads, args.framework)
     print(f"greedy decoding, batch {args.batch}, source length 32, d_model {CONFIG.d_model}, "
           f"{CONFIG.num_encoder_layers}+{CONFIG.num_decoder_layers} layers, CPU ({args.threads or 'all'} threads); "
-          f"median of {args.repeats}; mode: how both paths run (PyTorch eager; TensorFlow start_decoding and "
-          f"decode_step as tf.function graphs, or eager)")
+          f"median of {args.repeats}; mode: how both paths run (PyTorch eager; TensorFlow each decoding step "
+          f"as a tf.function graph, or eager){'; TensorFlow without oneDNN' if args.no_onednn else ''}")
     print("| framework | mode | output tokens | with cache (s) | recompute (s) | speed-up | same tokens |")
     print("|---|---|---|---|---|---|---|")
     for framework in args.framework:

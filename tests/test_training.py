@@ -432,7 +432,7 @@ def test_reorder_state_selects_rows_of_the_cache(fw):
 
 
 def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
-    """TensorFlow decodes through start_decoding and decode_step traced into graphs, a few traces per model
+    """TensorFlow decodes through start_decoding and its decoding steps traced into graphs, a few traces per model
     (not one per step, not one per length or batch), and returns what eager step-by-step decoding returns."""
     import tensorflow as tf
 
@@ -452,10 +452,11 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
                      ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1)),
                      ("beam 3", lambda: decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1))):
         compiled[key] = run()
-    # one start_decoding trace; decode_step: one for the first step (empty cache), one for every later step
-    assert calls == {"start_decoding": 1, "decode_step": 2}, calls
+    # one start_decoding trace; greedy and beam steps each: one trace for the first step (empty cache),
+    # one for every later step
+    assert calls == {"start_decoding": 1, "decode_step": 4}, calls
     compiled["greedy, no cache"] = decode.greedy_decode(model, src, max_len=9, eos_id=-1, use_cache=False)
-    assert calls == {"start_decoding": 2, "decode_step": 3}, calls
+    assert calls == {"start_decoding": 2, "decode_step": 5}, calls
     for mha in [m for layer in model.decoder.layers for m in (layer.self_attn, layer.cross_attn)]:
         assert mha.attention_weights is None, "no graph tensor may be left on a layer after tracing"
 
@@ -465,7 +466,7 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
                  "beam 3": decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)}
     finally:
         tf.config.run_functions_eagerly(False)
-    assert calls["decode_step"] == 3 + 2 * 9, "eagerly, decode_step runs once per step"
+    assert calls["decode_step"] == 5 + 2 * 9, "eagerly, decode_step runs once per step"
     for a, b in (("greedy 9", "greedy 9"), ("beam 3", "beam 3"), ("greedy, no cache", "greedy 9")):
         np.testing.assert_array_equal(fw.numpy(compiled[a].tokens), fw.numpy(eager[b].tokens), err_msg=f"{a} vs eager")
         assert_close(fw.numpy(compiled[a].scores), fw.numpy(eager[b].scores), 1e-5, f"scores of {a} vs eager")
