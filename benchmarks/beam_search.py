@@ -7,10 +7,12 @@ so every run decodes exactly ``--tokens`` tokens. The table gives the
 median time per source sentence and the speed-up of the cache, and checks
 that both searches return the same tokens (an untrained model: ties are
 rare but the two paths round differently, so a mismatch is possible and
-is reported, not raised).
+is reported, not raised). PyTorch runs eagerly; TensorFlow runs
+each decoding step as a ``tf.function`` graph, both
+paths alike (``--tf-eager`` adds rows for eager, step-by-step decoding).
 
     python benchmarks/beam_search.py [--framework torch tf] [--beams 1 4 8] [--tokens 32] [--repeats 5]
-        [--batch 8] [--vocab 8000] [--threads N] [--quick]
+        [--batch 8] [--vocab 8000] [--threads N] [--quick] [--tf-eager]
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
+from decode_cache import execution  # the benchmark next to this one: TensorFlow compiled or eager
 from txcourse.config import TransformerConfig
 from txcourse.experiment import backend, set_threads
 
@@ -72,6 +75,8 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary size")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: short outputs, one repeat")
+    parser.add_argument("--tf-eager", action="store_true",
+                        help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)")
     args = parser.parse_args()
     if args.threads:
         set_threads(args.threads)
@@ -86,13 +91,16 @@ def main() -> None:
     print(f"d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+{cfg.num_decoder_layers} layers, "
           f"d_ff {cfg.d_ff}, vocab {args.vocab}, float32, CPU ({args.threads or 'all'} threads); "
           f"median of {args.repeats} alternating runs; "
-          f"speed-up = recompute / cached.\n")
-    print("| framework | beam | with cache (ms/sentence) | recompute (ms/sentence) | speed-up | same tokens |")
-    print("|---|---|---|---|---|---|")
+          f"speed-up = recompute / cached; mode: how both paths run (PyTorch eager; TensorFlow "
+          f"each decoding step as a tf.function graph, or eager).\n")
+    print("| framework | mode | beam | with cache (ms/sentence) | recompute (ms/sentence) | speed-up | same tokens |")
+    print("|---|---|---|---|---|---|---|")
     for framework in args.framework:
-        for row in time_beam_search(framework, args.beams, args.tokens, args.repeats, args.batch, args.vocab):
-            print(f"| {row['framework']} | {row['beam']} | {row['cached_ms']:.1f} | {row['recompute_ms']:.1f} | "
-                  f"{row['speedup']:.2f}x | {row['same_tokens']} |", flush=True)
+        for eager in ((False, True) if framework == "tf" and args.tf_eager else (False,)):
+            with execution(framework, eager) as mode:
+                for row in time_beam_search(framework, args.beams, args.tokens, args.repeats, args.batch, args.vocab):
+                    print(f"| {row['framework']} | {mode} | {row['beam']} | {row['cached_ms']:.1f} | "
+                          f"{row['recompute_ms']:.1f} | {row['speedup']:.2f}x | {row['same_tokens']} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ PyTorch
 
 TensorFlow
     * txcourse teaching path: ``txcourse.tf.Transformer``, step in ``tf.function``;
-    * txcourse fused path: ``fused=True``, step in ``tf.function(jit_compile=True)`` (XLA);
+    * txcourse fused path: ``fused=True``, the step compiled as the Trainer
+      compiles it (``txcourse.tf.train.uses_xla``): with XLA
+      (``jit_compile=True``) on a GPU, a plain ``tf.function`` on a CPU;
+    * txcourse fused path with XLA forced (``jit_compile=True``) on any device;
     * reference: a Keras model built from ``keras.layers.MultiHeadAttention``,
       ``LayerNormalization`` and ``Dense`` with the same embeddings, output
       layer and masks, step in ``tf.function`` (no XLA).
@@ -67,12 +70,13 @@ from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
 from txcourse.experiment import set_threads
 from txcourse.training import TrainConfig
 
-MODELS = ("teaching", "fused", "reference")
+MODELS = {"torch": ("teaching", "fused", "reference"), "tf": ("teaching", "fused", "xla", "reference")}
 LABELS = {
     "torch": {"teaching": "txcourse teaching path", "fused": "txcourse fused path (F.sdpa)",
               "reference": "reference: torch.nn.Transformer"},
     "tf": {"teaching": "txcourse teaching path (tf.function)",
-           "fused": "txcourse fused path (tf.function, jit_compile=True)",
+           "fused": "txcourse fused path, compiled as the Trainer does (XLA on a GPU only)",
+           "xla": "txcourse fused path, XLA forced (tf.function, jit_compile=True)",
            "reference": "reference: keras.layers.MultiHeadAttention (tf.function)"},
 }
 SMOOTHING = 0.1
@@ -236,7 +240,7 @@ class TorchRunner:
             self.model.train()
 
 
-def torch_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS,
+def torch_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["torch"],
                   copy_weights: bool = True) -> dict[str, TorchRunner]:
     import torch
 
@@ -462,11 +466,12 @@ class TFRunner:
         return np.asarray(logits), float(loss)
 
 
-def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS,
+def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["tf"],
                copy_weights: bool = True) -> dict[str, TFRunner]:
     import keras
 
     from txcourse.tf import Transformer
+    from txcourse.tf.train import resolve_device, uses_xla
 
     keras.utils.set_random_seed(0)
     runners: dict[str, TFRunner] = {}
@@ -474,14 +479,18 @@ def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODE
         if name == "teaching":
             runners[name] = TFRunner(Transformer(cfg), batch, jit_compile=False)
         elif name == "fused":
+            runners[name] = TFRunner(Transformer(cfg.replace(fused=True)), batch,
+                                     jit_compile=uses_xla(True, resolve_device("auto")))
+        elif name == "xla":
             runners[name] = TFRunner(Transformer(cfg.replace(fused=True)), batch, jit_compile=True)
         else:
             runners[name] = TFRunner(keras_reference(cfg), batch, jit_compile=False)
     if copy_weights and "teaching" in runners:
         ours = runners["teaching"].model
-        if "fused" in runners:
-            for dst, src in zip(runners["fused"].model.trainable_variables, ours.trainable_variables):
-                dst.assign(src)
+        for name in ("fused", "xla"):
+            if name in runners:
+                for dst, src in zip(runners[name].model.trainable_variables, ours.trainable_variables):
+                    dst.assign(src)
         if "reference" in runners:
             keras_copy_into_reference(ours, runners["reference"].model)
     return runners
@@ -491,7 +500,8 @@ def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODE
 # Measuring
 # ---------------------------------------------------------------------------
 
-def build_runners(framework: str, cfg: TransformerConfig, batch, names=MODELS, copy_weights: bool = True):
+def build_runners(framework: str, cfg: TransformerConfig, batch, names=None, copy_weights: bool = True):
+    names = MODELS[framework] if names is None else names
     if framework == "torch":
         return torch_runners(cfg, batch, names, copy_weights)
     return tf_runners(cfg, batch, names, copy_weights)
@@ -619,7 +629,7 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
     runners = build_runners(framework, cfg, batch)
     check = agreement(runners)
     times = time_steps(runners, args.repeats, args.warmup)
-    memory = {name: measure_memory(framework, name, args) for name in MODELS} if args.memory else {}
+    memory = {name: measure_memory(framework, name, args) for name in MODELS[framework]} if args.memory else {}
 
     real_tokens = int((batch[2] != PAD_ID).sum())
     print(f"\n### Training step, {framework}: {versions(framework)}, CPU: {cpu_name()}\n")
@@ -633,7 +643,7 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
     ref_mem = (memory.get("reference") or {}).get("peak_bytes")
     print("| model | ms/step | vs reference | peak memory (MiB) | vs reference | parameters |")
     print("|---|---|---|---|---|---|")
-    for name in MODELS:
+    for name in MODELS[framework]:
         t = statistics.median(times[name])
         mem = memory.get(name)
         mem_cells = "n/a | n/a"
@@ -643,7 +653,7 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
             mem_cells = f"{mem['peak_bytes'] / 2 ** 20:.0f}{flag} | {ratio}"
         print(f"| {LABELS[framework][name]} | {1000 * t:.1f} | {t / ref_time:.2f}x | {mem_cells} | "
               f"{runners[name].parameters:,} |")
-    params = {runners[name].parameters for name in MODELS}
+    params = {runners[name].parameters for name in MODELS[framework]}
     print(f"\nparameters equal: {'yes' if len(params) == 1 else 'NO'}; ", end="")
     print("agreement with the teaching path in inference mode (same weights): " + ", ".join(
         f"{name} max |d logits| {c['max_abs_logits']:.1e}, |d loss| {c['loss_diff']:.1e}" for name, c in check.items()))

@@ -72,3 +72,12 @@ def test_fused_decoding_gives_the_same_tokens(fw):
     b = decode.greedy_decode(fused, src, max_len=8)
     assert (fw.numpy(a.tokens) == fw.numpy(b.tokens)).all()
     assert b.attention is None and a.attention is not None
+
+
+@pytest.mark.parametrize("fused,device,expected", [(True, "/GPU:0", True), (True, "/gpu:1", True),
+                                                   (True, "/CPU:0", False), (False, "/GPU:0", False)])
+def test_tf_trainer_compiles_with_xla_only_the_fused_path_on_a_gpu(fused, device, expected):
+    """benchmarks/train_step.py times the TF fused path through this rule (and XLA forced, in a row of its own)."""
+    from txcourse.tf.train import uses_xla
+
+    assert uses_xla(fused, device) is expected

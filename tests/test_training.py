@@ -406,6 +406,17 @@ def test_max_len_longer_than_the_model_is_refused(fw):
         decode.beam_search(model, fw.tensor(SRC), length_penalty_alpha=-1.0)
 
 
+def test_decoders_refuse_token_ids_outside_the_vocabulary(fw):
+    """A clear ValueError, also where TensorFlow encodes in a graph (whose check is an assertion)."""
+    decode = _module(fw, "decode")
+    model = _transformer(fw)
+    bad = fw.tensor(np.array([[5, 9, 99]]))
+    with pytest.raises(ValueError, match="token id 99, outside the vocabulary"):
+        decode.greedy_decode(model, bad, max_len=4)
+    with pytest.raises(ValueError, match="token id 99, outside the vocabulary"):
+        decode.beam_search(model, bad, beam_size=2, max_len=4)
+
+
 def test_reorder_state_selects_rows_of_the_cache(fw):
     from txcourse.cache import DecoderCache
 
@@ -418,6 +429,51 @@ def test_reorder_state_selects_rows_of_the_cache(fw):
     np.testing.assert_array_equal(fw.numpy(state["memory"]), [2, 2, 0])
     np.testing.assert_array_equal(fw.numpy(state["cache"].layers[0].self_attn.key)[:, 0], [2, 2, 0])
     assert state["cache"].layers[0].cross_attn.key is None
+
+
+def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
+    """TensorFlow decodes through start_decoding and its decoding steps traced into graphs, a few traces per model
+    (not one per step, not one per length or batch), and returns what eager step-by-step decoding returns."""
+    import tensorflow as tf
+
+    fw = Framework("tf")
+    decode = _module(fw, "decode")
+    model = _transformer(fw, seed=1)
+    calls = {"start_decoding": 0, "decode_step": 0}  # Python runs of each method: traces, or eager calls
+    for name in calls:
+        def counted(self, *args, _method=getattr(type(model), name), _name=name):
+            calls[_name] += 1
+            return _method(self, *args)
+        monkeypatch.setattr(type(model), name, counted)
+    src = fw.tensor(SRC)
+    compiled = {}
+    for key, run in (("greedy 5", lambda: decode.greedy_decode(model, src, max_len=5, eos_id=-1)),
+                     ("greedy 9", lambda: decode.greedy_decode(model, src, max_len=9, eos_id=-1)),
+                     ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1)),
+                     ("beam 3", lambda: decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1))):
+        compiled[key] = run()
+    # one start_decoding trace; greedy and beam steps each: one trace for the first step (empty cache),
+    # one for every later step
+    assert calls == {"start_decoding": 1, "decode_step": 4}, calls
+    compiled["greedy, no cache"] = decode.greedy_decode(model, src, max_len=9, eos_id=-1, use_cache=False)
+    assert calls == {"start_decoding": 2, "decode_step": 5}, calls
+    for mha in [m for layer in model.decoder.layers for m in (layer.self_attn, layer.cross_attn)]:
+        assert mha.attention_weights is None, "no graph tensor may be left on a layer after tracing"
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        eager = {"greedy 9": decode.greedy_decode(model, src, max_len=9, eos_id=-1),
+                 "beam 3": decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)}
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert calls["decode_step"] == 5 + 2 * 9, "eagerly, decode_step runs once per step"
+    for a, b in (("greedy 9", "greedy 9"), ("beam 3", "beam 3"), ("greedy, no cache", "greedy 9")):
+        np.testing.assert_array_equal(fw.numpy(compiled[a].tokens), fw.numpy(eager[b].tokens), err_msg=f"{a} vs eager")
+        assert_close(fw.numpy(compiled[a].scores), fw.numpy(eager[b].scores), 1e-5, f"scores of {a} vs eager")
+        assert_close(fw.numpy(compiled[a].attention), fw.numpy(eager[b].attention), 1e-6, f"attention of {a} vs eager")
+    eager_tokens = fw.numpy(eager["greedy 9"].tokens)  # (3, 9); a shorter decode or fewer rows: a part of it
+    np.testing.assert_array_equal(fw.numpy(compiled["greedy 5"].tokens), eager_tokens[:, :5])
+    np.testing.assert_array_equal(fw.numpy(compiled["greedy 2 rows"].tokens), eager_tokens[:2, :7])
 
 
 # ---------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Optional
+import threading
+from typing import Iterator, Optional
 
 import keras
 import tensorflow as tf
@@ -72,6 +74,34 @@ def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
     """
     output, _ = scaled_dot_product_attention(query, key, value, mask)  # (..., T_q, d_v)
     return output
+
+
+class _TracedWeights(threading.local):
+    """The layers that kept graph-mode weights inside :func:`keep_traced_weights`, with their eager weights."""
+
+    saved: Optional[list] = None  # [(layer, eager weights)]; None: graph-mode weights are not kept
+
+
+_TRACED = _TracedWeights()
+
+
+@contextlib.contextmanager
+def keep_traced_weights() -> Iterator[None]:
+    """Let :class:`MultiHeadAttention` keep ``attention_weights`` while a ``tf.function`` traces in this block.
+
+    Eagerly the weights are always kept. In a traced function they are not:
+    a graph tensor left on a layer fails when read after the trace. A
+    compiled decoding step (:mod:`txcourse.tf.decode`) reads them during
+    its trace and returns them; leaving the block gives every layer back
+    its eager weights.
+    """
+    outer, _TRACED.saved = _TRACED.saved, []
+    try:
+        yield
+    finally:
+        for layer, weights in reversed(_TRACED.saved):
+            layer.attention_weights = weights
+        _TRACED.saved = outer
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -164,4 +194,7 @@ class MultiHeadAttention(keras.layers.Layer):
             heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
             if tf.executing_eagerly():
                 self.attention_weights = weights  # (B, H, T_q, T_k)
+            elif _TRACED.saved is not None:  # traced for a compiled decoding step, which returns them
+                _TRACED.saved.append((self, self.attention_weights))
+                self.attention_weights = weights  # (B, H, T_q, T_k) a graph tensor, until the trace ends
         return self.w_o(self.merge_heads(heads))  # (B, T_q, D)

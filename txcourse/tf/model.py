@@ -82,12 +82,14 @@ class Transformer(keras.Model):
         With a cache only the new token goes through the decoder; without
         one the whole prefix is recomputed (the slow way, kept to compare).
         """
-        state["prefix"] = tf.concat([state["prefix"], tf.cast(token[:, tf.newaxis], state["prefix"].dtype)], axis=1)  # (B, t)
+        token = tf.cast(token[:, tf.newaxis], state["prefix"].dtype)  # (B, 1)
+        state["prefix"] = tf.concat([state["prefix"], token], axis=1)  # (B, t)
         cache = state["cache"]
         if cache is None:  # recompute all t positions
-            new, mask = state["prefix"], look_ahead_mask(state["prefix"].shape[1])  # (B, t), (t, t)
+            length = state["prefix"].shape[1] or tf.shape(state["prefix"])[1]  # t; a tensor in a compiled step
+            new, mask = state["prefix"], look_ahead_mask(length)  # (B, t), (t, t)
         else:  # one new position; earlier keys and values come from the cache
-            new, mask = state["prefix"][:, -1:], look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
+            new, mask = token, look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
         x = self.decoder(new, state["memory"], mask, state["src_mask"], cache=cache)  # (B, t or 1, D)
         weights = self.decoder.layers[-1].cross_attn.attention_weights  # (B, H, t or 1, T_src)
         return self.project(x[:, -1]), None if weights is None else weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)

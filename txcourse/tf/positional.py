@@ -68,8 +68,9 @@ class PositionalEncoding(keras.layers.Layer):
     def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
-        V.check_length("x", None if x.shape[1] is None else offset + x.shape[1], self.max_len)
-        if x.shape[1] is None:
+        known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
+        V.check_length("x", offset + x.shape[1] if known else None, self.max_len)
+        if not known:
             tf.debugging.assert_less_equal(offset + tf.shape(x)[1], self.max_len,
                                            message=f"x is longer than max_len={self.max_len}")
         return x + tf.cast(self.table[offset: offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)

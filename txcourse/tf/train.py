@@ -48,6 +48,17 @@ def resolve_device(device: str = "auto") -> str:
     return f"/GPU:{device.split(':', 1)[1]}" if device.startswith("cuda:") else device
 
 
+def uses_xla(fused: bool, device: str) -> bool:
+    """Whether the Trainer compiles the training step with XLA (``jit_compile=True``): the fused path on a GPU.
+
+    On a GPU XLA fuses the attention's matmuls, masking and softmax. Not on
+    a CPU, where it gains little (0.97x the time of the plain graph in
+    ``benchmarks/train_step.py``) and its compiler needs about 1.3x the
+    memory: there the fused configuration trains in the plain ``tf.function``.
+    """
+    return fused and device.upper().startswith("/GPU")
+
+
 def set_seed(seed: int) -> None:
     """Seed Python, NumPy and the framework (all devices).
 
@@ -126,10 +137,8 @@ class Trainer:
         self.history: Optional[History] = None  # opened by fit(), after a possible load()
         self._resume_step: Optional[int] = None
         self.amp_policy = self._amp_policy()
-        # No Python control flow depends on tensors, so autograph is off (faster tracing). TransformerConfig.fused
-        # on a GPU: XLA compiles the step, fusing the attention's matmuls and softmax. Not on a CPU, where XLA
-        # recompiles for every batch shape and is slower than the plain graph.
-        jit = bool(model_config.get("fused", False)) and self.device.upper().startswith("/GPU")
+        # No Python control flow depends on tensors, so autograph is off (faster tracing).
+        jit = uses_xla(bool(model_config.get("fused", False)), self.device)
         if kind == "transformer":  # one graph for every batch shape (B, T): the same numerics after a resume
             self._step = tf.function(self._train_step, input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3,
                                      autograph=False, jit_compile=jit)

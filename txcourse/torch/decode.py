@@ -60,6 +60,23 @@ def _inference(decoder: Callable) -> Callable:
     return wrapper
 
 
+def _greedy_step(model: Any, token: torch.Tensor, finished: torch.Tensor, scores: torch.Tensor, state: dict,
+                 sos_id: int, eos_id: int, pad_id: int) -> tuple:
+    """Feed ``token`` (B,), pick the most probable next token of every row; a finished row gets ``<pad>``.
+
+    Returns the next tokens (B,), which rows have finished (B,), the scores
+    (B,) with the new tokens' log-probabilities added, and the attention
+    (B, H, T_src) or None. ``state`` is updated in place.
+    """
+    logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+    token = log_probs.argmax(dim=-1)  # (B,)
+    token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
+    scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
+    finished = finished | (token == eos_id)  # (B,)
+    return token, finished, scores, attention
+
+
 @_inference
 def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
                   eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
@@ -81,19 +98,15 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, 
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
     steps = _max_steps(model, src, max_len)
     state = model.start_decoding(src, use_cache)
+    step = functools.partial(_greedy_step, model)  # TensorFlow: this step traced into a graph
     token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
     finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
     scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
     tokens, weights = [], []
     for _ in range(steps):
-        logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
-        log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
-        token = log_probs.argmax(dim=-1)  # (B,)
-        token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
-        scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
-        tokens.append(token)
-        weights.append(attention)
-        finished = finished | (token == eos_id)
+        token, finished, scores, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
+        tokens.append(token)  # (B,)
+        weights.append(attention)  # (B, H, T_src)
         if bool(finished.all()):
             break
     attention = None if weights[0] is None else torch.stack(weights, dim=2)  # (B, H, T_out, T_src)
@@ -126,6 +139,41 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
     return ((5.0 + length.float()) / 6.0) ** alpha
 
 
+def _beam_step(model: Any, token: torch.Tensor, state: dict, beam_scores: torch.Tensor, lengths: torch.Tensor,
+               finished: torch.Tensor, sequences: torch.Tensor, history: Optional[torch.Tensor],
+               length_penalty_alpha: float, sos_id: int, eos_id: int, pad_id: int) -> tuple:
+    """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
+
+    Returns, for the surviving beams: their next tokens (B*K,), their
+    log-probabilities (B, K) and ranking scores (B, K) (log-probability /
+    length penalty, best first), lengths (B*K,), which have finished
+    (B*K,), their tokens so far (B*K, t) and attention (B*K, H, t, T_src)
+    or None. ``state`` is reordered to the surviving beams in place.
+    """
+    logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B*K, V)
+    k, vocab = beam_scores.shape[-1], log_probs.shape[-1]
+    pad_only = torch.full_like(log_probs, float("-inf"))  # (B*K, V)
+    pad_only[:, pad_id] = 0.0
+    log_probs = torch.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
+    total = beam_scores.reshape(-1, 1) + log_probs  # (B*K, V)
+    new_lengths = torch.where(finished, lengths, lengths + 1)  # (B*K,)
+    ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
+    best, flat = ranked.reshape(-1, k * vocab).topk(k, dim=-1)  # (B, K), (B, K)
+    first = torch.arange(flat.shape[0], device=flat.device)[:, None] * k  # (B, 1) each sentence's first row
+    origin = (first + flat // vocab).reshape(-1)  # (B*K,)
+    token = (flat % vocab).reshape(-1)  # (B*K,)
+    beam_scores = total.reshape(-1, k * vocab).gather(1, flat)  # (B, K)
+    lengths = new_lengths.index_select(0, origin)  # (B*K,)
+    state.update(reorder_state(state, origin))  # in place: the caller's state follows its beams
+    sequences = torch.cat([sequences.index_select(0, origin), token[:, None]], dim=1)  # (B*K, t)
+    if attention is not None:
+        step = attention.index_select(0, origin)[:, :, None]  # (B*K, H, 1, T_src)
+        history = step if history is None else torch.cat([history.index_select(0, origin), step], dim=2)
+    finished = finished.index_select(0, origin) | (token == eos_id)  # (B*K,)
+    return token, beam_scores, best, lengths, finished, sequences, history
+
+
 @_inference
 def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
                 length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
@@ -154,7 +202,8 @@ def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Opti
         raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
     batch, k = src.shape[0], beam_size
     steps = _max_steps(model, src, max_len)
-    state = model.start_decoding(src.repeat_interleave(k, dim=0), use_cache)  # beams of sentence b: rows b*K..b*K+K-1
+    state = model.start_decoding(src.repeat_interleave(k, dim=0), use_cache)  # sentence b: rows b*K..b*K+K-1
+    step = functools.partial(_beam_step, model)  # TensorFlow: this step traced into a graph
     token = torch.full((batch * k,), sos_id, dtype=torch.long, device=src.device)  # (B*K,)
     beam_scores = torch.zeros(batch, k, device=src.device)  # (B, K) log-probabilities
     beam_scores[:, 1:] = float("-inf")  # all beams start equal: keep only the first
@@ -163,26 +212,9 @@ def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Opti
     sequences = token[:, None][:, :0]  # (B*K, 0)
     history: Optional[torch.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
-        log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B*K, V)
-        vocab = log_probs.shape[-1]
-        pad_only = torch.full_like(log_probs, float("-inf"))  # (B*K, V)
-        pad_only[:, pad_id] = 0.0
-        log_probs = torch.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
-        total = beam_scores.reshape(-1, 1) + log_probs  # (B*K, V)
-        new_lengths = torch.where(finished, lengths, lengths + 1)  # (B*K,)
-        ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
-        best, flat = ranked.reshape(batch, k * vocab).topk(k, dim=-1)  # (B, K), (B, K)
-        origin = (torch.arange(batch, device=src.device)[:, None] * k + flat // vocab).reshape(-1)  # (B*K,)
-        token = (flat % vocab).reshape(-1)  # (B*K,)
-        beam_scores = total.reshape(batch, k * vocab).gather(1, flat)  # (B, K)
-        lengths = new_lengths.index_select(0, origin)  # (B*K,)
-        state = reorder_state(state, origin)
-        sequences = torch.cat([sequences.index_select(0, origin), token[:, None]], dim=1)  # (B*K, t)
-        if attention is not None:
-            step = attention.index_select(0, origin)[:, :, None]  # (B*K, H, 1, T_src)
-            history = step if history is None else torch.cat([history.index_select(0, origin), step], dim=2)
-        finished = finished.index_select(0, origin) | (token == eos_id)  # (B*K,)
+        token, beam_scores, best, lengths, finished, sequences, history = step(
+            token, state, beam_scores, lengths, finished, sequences, history, length_penalty_alpha,
+            sos_id, eos_id, pad_id)
         if bool(finished.all()):
             break
     first = torch.arange(batch, device=src.device) * k  # (B,) the best beam is ranked first
