@@ -28,6 +28,8 @@ bench: $(VENV_STAMP)
 	       "load average before the run: $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"; \
 	  echo; echo '### Greedy decoding: key/value cache vs recompute'; echo; \
 	  $(PY) benchmarks/decode_cache.py $(BENCH_DECODE); \
+	  echo; echo 'TensorFlow with its Eigen kernels instead of oneDNN (TF_ENABLE_ONEDNN_OPTS=0):'; echo; \
+	  $(PY) benchmarks/decode_cache.py --framework tf --no-onednn $(BENCH_DECODE) | grep '^| tf'; \
 	  $(PY) benchmarks/train_step.py $(BENCH_CPU); \
 	  $(PY) benchmarks/beam_search.py $(BENCH_CPU); \
 	  $(PY) benchmarks/gpu_mfu.py $(BENCH_FLAG); \
