@@ -98,8 +98,8 @@ def main() -> None:
         for eager in ((False, True) if framework == "tf" and args.tf_eager else (False,)):
             with execution(framework, eager) as mode:
                 for row in time_decoding(framework, args.lengths, args.repeats, args.batch):
-                    mode += " (no oneDNN)" if framework == "tf" and args.no_onednn else ""
-                    print(f"| {row['framework']} | {mode} | {row['tokens']} | {row['cached_s']:.3f} | "
+                    label = mode + (" (no oneDNN)" if framework == "tf" and args.no_onednn else "")
+                    print(f"| {row['framework']} | {label} | {row['tokens']} | {row['cached_s']:.3f} | "
                           f"{row['recompute_s']:.3f} | {row['speedup']:.2f}x | {row['same_tokens']} |", flush=True)
 
 

@@ -52,8 +52,8 @@ def uses_xla(fused: bool, device: str) -> bool:
     """Whether the Trainer compiles the training step with XLA (``jit_compile=True``): the fused path on a GPU.
 
     On a GPU XLA fuses the attention's matmuls, masking and softmax. Not on
-    a CPU, where it is no faster than the plain graph (``benchmarks/train_step.py``:
-    0.97x to 1.00x the time) and its compiler needs about 1.3x the memory:
+    a CPU, where it gains a few per cent at most (``benchmarks/train_step.py``:
+    0.95x to 1.00x the plain graph's time) and its compiler needs about 1.3x the memory:
     there the fused configuration trains in the plain ``tf.function``.
     """
     return fused and device.upper().startswith("/GPU")
