@@ -95,8 +95,8 @@ def _open(x: Any) -> Any:
     Only the width (last dimension) of a float tensor of rank 2 or more
     stays fixed (model width, d_k, vocabulary, beams); the batch and the
     lengths (source, prefix, cache) are None, so one trace serves every
-    step and every batch. Anything else (None, a Python
-    number) is passed as is and is part of the trace.
+    step and every batch. Anything else (None, a Python number) is passed
+    as is and is part of the trace.
     """
     if not tf.is_tensor(x):
         return x
