@@ -100,15 +100,20 @@ def _open(x: Any) -> Any:
     """
     if not tf.is_tensor(x):
         return x
-    rank = x.shape.rank
-    return tf.TensorSpec([d if x.dtype.is_floating and rank >= 2 and i == rank - 1 else None
-                          for i, d in enumerate(x.shape)], x.dtype)
+    shape = [None] * x.shape.rank
+    if shape:
+        shape[-1] = _width(x)
+    return tf.TensorSpec(shape, x.dtype)
+
+
+def _width(x: tf.Tensor) -> Optional[int]:
+    """The one size a trace keeps (:func:`_open`): the last of a float tensor of rank 2 or more, else None."""
+    return x.shape[-1] if x.dtype.is_floating and x.shape.rank >= 2 else None
 
 
 def _signature(flat: list) -> tuple:
-    """The key of :func:`_open` applied to every leaf, cheap enough to compute at every step."""
-    return tuple((x.dtype, x.shape.rank, x.shape[-1] if x.dtype.is_floating and x.shape.rank >= 2 else None)
-                 if tf.is_tensor(x) else x for x in flat)
+    """What :func:`_open` makes of every leaf, as a key cheap enough to compute at every step."""
+    return tuple((x.dtype, x.shape.rank, _width(x)) if tf.is_tensor(x) else x for x in flat)
 
 
 class _StepGraph:
