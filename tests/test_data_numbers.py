@@ -1,12 +1,14 @@
 """The numbers task (num2words), the toy copy/reverse tasks and the task registry."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
-from txcourse.data import (TranslationSplits, get_task, make_copy_task, make_numbers_task,
-                           make_reverse_task, numbers_to_words)
+from txcourse.data import (TranslationSplits, digit_count, draw_by_digit_count, get_task, make_copy_task,
+                           make_numbers_task, make_reverse_task, numbers_to_words)
 
-SMALL = dict(sizes=(600, 50, 200), seed=0)
+SMALL = dict(sizes=(600, 60, 210), seed=0)
 
 
 def test_numbers_to_words_reference_outputs():
@@ -33,7 +35,7 @@ def test_numbers_to_words_errors():
 def test_splits_sizes_pairs_and_metadata():
     s = make_numbers_task(**SMALL)
     assert isinstance(s, TranslationSplits)
-    assert (len(s.train), len(s.valid), len(s.test)) == (600, 50, 200)
+    assert (len(s.train), len(s.valid), len(s.test)) == (600, 60, 210)
     for split in ("train", "valid", "test"):
         for n, (src, tgt) in zip(s.metadata["numbers"][split], s[split]):
             assert src == numbers_to_words(n, "en") and tgt == numbers_to_words(n, "ko")
@@ -44,7 +46,9 @@ def test_splits_are_disjoint_by_number():
     s = make_numbers_task(**SMALL)
     nums = s.metadata["numbers"]
     train, valid, test = set(nums["train"]), set(nums["valid"]), set(nums["test"])
-    assert len(train) == 600 and len(valid) == 50 and len(test) == 200  # no repeats inside
+    large_train = [n for n in nums["train"] if n >= 1000]
+    assert len(large_train) == 300 and len(set(large_train)) == 300  # no repeats above 999
+    assert len(valid) == 60 and len(test) == 210  # no repeats inside
     assert not train & valid and not train & test and not valid & test
     srcs = {split: {p[0] for p in s[split]} for split in ("train", "valid", "test")}
     assert not srcs["train"] & srcs["test"] and not srcs["train"] & srcs["valid"]
@@ -58,38 +62,75 @@ def test_deterministic_for_a_seed_and_different_across_seeds():
     assert a.train != c.train and a.test != c.test
 
 
-def test_test_split_holds_longer_numbers():
-    """Long numbers are rare in training (10%) and half of the test split."""
-    s = make_numbers_task(**SMALL, long_test_fraction=0.5, long_train_fraction=0.1)
-    nums, long = s.metadata["numbers"], s.metadata["test_is_long"]
-    assert sum(long) == 100
-    assert sum(n >= 100_000 for n in nums["train"]) == round(0.1 * len(nums["train"]))
-    assert all((n >= 100_000) == is_long for n, is_long in zip(nums["test"], long))
-    train_len = np.array([len(src.split()) for src, _ in s.train])
-    test_len = np.array([len(src.split()) for src, _ in s.test])
-    # the longest quarter of the test sources is longer than 90% of the training sources
-    assert np.percentile(train_len, 90) < np.percentile(test_len, 75)
-    train_chars = np.array([len(src) for src, _ in s.train])
-    test_chars = np.array([len(src) for src, _ in s.test])
-    assert np.median(train_chars) < np.percentile(test_chars, 75)
+def test_every_digit_count_is_trained_on_equally():
+    """What users type first ("nine", "forty-two") is as frequent in training as six-digit numbers."""
+    s = make_numbers_task(sizes=(600, 60, 120), seed=0)
+    nums = s.metadata["numbers"]
+    assert Counter(digit_count(n) for n in nums["train"]) == {d: 100 for d in range(1, 7)}
+    assert Counter(digit_count(n) for n in nums["valid"]) == {4: 20, 5: 20, 6: 20}
+    assert Counter(digit_count(n) for n in nums["test"]) == {4: 40, 5: 40, 6: 40}
+    assert not any(s.metadata["test_is_long"])
 
 
-def test_unseen_lengths_when_training_has_no_long_numbers():
-    s = make_numbers_task(**SMALL, long_test_fraction=0.5, long_train_fraction=0.0)
+def test_every_number_below_1000_is_in_training():
+    s = make_numbers_task(sizes=(6000, 60, 120), seed=0)
+    train = s.metadata["numbers"]["train"]
+    assert set(range(1000)) <= set(train)  # each at least once, then repeated to fill the share
+    assert Counter(digit_count(n) for n in train)[1] == 1000  # 10 numbers, 1000 draws
+    assert min(s.metadata["numbers"]["valid"] + s.metadata["numbers"]["test"]) >= 1000
+    assert ("nine", "구") in s.train and ("forty-two", "사십이") in s.train
+
+
+def test_closed_digits_zero_makes_every_length_disjoint():
+    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0)
+    nums = s.metadata["numbers"]
+    assert sorted({digit_count(n) for n in nums["test"]}) == [3, 4, 5]
+    train, valid, test = (set(nums[k]) for k in ("train", "valid", "test"))
+    assert (len(train), len(valid), len(test)) == (300, 30, 60)  # no repeats anywhere
+    assert not train & valid and not train & test and not valid & test
+    with pytest.raises(ValueError, match=r"need 130 distinct 1-digit numbers \(100 train, 10 valid, 20 test\), "
+                                         r"but \[0, 9999\] holds only 10 \(\[0, 9\]\)"):
+        make_numbers_task(low=0, high=9999, sizes=(400, 40, 80), closed_digits=0)
+
+
+def test_length_generalisation_is_an_explicit_option():
+    s = make_numbers_task(sizes=(600, 60, 120), seed=0, max_train_digits=4)
     nums, long = s.metadata["numbers"], s.metadata["test_is_long"]
-    assert max(nums["train"] + nums["valid"]) < 100_000 <= min(
-        n for n, is_long in zip(nums["test"], long) if is_long)
+    assert max(digit_count(n) for n in nums["train"] + nums["valid"]) == 4
+    assert Counter(digit_count(n) for n in nums["test"]) == {4: 40, 5: 40, 6: 40}
+    assert all((digit_count(n) > 4) == is_long for n, is_long in zip(nums["test"], long)) and sum(long) == 80
     train_len = np.array([len(src.split()) for src, _ in s.train])
     test_len = np.array([len(src.split()) for src, _ in s.test])
     assert np.percentile(test_len, 75) > train_len.max()
 
 
-def test_range_and_no_long_numbers():
-    s = make_numbers_task(low=100, high=999, sizes=(50, 10, 10), long_test_fraction=0.0,
-                          long_train_fraction=0.0, long_min_digits=4, target_lang="es")
+def test_range_and_target_language():
+    s = make_numbers_task(low=100, high=9999, sizes=(50, 10, 10), closed_digits=3, target_lang="es")
     every = sum(s.metadata["numbers"].values(), [])
-    assert min(every) >= 100 and max(every) <= 999 and not any(s.metadata["test_is_long"])
+    assert min(every) >= 100 and max(every) <= 9999
     assert s.train[0][1] == numbers_to_words(s.metadata["numbers"]["train"][0], "es")
+
+
+def test_digit_count():
+    assert [digit_count(n) for n in (0, 9, 10, 99, 100, 999_999, 1_000_000)] == [1, 1, 2, 2, 3, 6, 7]
+    with pytest.raises(ValueError, match="n must be an integer >= 0, got -3"):
+        digit_count(-3)
+
+
+def test_draw_by_digit_count_is_fresh_and_deterministic():
+    s = make_numbers_task(sizes=(6000, 60, 120), seed=0)
+    train = set(s.metadata["numbers"]["train"])
+    drawn = draw_by_digit_count(200, seed=1, exclude=train)
+    assert list(drawn) == [1, 2, 3, 4, 5, 6]
+    for d, nums in drawn.items():
+        assert len(nums) == 200 and all(digit_count(n) == d for n in nums)
+    for d in (4, 5, 6):  # enough unseen numbers: none from training, no repeats
+        assert not set(drawn[d]) & train and len(set(drawn[d])) == 200
+    assert set(drawn[1]) <= set(range(10))  # 0-9 all trained on: drawn with replacement
+    assert draw_by_digit_count(200, seed=1, exclude=train) == drawn
+    assert draw_by_digit_count(200, seed=2, exclude=train)[5] != drawn[5]
+    with pytest.raises(ValueError, match="per_count must be an integer >= 1, got 0"):
+        draw_by_digit_count(0)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -99,11 +140,13 @@ def test_range_and_no_long_numbers():
     (dict(low=-5), "low must be an integer >= 0, got -5"),
     (dict(sizes=(10, 10)), r"sizes must be a tuple \(train, valid, test\)"),
     (dict(sizes=(10, -1, 5)), "valid=-1"),
-    (dict(high=99, sizes=(5, 1, 10)), r"need 11 distinct numbers with fewer than 2 digits .* "
-                                      r"only 10 exist"),
-    (dict(high=20, sizes=(1, 1, 24), long_test_fraction=1.0),
-     r"need 24 distinct long numbers \(>= 2 digits\) .* only 11 exist"),
-    (dict(long_test_fraction=1.5), r"long_test_fraction must be a number in \[0, 1\], got 1.5"),
+    (dict(high=999, sizes=(5, 1, 10)), r"the valid split is drawn from numbers with more than closed_digits=3 "
+                                       r"digits, but \[0, 999\] has none; lower closed_digits or raise high"),
+    (dict(high=9999, sizes=(40000, 10, 10)), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
+                                             r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)"),
+    (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
+    (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),
+    (dict(max_train_digits=0), "max_train_digits must be an integer >= 1, got 0"),
 ])
 def test_numbers_argument_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--split", choices=("train", "valid", "test"), default="test")
             p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
             p.add_argument("--json", type=Path, default=None, help="also write the scores here")
+            p.add_argument("--per-digit", type=int, default=200, metavar="N",
+                           help="numbers task: also score N fresh numbers of every digit count (default 200; 0: off)")
 
     figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
                                              "with a manifest.json")
@@ -189,15 +191,31 @@ def _evaluate(args: argparse.Namespace) -> int:
     task = meta.get("task")
     if not task:
         raise ValueError(f"checkpoint {str(args.checkpoint)!r} does not record its task")
-    pairs = get_task(task["name"], **task["kwargs"])[args.split][: args.limit]
+    splits = get_task(task["name"], **task["kwargs"])
+    pairs = splits[args.split][: args.limit]
     result = evaluate(fw, model, pairs, src_tok, tgt_tok, beam_size=args.beam, device=args.device)
     print(f"{meta['model']['kind']} ({meta['framework']}), {task['name']} {args.split} ({len(pairs)} pairs), "
           f"beam {args.beam}: exact match {100 * result['exact_match']:.2f}%, BLEU {result['bleu']:.2f}, "
           f"chrF {result['chrf']:.2f}")
     print(format_length_table({meta["model"]["kind"]: result["by_length"]}))
+    by_digits = None
+    if task["name"] == "numbers" and args.per_digit:
+        from txcourse.experiment import evaluate_by_digit_count
+
+        by_digits = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok, per_count=args.per_digit,
+                                            beam_size=args.beam, device=args.device)
+        print(f"\nby digit count, {args.per_digit} fresh numbers each (what users type: 'nine' as well as "
+              f"'nine hundred thousand'): mean exact match {100 * by_digits['exact_match']:.2f}%")
+        print(format_length_table({meta["model"]["kind"]: by_digits["by_digits"]}, key="digits"))
+        print("in the training split: " + ", ".join(f"{100 * share:.0f}% of the {d}-digit"
+                                                    for d, share in by_digits["seen"].items())
+              + " numbers (every number below 1000 is trained on by design)")
     if args.json:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
+        if by_digits is not None:
+            summary["by_digits"] = [{**dataclasses.asdict(b), "seen_in_training": by_digits["seen"][b.low]}
+                                    for b in by_digits["by_digits"]]
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
 

@@ -18,11 +18,13 @@ from txcourse.config import TransformerConfig
 from txcourse.data import (CharTokenizer, EncodedPairs, Tokenizer, TranslationSplits, WordTokenizer,
                            encode_pairs, get_task, pad_sequences, tokenizer_from_json)
 from txcourse.data.tasks import TASKS
-from txcourse.metrics import evaluate_translations
+from txcourse.metrics import LengthBucket, evaluate_translations, exact_match
 from txcourse.training import MODEL_KINDS
 
 __all__ = ["FRAMEWORKS", "backend", "set_threads", "Prepared", "prepare_task", "default_model_config", "translate",
-           "evaluate"]
+           "evaluate", "DIGIT_SEED", "evaluate_by_digit_count"]
+
+DIGIT_SEED = 1  # seed of the fresh numbers drawn by digit count (the task's splits use their own seed)
 
 FRAMEWORKS = ("torch", "tf")
 
@@ -169,3 +171,46 @@ def evaluate(fw: SimpleNamespace, model: Any, pairs: Sequence[tuple[str, str]], 
     result = evaluate_translations(sources, hypotheses, references, tokenize=tokenize)
     result["hypotheses"] = hypotheses
     return result
+
+
+def evaluate_by_digit_count(fw: SimpleNamespace, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
+                            tgt_tok: Tokenizer, per_count: int = 200, seed: int = DIGIT_SEED, beam_size: int = 1,
+                            device: str = "cpu") -> dict[str, Any]:
+    """Exact match on fresh ``numbers`` drawn by digit count: how the model does on what users type.
+
+    ``per_count`` numbers of every digit count of the task's range, drawn
+    with :func:`txcourse.data.draw_by_digit_count` and avoiding the training
+    numbers where enough others exist (the numbers below 1000 are all in
+    training by design, so their buckets repeat them).
+
+    Args:
+        splits: the task's splits (``get_task("numbers", ...)``), for its range,
+            target language and training numbers.
+        per_count: numbers per digit count.
+
+    Returns:
+        ``{"by_digits": [LengthBucket(d, d, count, exact match)], "seen": {d: share of
+        the bucket's numbers that are in the training split}, "exact_match": mean of
+        the buckets, "hypotheses": {d: [...]}, "numbers": {d: [...]}}``.
+
+    Example:
+        >>> # result = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok)
+        >>> # [b.exact_match for b in result["by_digits"]]   # one per digit count
+    """
+    from txcourse.data import draw_by_digit_count, numbers_to_words
+
+    meta = splits.metadata
+    if meta.get("task") != "numbers":
+        raise ValueError(f"evaluate_by_digit_count needs the splits of the numbers task, got task "
+                         f"{meta.get('task')!r}")
+    train = set(meta["numbers"]["train"])
+    drawn = draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed, exclude=train)
+    buckets, seen, hypotheses = [], {}, {}
+    for digits, numbers in drawn.items():
+        sources = [numbers_to_words(n, "en") for n in numbers]
+        references = [numbers_to_words(n, meta["target_lang"]) for n in numbers]
+        hypotheses[digits] = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
+        buckets.append(LengthBucket(digits, digits, len(numbers), exact_match(hypotheses[digits], references)))
+        seen[digits] = sum(n in train for n in numbers) / len(numbers)
+    return {"by_digits": buckets, "seen": seen, "exact_match": float(np.mean([b.exact_match for b in buckets])),
+            "hypotheses": hypotheses, "numbers": drawn}

@@ -252,13 +252,15 @@ def accuracy_by_length(sources: Sequence[str], hypotheses: Sequence[str],
     return buckets
 
 
-def format_length_table(results: Mapping[str, Sequence[LengthBucket]]) -> str:
+def format_length_table(results: Mapping[str, Sequence[LengthBucket]], key: str = "source length") -> str:
     """A Markdown table of exact match by source length, one column per model.
 
     Args:
         results: model name -> buckets from :func:`accuracy_by_length`. Rows are
             the union of the buckets of all models; a model without a bucket
             shows ``-``.
+        key: the heading of the first column, what the buckets are by
+            (``"digits"`` for the numbers task's buckets by digit count).
 
     Returns:
         The table as a string; cells read ``"87.5% (n=8)"``.
@@ -279,7 +281,7 @@ def format_length_table(results: Mapping[str, Sequence[LengthBucket]]) -> str:
             raise ValueError(f"results[{name!r}] must be a list of LengthBucket (from "
                              f"accuracy_by_length), got {buckets!r}")
     rows = sorted({(b.low, b.high) for buckets in results.values() for b in buckets})
-    lines = ["| source length | " + " | ".join(str(n) for n in results) + " |",
+    lines = [f"| {key} | " + " | ".join(str(n) for n in results) + " |",
              "|---" * (len(results) + 1) + "|"]
     for low, high in rows:
         cells = []

@@ -16,7 +16,7 @@ IMPORTS = {
     "torch": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
-        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+        from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
         from txcourse.metrics import exact_match, format_length_table
         from txcourse.torch.decode import greedy_decode as tx_greedy_decode
         from txcourse.torch.loss import label_smoothed_cross_entropy
@@ -32,7 +32,7 @@ IMPORTS = {
     "tf": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
-        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
+        from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
         from txcourse.metrics import exact_match, format_length_table
         from txcourse.tf.decode import greedy_decode as tx_greedy_decode
         from txcourse.tf.loss import label_smoothed_cross_entropy
@@ -51,12 +51,11 @@ TARGETS = {"torch": "0.98", "tf": "0.95"}
 SETTINGS = """
     PROGRESS = os.environ.get("TXCOURSE_PROGRESS", "1") != "0"  # progress bars (the tests switch them off)
     if SMOKE:  # numbers below 1000, a 64-wide model, 300 steps: about a minute on a CPU
-        TASK = dict(low=0, high=999, sizes=(800, 50, 100), long_train_fraction=0.0,
-                    long_test_fraction=0.0, long_min_digits=4)
+        TASK = dict(low=0, high=999, sizes=(800, 50, 100), closed_digits=2)  # test: unseen 3-digit numbers
         MODEL = dict(d_model=64, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=128)
         TRAIN = dict(steps=300, batch_size=32, warmup_steps=200, lr_factor=1.0, log_every=20, max_seconds=600)
         EXACT_MATCH_TARGET = 0.5
-    else:  # the default numbers task: 20000 training pairs, 10% of them 6-digit numbers, half of the test split
+    else:  # the default numbers task: 20000 training pairs, every digit count 1-6 equally often
         TASK = dict()
         MODEL = dict(d_model=D_MODEL, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=4 * D_MODEL)
         TRAIN = dict(steps=STEPS, batch_size=64, warmup_steps=400, lr_factor=2.0, log_every=100,
@@ -351,8 +350,10 @@ CELLS = [
 
         `txcourse.experiment.evaluate` translates the test split with txcourse's greedy decoder and scores
         it: exact match (the whole number right), chrF (character n-gram F-score, 0-100), BLEU on characters,
-        and exact match by source length. Then the same sentences go through **your** `greedy_decode`: the
-        translations should be identical.
+        and exact match by source length. A test split only says what it samples, so the model is also scored
+        on fresh numbers of every digit count (`evaluate_by_digit_count`): "nine" matters as much as
+        "nine hundred thousand" to whoever types it. Then the test sentences go through **your**
+        `greedy_decode`: the translations should be identical.
         """),
     code("""
         test_pairs = prepared.splits.test
@@ -360,6 +361,9 @@ CELLS = [
         print(f"test ({len(test_pairs)} pairs): exact match {100 * result['exact_match']:.1f}%, "
               f"chrF {result['chrf']:.1f}, BLEU (characters) {result['bleu']:.1f}")
         print(format_length_table({"transformer": result["by_length"]}))
+        by_digits = evaluate_by_digit_count(fw, trainer.model, prepared.splits, src_tok, tgt_tok, per_count=50,
+                                            device=DEVICE)
+        print(format_length_table({"transformer": by_digits["by_digits"]}, key="digits"))
         for (source, reference), hypothesis in list(zip(test_pairs, result["hypotheses"]))[:5]:
             print(f"{source!r} -> {hypothesis!r} ({'right' if hypothesis == reference else 'expected ' + repr(reference)})")
     """),

@@ -12,10 +12,22 @@ The outputs are num2words' own, only whitespace is normalised. Note its
 Korean conventions: 10000 is "만" (not "일만"), 1000 is "천", 100 is "백",
 and a space separates the 만 group from the rest ("사십사만 천일" = 441001).
 
-Length generalisation is built in: the test split holds a fraction of
-"long" numbers (by default, numbers with as many digits as ``high``: 100000
-to 999999) that never occur in train or valid, so a model can be scored
-separately on inputs longer than anything it was trained on.
+**How numbers are drawn.** Every example first draws a digit count, uniformly
+from the digit counts of ``[low, high]`` (1 to 6 by default), then a number
+with that many digits. Drawing numbers uniformly instead would make 90% of
+them six-digit numbers and leave "nine" or "forty-two" almost unseen, and
+those are what a user types first. The small numbers (at most
+``closed_digits`` digits: 0 to 999 by default) are so few that the training
+split holds every one of them; the valid and test splits are drawn from the
+larger numbers, disjoint from training and from each other.
+:func:`draw_by_digit_count` draws fresh numbers of each digit count for
+scoring a model the way users meet it (``txcourse evaluate`` prints that
+table).
+
+**Length generalisation** is an explicit experiment: ``max_train_digits=k``
+keeps numbers of more than ``k`` digits out of train and valid, so the test
+split (which draws from every digit count) asks for lengths the model never
+saw; ``metadata["test_is_long"]`` marks them.
 
 Example:
     >>> splits = make_numbers_task(sizes=(100, 10, 20), seed=0)
@@ -27,12 +39,15 @@ Example:
 
 from __future__ import annotations
 
+from typing import Iterable, Optional
+
 import numpy as np
 
-from txcourse.data._checks import check_fraction, check_int, is_int
+from txcourse.data._checks import check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
 
-__all__ = ["SUPPORTED_LANGS", "TARGET_LANGS", "numbers_to_words", "make_numbers_task"]
+__all__ = ["SUPPORTED_LANGS", "TARGET_LANGS", "numbers_to_words", "digit_count", "make_numbers_task",
+           "draw_by_digit_count"]
 
 SUPPORTED_LANGS = {"en": "English", "ko": "Korean", "es": "Spanish", "fr": "French"}
 TARGET_LANGS = ("ko", "es", "fr")  # the source side is always English
@@ -67,23 +82,39 @@ def numbers_to_words(n: int, lang: str = "en") -> str:
     return " ".join(num2words(n, lang=lang).split())
 
 
-def _digits(n: int) -> int:
-    return len(str(n))
+def digit_count(n: int) -> int:
+    """Number of decimal digits of ``n >= 0`` (0 has one).
+
+    Example:
+        >>> digit_count(0), digit_count(9), digit_count(10), digit_count(999_999)
+        (1, 1, 2, 6)
+    """
+    return len(str(check_int("n", n, minimum=0)))
+
+
+def _pool(d: int, low: int, high: int) -> tuple[int, int]:
+    """The numbers of [low, high] with ``d`` digits, as (first, last), both included."""
+    return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10 ** d - 1)
+
+
+def _even_counts(total: int, keys: list[int]) -> dict[int, int]:
+    """``total`` split as evenly as possible over ``keys``; the remainder goes to the last (longest) keys."""
+    base, extra = divmod(total, len(keys))
+    return {k: base + (1 if i >= len(keys) - extra else 0) for i, k in enumerate(keys)}
 
 
 def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
                       sizes: tuple[int, int, int] = (20000, 1000, 2000), seed: int = 0,
-                      long_test_fraction: float = 0.5, long_train_fraction: float = 0.1,
-                      long_min_digits: int | None = None) -> TranslationSplits:
+                      closed_digits: int = 3, max_train_digits: Optional[int] = None) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
-    Numbers are drawn without replacement from ``[low, high]`` (both
-    included), so the three splits are disjoint by number. Numbers with at
-    least ``long_min_digits`` digits are "long": they make up
-    ``long_test_fraction`` of the test split but only ``long_train_fraction``
-    of train and valid, so the test split holds many numbers longer than
-    most training numbers, and accuracy by length can be measured (set
-    ``long_train_fraction=0`` to test extrapolation to unseen lengths).
+    Each split has (nearly) the same number of examples of every digit count
+    it draws from. Training draws from every digit count of ``[low, high]``
+    (up to ``max_train_digits``); numbers with at most ``closed_digits``
+    digits are all in training (each at least once when the split is large
+    enough, repeated to fill their share) and in no other split. Valid and
+    test are drawn from the larger numbers, without replacement and disjoint
+    from training and from each other.
 
     Args:
         target_lang: ``"ko"`` (default), ``"es"`` or ``"fr"``.
@@ -91,21 +122,26 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         high: largest number (> low).
         sizes: number of pairs in (train, valid, test).
         seed: random seed; the same arguments give the same splits.
-        long_test_fraction: share of the test split drawn from the long numbers.
-        long_train_fraction: share of train and valid drawn from the long numbers.
-        long_min_digits: digit count from which a number is long; default:
-            the digit count of ``high`` (6 for the default range, i.e. 100000
-            to 999999 are long). Use ``digits(high) + 1`` to have no long numbers.
+        closed_digits: numbers with at most this many digits (0 to 999 for 3)
+            belong to training only; 0 makes every digit count disjoint
+            across splits (then the small digit counts must hold enough
+            numbers for all three splits).
+        max_train_digits: the length-generalisation experiment: train and
+            valid hold no number with more digits than this, the test split
+            draws from every digit count (default None: train on every length).
 
     Returns:
         :class:`TranslationSplits`; ``metadata["numbers"][split]`` lists the
-        numbers behind each split's pairs, ``metadata["test_is_long"]`` marks
-        the long test examples.
+        numbers behind each split's pairs; ``metadata["test_is_long"]`` marks
+        the test numbers longer than any training number (all False unless
+        ``max_train_digits`` is set).
 
     Example:
-        >>> s = make_numbers_task(sizes=(5, 1, 2), seed=1)
-        >>> s.metadata["test_is_long"].count(True)
-        1
+        >>> s = make_numbers_task(sizes=(60, 6, 12), seed=1)
+        >>> sorted({digit_count(n) for n in s.metadata["numbers"]["train"]})
+        [1, 2, 3, 4, 5, 6]
+        >>> sorted({digit_count(n) for n in s.metadata["numbers"]["test"]})
+        [4, 5, 6]
     """
     _check_lang("target_lang", target_lang, TARGET_LANGS)
     low = check_int("low", low, minimum=0)
@@ -115,60 +151,108 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
     n_train, n_valid, n_test = check_sizes(sizes)
     if not is_int(seed):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    long_test_fraction = check_fraction("long_test_fraction", long_test_fraction)
-    long_train_fraction = check_fraction("long_train_fraction", long_train_fraction)
-    if long_min_digits is None:
-        long_min_digits = _digits(high)
-    long_min_digits = check_int("long_min_digits", long_min_digits, minimum=1)
-
-    # Long numbers: [long_start, high]; short ones: [low, short_high].
-    long_start = max(low, 10 ** (long_min_digits - 1) if long_min_digits > 1 else 0)
-    short_high = min(high, long_start - 1)
-    n_short_pool = max(0, short_high - low + 1)
-    n_long_pool = max(0, high - long_start + 1)
-
-    n_long_train = int(round(n_train * long_train_fraction))
-    n_long_valid = int(round(n_valid * long_train_fraction))
-    n_long_test = int(round(n_test * long_test_fraction))
-    n_long = n_long_train + n_long_valid + n_long_test
-    n_short = n_train + n_valid + n_test - n_long
-    if n_short > n_short_pool:
-        raise ValueError(
-            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} and long_train_fraction="
-            f"{long_train_fraction} need {n_short} distinct numbers with fewer than {long_min_digits} "
-            f"digits in [{low}, {high}], but only {n_short_pool} exist "
-            f"([{low}, {short_high}]); lower sizes, widen [low, high] or raise long_min_digits")
-    if n_long > n_long_pool:
-        raise ValueError(
-            f"sizes={tuple(sizes)} with long_test_fraction={long_test_fraction} and long_train_fraction="
-            f"{long_train_fraction} need {n_long} distinct long numbers (>= {long_min_digits} digits) in "
-            f"[{low}, {high}], but only {n_long_pool} exist; lower sizes or the fractions, or lower "
-            f"long_min_digits")
+    closed_digits = check_int("closed_digits", closed_digits, minimum=0)
+    digits = list(range(digit_count(low), digit_count(high) + 1))
+    if max_train_digits is not None:
+        max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
+        if max_train_digits >= digits[-1]:
+            raise ValueError(f"max_train_digits must be smaller than the digit count of high={high} "
+                             f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}")
+    train_digits = [d for d in digits if max_train_digits is None or d <= max_train_digits]
+    open_digits = [d for d in digits if d > closed_digits]
+    held_digits = {"valid": [d for d in open_digits if d in train_digits], "test": open_digits}
+    for split, size in (("valid", n_valid), ("test", n_test)):
+        if size and not held_digits[split]:
+            raise ValueError(f"sizes={tuple(sizes)}: the {split} split is drawn from numbers with more than "
+                             f"closed_digits={closed_digits} digits"
+                             + (f" and at most max_train_digits={max_train_digits}" if split == "valid"
+                                and max_train_digits is not None else "")
+                             + f", but [{low}, {high}] has none; lower closed_digits or raise high")
 
     rng = np.random.default_rng(seed)
-    short = (low + rng.choice(n_short_pool, size=n_short, replace=False)).tolist() \
-        if n_short else []
-    long = (long_start + rng.choice(n_long_pool, size=n_long, replace=False)).tolist() \
-        if n_long else []
-    s_train, s_valid = n_train - n_long_train, n_valid - n_long_valid
-    train_nums = short[:s_train] + long[:n_long_train]
-    valid_nums = short[s_train:s_train + s_valid] + long[n_long_train:n_long_train + n_long_valid]
-    test_nums = short[s_train + s_valid:] + long[n_long_train + n_long_valid:]
-    train_nums, valid_nums, test_nums = ([nums[i] for i in rng.permutation(len(nums))]
-                                         for nums in (train_nums, valid_nums, test_nums))
-    test_is_long = [n >= long_start for n in test_nums]
+    counts = {"train": _even_counts(n_train, train_digits),
+              "valid": _even_counts(n_valid, held_digits["valid"]) if n_valid else {},
+              "test": _even_counts(n_test, held_digits["test"]) if n_test else {}}
+    chosen: dict[str, list[int]] = {"train": [], "valid": [], "test": []}
+    for d in digits:
+        first, last = _pool(d, low, high)
+        pool_size = last - first + 1
+        if d <= closed_digits:  # every number of the pool in training, repeated to fill its share
+            want = counts["train"].get(d, 0)
+            if want >= pool_size:
+                picks = np.concatenate([np.arange(pool_size), rng.integers(0, pool_size, want - pool_size)])
+            else:
+                picks = rng.choice(pool_size, size=want, replace=False)
+            chosen["train"] += (first + picks).tolist()
+            continue
+        wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
+        if sum(wants) > pool_size:
+            raise ValueError(
+                f"sizes={tuple(sizes)} need {sum(wants)} distinct {d}-digit numbers ({wants[0]} train, "
+                f"{wants[1]} valid, {wants[2]} test), but [{low}, {high}] holds only {pool_size} "
+                f"([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits")
+        picks = (first + rng.choice(pool_size, size=sum(wants), replace=False)).tolist()
+        chosen["train"] += picks[:wants[0]]
+        chosen["valid"] += picks[wants[0]:wants[0] + wants[1]]
+        chosen["test"] += picks[wants[0] + wants[1]:]
+    numbers = {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
+    longest_train = max(train_digits)
+    test_is_long = [digit_count(n) > longest_train for n in numbers["test"]]
 
     def pairs(nums: list[int]) -> list[tuple[str, str]]:
         return [(numbers_to_words(n, "en"), numbers_to_words(n, target_lang)) for n in nums]
 
     return TranslationSplits(
-        train=pairs(train_nums), valid=pairs(valid_nums), test=pairs(test_nums),
+        train=pairs(numbers["train"]), valid=pairs(numbers["valid"]), test=pairs(numbers["test"]),
         metadata={
             "task": "numbers", "source_lang": "en", "target_lang": target_lang,
             "low": low, "high": high, "sizes": (n_train, n_valid, n_test), "seed": int(seed),
-            "long_test_fraction": long_test_fraction, "long_train_fraction": long_train_fraction,
-            "long_min_digits": long_min_digits,
-            "long_start": long_start,
-            "numbers": {"train": train_nums, "valid": valid_nums, "test": test_nums},
-            "test_is_long": test_is_long,
+            "closed_digits": closed_digits, "max_train_digits": max_train_digits,
+            "numbers": numbers, "test_is_long": test_is_long,
         })
+
+
+def draw_by_digit_count(per_count: int, low: int = 0, high: int = 999_999, seed: int = 1,
+                        exclude: Iterable[int] = ()) -> dict[int, list[int]]:
+    """Fresh numbers for scoring, ``per_count`` of every digit count of ``[low, high]``.
+
+    Scores by digit count are what tell whether "nine" works as well as
+    "nine hundred thousand". Numbers in ``exclude`` (pass the training
+    numbers) are avoided while enough others exist; a digit count with fewer
+    than ``per_count`` numbers left (0-9, 10-99, ... when all of them are in
+    training) is drawn with replacement from all of its numbers.
+
+    Args:
+        per_count: numbers per digit count (>= 1).
+        low, high: the range, as in :func:`make_numbers_task`.
+        seed: random seed (use one the task's splits did not use).
+        exclude: numbers to avoid, e.g. ``splits.metadata["numbers"]["train"]``.
+
+    Returns:
+        ``{digit count: [numbers]}``, in increasing digit count.
+
+    Example:
+        >>> drawn = draw_by_digit_count(3, high=99_999, seed=0)
+        >>> [(d, len(nums)) for d, nums in drawn.items()]
+        [(1, 3), (2, 3), (3, 3), (4, 3), (5, 3)]
+    """
+    per_count = check_int("per_count", per_count, minimum=1)
+    low = check_int("low", low, minimum=0)
+    high = check_int("high", high)
+    if low >= high:
+        raise ValueError(f"low must be smaller than high, got low={low}, high={high}")
+    if not is_int(seed):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    excluded = set(exclude)
+    rng = np.random.default_rng(seed)
+    drawn = {}
+    for d in range(digit_count(low), digit_count(high) + 1):
+        first, last = _pool(d, low, high)
+        pool_size = last - first + 1
+        fresh = np.setdiff1d(np.arange(first, last + 1), np.fromiter(excluded, dtype=np.int64))
+        if len(fresh) >= per_count:
+            picked = rng.choice(fresh, size=per_count, replace=False).tolist()
+        else:
+            picked = (first + rng.integers(0, pool_size, per_count)).tolist()
+        drawn[d] = picked
+    return drawn
