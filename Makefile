@@ -37,6 +37,14 @@ DEPS_HASH  := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-1
 VENV_STAMP := $(VENV)/.stamp-$(DEPS_HASH)
 INSTALL_LOG := $(VENV)/install.log
 
+# May a recipe apt-get install what is missing (python3.X-venv, fonts-nanum, chromium)? As root, yes; on
+# CI (CI=true, e.g. GitHub Actions) through password-less sudo; never on someone's own machine. Run apt-get
+# as `$(APT_SUDO) $(APT_ENV) apt-get ...`: sudo drops variables set in front of it, env sets them after it.
+# tests/test_makefile_install.py runs every such branch with the tool hidden from PATH.
+APT_SUDO := $(shell [ "$$(id -u)" != 0 ] && [ -n "$${CI:-}" ] && sudo -n true 2>/dev/null && echo sudo)
+APT_OK   := $(shell { [ "$$(id -u)" = 0 ] || [ -n "$(APT_SUDO)" ]; } && command -v apt-get >/dev/null 2>&1 && echo yes)
+APT_ENV  := env DEBIAN_FRONTEND=noninteractive
+
 NPM_STAMP     := node_modules/.stamp-npm-ci
 MATHJAX_ENTRY := _vendor/mathjax/tex-chtml.js
 
@@ -65,7 +73,22 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "txcourse needs python3 >= 3.10, found " + sys.version.split()[0])'
 	@echo "==> installing $(VENV) (log: $(INSTALL_LOG))"
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# a venv without pip is what `python3 -m venv` leaves where ensurepip is missing (Debian/Ubuntu
+	@# without python3.X-venv): make it again, installing python3.X-venv first when apt-get may.
+	@if ! $(PY) -m pip --version >/dev/null 2>&1; then \
+	  rm -rf $(VENV); \
+	  if ! $(PYTHON) -m venv $(VENV); then \
+	    rm -rf $(VENV); \
+	    pkg=$$($(PYTHON) -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])'); \
+	    if [ "$(APT_OK)" != yes ]; then \
+	      echo "ERROR: '$(PYTHON) -m venv' failed (see above); install $$pkg (Debian/Ubuntu:" \
+	           "sudo apt-get install $$pkg), then run make again" >&2; exit 1; fi; \
+	    echo "==> installing $$pkg so that $(PYTHON) can create $(VENV)"; \
+	    $(APT_SUDO) apt-get update -qq; \
+	    $(APT_SUDO) $(APT_ENV) apt-get install -y -qq $$pkg; \
+	    $(PYTHON) -m venv $(VENV); \
+	  fi; \
+	fi
 	rm -f $(VENV)/.stamp-*
 	$(PY) -m pip install --upgrade pip 2>&1 | tee $(INSTALL_LOG)
 	# torch first, alone, with the exact spec (see TORCH_SPEC above).
@@ -108,6 +131,8 @@ test: $(TEST_STEPS)
 # offline. It lives in _vendor/, not _static/: Jupyter Book adds every .js
 # under _static to every page.
 $(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "ERROR: npm is missing: install Node.js with npm (Debian/Ubuntu:" \
+	  "sudo apt-get install npm; elsewhere https://nodejs.org), then run make again" >&2; exit 1; }
 	npm ci --no-audit --no-fund
 	touch $@
 

@@ -17,10 +17,7 @@ BOOK_EXEC_INPUTS := $(sort $(shell find txcourse -name '*.py' 2>/dev/null) \
 BOOK_EXEC_HASH   := $(shell cat $(BOOK_EXEC_INPUTS) /dev/null | sha256sum | cut -c1-16)
 BOOK_EXEC_STAMP  := _build/.exec-inputs-$(BOOK_EXEC_HASH)
 BOOK_FONT_PKG    := fonts-nanum
-# May we apt-get install? As root, yes; on CI (CI=true, e.g. GitHub Actions)
-# through password-less sudo; never on someone's own machine.
-APT_SUDO         := $(shell [ "$$(id -u)" != 0 ] && [ -n "$$CI" ] && sudo -n true 2>/dev/null && echo sudo)
-APT_OK           := $(shell { [ "$$(id -u)" = 0 ] || [ -n "$(APT_SUDO)" ]; } && command -v apt-get >/dev/null 2>&1 && echo yes)
+# APT_OK, APT_SUDO, APT_ENV (may we apt-get install, and how): see the Makefile.
 
 .PHONY: book-fonts book-exec-stamp
 
@@ -37,11 +34,11 @@ $(BOOK_EXEC_STAMP):
 
 book-fonts: $(VENV_STAMP)
 	@if ! $(PY) -c 'import sys; from txcourse.plots import cjk_font; sys.exit(cjk_font() is None)' 2>/dev/null; then \
-	  if ! fc-list 2>/dev/null | grep -qi nanum && [ ! -d /usr/share/fonts/truetype/nanum ]; then \
+	  if ! fc-list 2>/dev/null | grep -i nanum >/dev/null && [ ! -d /usr/share/fonts/truetype/nanum ]; then \
 	    if [ "$(APT_OK)" = yes ]; then \
 	      echo "==> installing $(BOOK_FONT_PKG) for the Korean labels of the figures"; \
 	      { $(APT_SUDO) apt-get update -qq && \
-	        DEBIAN_FRONTEND=noninteractive $(APT_SUDO) apt-get install -y -qq $(BOOK_FONT_PKG) >/dev/null; } || \
+	        $(APT_SUDO) $(APT_ENV) apt-get install -y -qq $(BOOK_FONT_PKG) >/dev/null; } || \
 	        echo "warning: could not install $(BOOK_FONT_PKG); Korean labels in figures will show as boxes" >&2; \
 	    else \
 	      echo "note: no Hangul font found; Korean labels in figures will show as boxes" \

@@ -10,14 +10,19 @@ TEST_STEPS += test-browser
 
 .PHONY: test-browser browser-deps
 
-# Chromium from apt when `chromium` is missing (and $$CHROMIUM names no other
-# binary). CI runs as root; APT_SUDO (mk/book.mk) adds sudo on CI runners that
-# are not root.
+# Chromium from apt when `chromium` is missing and $$CHROMIUM names no other
+# binary, where apt-get may install (APT_OK, Makefile: as root, or with sudo on
+# CI); elsewhere an error that says what to install. `$${CHROMIUM:-}`: the
+# recipes run under `bash -u`, and an unset CHROMIUM is the normal case.
 browser-deps:
-	@if ! command -v chromium >/dev/null 2>&1 && [ -z "$$CHROMIUM" ]; then \
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$${CHROMIUM:-}" ]; then :; \
+	elif [ "$(APT_OK)" = yes ]; then \
 	  echo "==> installing chromium for the browser tests"; \
 	  $(APT_SUDO) apt-get update && \
-	  DEBIAN_FRONTEND=noninteractive $(APT_SUDO) apt-get install -y chromium; \
+	  $(APT_SUDO) $(APT_ENV) apt-get install -y chromium; \
+	else \
+	  echo "ERROR: the browser tests need Chromium: install it (Debian: sudo apt-get install chromium)" \
+	       "or set CHROMIUM=/path/to/chromium" >&2; exit 1; \
 	fi
 
 test-browser: browser-deps book

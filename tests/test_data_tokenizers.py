@@ -1,12 +1,13 @@
 """Tokenizers of txcourse.data.vocab: special ids, round trips, unknowns, save/load."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 
 from txcourse.data import (EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS, UNK, UNK_ID, BPETokenizer,
-                           CharTokenizer, WordTokenizer, load_tokenizer)
+                           CharTokenizer, WordTokenizer, load_tokenizer, tokenizer_from_json)
 
 TEXTS = [
     "twelve thousand, three hundred and forty-five",
@@ -142,3 +143,66 @@ def test_argument_errors():
         WordTokenizer.fit(["a"], min_freq=0)
     with pytest.raises(ValueError, match="vocab_size must be an integer > 4"):
         BPETokenizer.fit(["a"], vocab_size=3)
+
+
+# ---- normalisation (issue 12): lowercase + ignored punctuation, unknown words ----
+
+NUMBER_WORDS = ["twelve thousand, three hundred and forty-five", "one hundred and one", "forty-two"]
+
+
+@pytest.mark.parametrize("variant", [
+    "Twelve thousand three hundred and forty five",
+    "  TWELVE   THOUSAND, three hundred and forty-five \t",
+    "twelve thousand three hundred and forty-five",
+    "twelve thousand, three hundred and forty five",
+])
+def test_word_tokenizer_ignore_normalises_like_training(variant):
+    tok = WordTokenizer.fit(NUMBER_WORDS, lowercase=True, ignore=(",", "-"))
+    assert "," not in tok.vocab and "-" not in tok.vocab
+    canonical = tok.encode(NUMBER_WORDS[0])
+    assert UNK_ID not in canonical
+    assert tok.encode(variant) == canonical
+    assert tok.unknown_words(variant) == []
+
+
+def test_unknown_words_names_each_unknown_once_in_order():
+    tok = WordTokenizer.fit(NUMBER_WORDS, lowercase=True, ignore=(",", "-"))
+    assert tok.unknown_words("one Zebra, one million zebra.") == ["zebra", "million", "."]
+    assert tok.unknown_words("") == []
+    assert WordTokenizer.fit(NUMBER_WORDS).unknown_words("Twelve thousand") == ["Twelve"]  # case-sensitive
+    assert CharTokenizer.fit(["ab"]).unknown_words("abcz c") == ["c", "z", " "]
+    assert BPETokenizer.fit(TEXTS, vocab_size=80).unknown_words("one hundred Zebra!") == ["Zebra!"]
+    with pytest.raises(ValueError, match="text must be a str"):
+        tok.unknown_words(None)
+
+
+@pytest.mark.parametrize("ignore, message", [
+    (",", "got the string ','"),
+    ((",", "a b"), "ignore holds 'a b', which is not one token"),
+    ((",", "--"), "ignore holds '--', which is not one token"),
+    (5, "ignore must be a list of tokens, got int"),
+])
+def test_word_tokenizer_ignore_is_checked(ignore, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        WordTokenizer.fit(NUMBER_WORDS, ignore=ignore)
+
+
+def test_word_normalisation_survives_json(tmp_path):
+    tok = WordTokenizer.fit(NUMBER_WORDS, lowercase=True, ignore=(",", "-"))
+    state = json.loads(tok.to_json())
+    assert state["lowercase"] is True and state["ignore"] == [",", "-"]
+    tok.save(tmp_path / "w.json")
+    back = load_tokenizer(tmp_path / "w.json")
+    assert (back.lowercase, back.ignore, back.vocab) == (True, (",", "-"), tok.vocab)
+    assert back.encode("TWELVE thousand three hundred and forty five") == tok.encode(NUMBER_WORDS[0])
+
+
+def test_word_json_of_the_old_format_still_loads():
+    """A tokenizer saved before `ignore` (and before `lowercase`) existed: no normalisation, as then."""
+    old = json.dumps({"kind": "word", "format_version": 1,
+                      "tokens": ["<pad>", "<sos>", "<eos>", "<unk>", "one", ",", "-", "Two"]})
+    tok = tokenizer_from_json(old)
+    assert (tok.lowercase, tok.ignore) == (False, ())
+    assert tok.tokenize("one, Two-one") == ["one", ",", "Two", "-", "one"]
+    assert tok.encode("one, Two-one") == [4, 5, 7, 6, 4]
+    assert tok.unknown_words("two one") == ["two"]

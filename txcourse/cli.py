@@ -38,6 +38,22 @@ def _setting(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
+TRANSLATE_EPILOG = """\
+input: each sentence is normalised by the checkpoint's source tokenizer as in
+training (numbers task: case, runs of spaces, commas and hyphens do not
+matter). Line N is the Nth sentence, arguments or standard-input lines alike.
+An empty or blank line is skipped with a note on stderr and never translated
+("txcourse: skipped line 3: empty"); if nothing remains, exit 2. Words outside
+the source vocabulary are named on stderr ("txcourse: warning: line 2: 'zebra'
+is not in the source vocabulary ...") and the line is marked; --strict refuses.
+
+output: one line per translated sentence, tab-separated:
+  SOURCE<TAB>TRANSLATION                       every word known
+  SOURCE<TAB>TRANSLATION<TAB>?unknown: W1 W2   some words unknown (read as <unk>)
+SOURCE is the sentence with its whitespace collapsed.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="txcourse", description="Train, run and evaluate the course's models; "
                                      "draw the book's figures; grade lab submissions.")
@@ -75,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
         if name == "translate":
             p.add_argument("text", nargs="*", help="sentences (default: one per line on standard input)")
+            p.add_argument("--strict", action="store_true", help="refuse (exit 2, translate nothing) if any "
+                           "sentence has words outside the source vocabulary, instead of warning")
+            p.formatter_class = argparse.RawDescriptionHelpFormatter
+            p.epilog = TRANSLATE_EPILOG
         else:
             p.add_argument("--split", choices=("train", "valid", "test"), default="test")
             p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
@@ -170,16 +190,53 @@ def _load(args: argparse.Namespace):
 
 
 def _translate(args: argparse.Namespace) -> int:
+    """Translate the sentences of ``args.text`` or standard input; see TRANSLATE_EPILOG for the contract."""
     from txcourse.experiment import translate
 
-    texts = args.text or [line.strip() for line in sys.stdin if line.strip()]
-    if not texts:
+    lines = args.text if args.text else [line.rstrip("\n") for line in sys.stdin]
+    if not lines:
         raise ValueError("nothing to translate: pass sentences or pipe them on standard input")
-    fw, model, _, src_tok, tgt_tok = _load(args)
-    for source, target in zip(texts, translate(fw, model, texts, src_tok, tgt_tok, beam_size=args.beam,
-                                               device=args.device)):
-        print(f"{source}\t{target}")
+    texts = [" ".join(line.split()) for line in lines]  # stripped, inner whitespace collapsed: no tab left
+    if any(texts):
+        fw, model, _, src_tok, tgt_tok = _load(args)
+    kept: list[tuple[int, str]] = []  # (line number from 1, text)
+    for number, text in enumerate(texts, 1):
+        if not text:
+            print(f"txcourse: skipped line {number}: empty", file=sys.stderr)
+        elif not src_tok.encode(text):  # only punctuation the tokenizer ignores, e.g. ","
+            print(f"txcourse: skipped line {number}: no words in {text!r}", file=sys.stderr)
+        else:
+            kept.append((number, text))
+    if not kept:
+        why = "empty or without words" if any(texts) else "empty"
+        raise ValueError(f"nothing to translate: {_lines(len(lines))} {why}")
+    unknown = {number: src_tok.unknown_words(text) for number, text in kept}
+    flagged = [number for number, _ in kept if unknown[number]]
+    if args.strict and flagged:
+        first, others = flagged[0], flagged[1:]
+        also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
+        raise ValueError(f"--strict: line {first} has words outside the source vocabulary: "
+                         f"{_quoted(unknown[first])}{also}")
+    known = src_tok.vocab[src_tok.unk_id + 1:]  # the special tokens come first
+    hint = f"{len(known)} words, e.g. {_quoted(known[:6])}"
+    for number in flagged:
+        words = unknown[number]
+        print(f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
+              f"source vocabulary ({hint}); translated as <unk>", file=sys.stderr)
+    targets = translate(fw, model, [text for _, text in kept], src_tok, tgt_tok, beam_size=args.beam,
+                        device=args.device)
+    for (number, source), target in zip(kept, targets):
+        mark = f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else ""
+        print(f"{source}\t{target}{mark}")
     return 0
+
+
+def _lines(n: int) -> str:
+    return "the only line is" if n == 1 else f"all {n} lines are"
+
+
+def _quoted(words: Sequence[str]) -> str:
+    return ", ".join(repr(w) for w in words)
 
 
 def _evaluate(args: argparse.Namespace) -> int:

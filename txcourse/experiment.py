@@ -22,7 +22,7 @@ from txcourse.metrics import LengthBucket, evaluate_translations, exact_match
 from txcourse.training import MODEL_KINDS
 
 __all__ = ["FRAMEWORKS", "backend", "set_threads", "Prepared", "prepare_task", "default_model_config", "translate",
-           "evaluate", "DIGIT_SEED", "evaluate_by_digit_count"]
+           "evaluate", "NUMBERS_SOURCE_NORMALISATION", "DIGIT_SEED", "evaluate_by_digit_count"]
 
 DIGIT_SEED = 1  # seed of the fresh numbers drawn by digit count (the task's splits use their own seed)
 
@@ -92,12 +92,24 @@ class Prepared:
     train: EncodedPairs
 
 
+# Source normalisation of the numbers task: what a user may type differently without changing the number.
+# It lives in the source tokenizer, so training and translation apply the same steps and a checkpoint
+# carries them in its tokenizer JSON. "Twelve thousand three hundred and forty five" reads as
+# "twelve thousand, three hundred and forty-five".
+NUMBERS_SOURCE_NORMALISATION: dict[str, Any] = dict(lowercase=True, ignore=(",", "-"))
+
+
 def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
     """English words in, characters out for ``numbers`` (Korean has no spaces inside 10^4 groups);
-    words on both sides for the toy tasks."""
+    words on both sides for the toy tasks.
+
+    The ``numbers`` source tokenizer lower-cases and drops commas and hyphens
+    (:data:`NUMBERS_SOURCE_NORMALISATION`); the toy tasks' words are their
+    content, so their tokenizers change nothing.
+    """
     sources, targets = [s for s, _ in splits.train], [t for _, t in splits.train]
     if task == "numbers":
-        return WordTokenizer.fit(sources), CharTokenizer.fit(targets)
+        return WordTokenizer.fit(sources, **NUMBERS_SOURCE_NORMALISATION), CharTokenizer.fit(targets)
     return WordTokenizer.fit(sources), WordTokenizer.fit(targets)
 
 
@@ -142,11 +154,21 @@ def tokenizers_from_meta(meta: dict[str, Any]) -> tuple[Tokenizer, Tokenizer]:
 def translate(fw: SimpleNamespace, model: Any, sources: Sequence[str], src_tok: Tokenizer, tgt_tok: Tokenizer,
               beam_size: int = 1, batch_size: int = 128, device: str = "cpu", length_penalty_alpha: float = 0.6,
               max_len: Optional[int] = None) -> list[str]:
-    """Translate ``sources`` with greedy decoding (beam_size 1) or beam search."""
+    """Translate ``sources`` with greedy decoding (beam_size 1) or beam search.
+
+    Each source goes through ``src_tok`` as in training (its normalisation
+    included); words outside its vocabulary become ``<unk>`` (find them first
+    with ``src_tok.unknown_words``). A source with no token left (empty,
+    blank, or only ignored punctuation) is refused with a ValueError: the
+    model would otherwise translate nothing into a confident number.
+    """
+    encoded = [src_tok.encode(s) for s in sources]
+    for i, ids in enumerate(encoded):
+        if not ids:
+            raise ValueError(f"sources[{i}] = {sources[i]!r} has no words to translate; drop it from sources")
     outputs: list[str] = []
     for start in range(0, len(sources), batch_size):
-        chunk = sources[start:start + batch_size]
-        src, _ = pad_sequences([src_tok.encode(s) for s in chunk], pad_id=src_tok.pad_id)
+        src, _ = pad_sequences(encoded[start:start + batch_size], pad_id=src_tok.pad_id)
         src_t = fw.to_tensor(src, device)
         if beam_size == 1:
             out = fw.greedy_decode(model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id,

@@ -165,6 +165,35 @@ class Tokenizer:
             out.append(as_int)
         return out
 
+    def unknown_words(self, text: str) -> list[str]:
+        """The words of ``text`` that :meth:`encode` would turn into ``<unk>``.
+
+        Applies the same normalisation as :meth:`encode` (for a
+        :class:`WordTokenizer`: lower-casing and dropped punctuation, if it was
+        fitted with them), so a word that only differs in case from a known one
+        is not reported when the tokenizer lower-cases.
+
+        Args:
+            text: the string to check.
+
+        Returns:
+            The unknown words (characters for a :class:`CharTokenizer`), each
+            once, in the order they first occur; ``[]`` if every one is known.
+
+        Example:
+            >>> tok = WordTokenizer.fit(["one hundred", "two"], lowercase=True)
+            >>> tok.unknown_words("One zebra, two zebras")
+            ['zebra', ',', 'zebras']
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str, got {type(text).__name__}: {text!r}")
+        unknown = [w for w in self._words(text) if UNK_ID in self._encode_text(w)]
+        return list(dict.fromkeys(unknown))
+
+    def _words(self, text: str) -> list[str]:
+        """The units :meth:`unknown_words` reports: whitespace-separated words by default."""
+        return text.split()
+
     def _encode_text(self, text: str) -> list[int]:
         raise NotImplementedError
 
@@ -263,6 +292,11 @@ class _ListTokenizer(Tokenizer):
     def _encode_text(self, text: str) -> list[int]:
         return [self._index.get(t, UNK_ID) for t in self.tokenize(text)]
 
+    def unknown_words(self, text: str) -> list[str]:
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str, got {type(text).__name__}: {text!r}")
+        return list(dict.fromkeys(t for t in self.tokenize(text) if t not in self._index))
+
     def _decode_ids(self, ids: list[int]) -> str:
         return self._join([self._tokens[i] for i in ids])
 
@@ -324,31 +358,44 @@ class WordTokenizer(_ListTokenizer):
     no space before ``. , ! ? ; : % ) ] }``, none after ``( [ { ¿ ¡ $``, and
     none around ``- ' /`` (so "forty-five" and "don't" come back intact).
 
+    Normalisation, the same at fit and encode time (and saved with the
+    tokenizer, so a checkpoint applies what its training applied):
+    ``lowercase`` lower-cases the text before splitting; ``ignore`` names
+    tokens dropped after splitting, such as punctuation a task does not need.
+    With ``lowercase=True, ignore=(",", "-")``, "Twelve thousand three hundred
+    and forty five" and "twelve thousand, three hundred and forty-five" encode
+    to the same ids. Whitespace never matters: the split drops it.
+
     Example:
         >>> tok = WordTokenizer.fit(["twelve thousand, three hundred and forty-five"])
         >>> tok.tokenize("forty-five.")
         ['forty', '-', 'five', '.']
         >>> tok.decode(tok.encode("twelve thousand, three hundred and forty-five"))
         'twelve thousand, three hundred and forty-five'
+        >>> norm = WordTokenizer.fit(["forty-five"], lowercase=True, ignore=(",", "-"))
+        >>> norm.tokenize("  Forty five, ")
+        ['forty', 'five']
     """
 
     kind = "word"
 
-    def __init__(self, tokens: Sequence[str], lowercase: bool = False):
+    def __init__(self, tokens: Sequence[str], lowercase: bool = False, ignore: Iterable[str] = ()):
         super().__init__(tokens)
-        if not isinstance(lowercase, bool):
-            raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
-        self.lowercase = lowercase
+        self.lowercase = _check_lowercase(lowercase)
+        self.ignore = _check_ignore(ignore)
 
     @classmethod
-    def fit(cls, texts: Iterable[str], min_freq: int = 1,
-            lowercase: bool = False) -> "WordTokenizer":
+    def fit(cls, texts: Iterable[str], min_freq: int = 1, lowercase: bool = False,
+            ignore: Iterable[str] = ()) -> "WordTokenizer":
         """Build the vocabulary from ``texts``.
 
         Args:
             texts: training strings.
             min_freq: words seen fewer times become ``<unk>``.
             lowercase: lower-case text before splitting (at fit and encode time).
+            ignore: tokens dropped after splitting (at fit and encode time),
+                e.g. ``(",", "-")``; each must be one token of the split,
+                a word or a single punctuation mark.
 
         Returns:
             A WordTokenizer: special tokens, then words by decreasing
@@ -356,15 +403,14 @@ class WordTokenizer(_ListTokenizer):
         """
         texts = _check_texts(texts)
         _check_min_freq(min_freq)
-        if not isinstance(lowercase, bool):
-            raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
+        lowercase, ignore = _check_lowercase(lowercase), _check_ignore(ignore)
         counts = Counter()
         for text in texts:
-            counts.update(_WORD_RE.findall(text.lower() if lowercase else text))
-        return cls(_vocab_from_counts(counts, min_freq), lowercase=lowercase)
+            counts.update(_split_words(text, lowercase, ignore))
+        return cls(_vocab_from_counts(counts, min_freq), lowercase=lowercase, ignore=ignore)
 
     def tokenize(self, text: str) -> list[str]:
-        return _WORD_RE.findall(text.lower() if self.lowercase else text)
+        return _split_words(text, self.lowercase, self.ignore)
 
     def _join(self, tokens: list[str]) -> str:
         out: list[str] = []
@@ -377,7 +423,33 @@ class WordTokenizer(_ListTokenizer):
         return "".join(out)
 
     def _state(self) -> dict:
-        return {"tokens": self._tokens, "lowercase": self.lowercase}
+        return {"tokens": self._tokens, "lowercase": self.lowercase, "ignore": list(self.ignore)}
+
+
+def _split_words(text: str, lowercase: bool, ignore: tuple[str, ...]) -> list[str]:
+    tokens = _WORD_RE.findall(text.lower() if lowercase else text)
+    return [t for t in tokens if t not in ignore] if ignore else tokens
+
+
+def _check_lowercase(lowercase) -> bool:
+    if not isinstance(lowercase, bool):
+        raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
+    return lowercase
+
+
+def _check_ignore(ignore) -> tuple[str, ...]:
+    if isinstance(ignore, str):
+        raise ValueError(f"ignore must be a list of tokens, got the string {ignore!r}; "
+                         f"write ignore=({ignore!r},) or ignore=tuple({ignore!r})")
+    try:
+        items = list(ignore)
+    except TypeError:
+        raise ValueError(f"ignore must be a list of tokens, got {type(ignore).__name__}: {ignore!r}") from None
+    for item in items:
+        if not isinstance(item, str) or _WORD_RE.fullmatch(item) is None:
+            raise ValueError(f"ignore holds {item!r}, which is not one token of the split: expected a word "
+                             f"(letters, digits, _) or a single punctuation mark such as ',' or '-'")
+    return tuple(dict.fromkeys(items))
 
 
 # --------------------------------------------------------------------------
@@ -508,7 +580,9 @@ def tokenizer_from_json(text: str, source: str = "tokenizer JSON") -> Tokenizer:
             from tokenizers import Tokenizer as HFTokenizer
             return BPETokenizer(HFTokenizer.from_str(state["tokenizer"]))
         if kind == "word":
-            return WordTokenizer(state["tokens"], lowercase=state.get("lowercase", False))
+            # files written before `lowercase` / `ignore` existed load as they were fitted
+            return WordTokenizer(state["tokens"], lowercase=state.get("lowercase", False),
+                                 ignore=state.get("ignore", ()))
         return CharTokenizer(state["tokens"])
     except KeyError as err:
         raise ValueError(f"{source} (kind {kind!r}) lacks the field {err.args[0]!r}") from None
