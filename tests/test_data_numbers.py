@@ -8,7 +8,7 @@ import pytest
 from txcourse.data import (TranslationSplits, digit_count, draw_by_digit_count, get_task, make_copy_task,
                            make_numbers_task, make_reverse_task, numbers_to_words)
 
-SMALL = dict(sizes=(600, 60, 210), seed=0)
+SMALL = dict(sizes=(630, 60, 210), seed=0)
 
 
 def test_numbers_to_words_reference_outputs():
@@ -35,7 +35,7 @@ def test_numbers_to_words_errors():
 def test_splits_sizes_pairs_and_metadata():
     s = make_numbers_task(**SMALL)
     assert isinstance(s, TranslationSplits)
-    assert (len(s.train), len(s.valid), len(s.test)) == (600, 60, 210)
+    assert (len(s.train), len(s.valid), len(s.test)) == (630, 60, 210)
     for split in ("train", "valid", "test"):
         for n, (src, tgt) in zip(s.metadata["numbers"][split], s[split]):
             assert src == numbers_to_words(n, "en") and tgt == numbers_to_words(n, "ko")
@@ -47,7 +47,7 @@ def test_splits_are_disjoint_by_number():
     nums = s.metadata["numbers"]
     train, valid, test = set(nums["train"]), set(nums["valid"]), set(nums["test"])
     large_train = [n for n in nums["train"] if n >= 1000]
-    assert len(large_train) == 300 and len(set(large_train)) == 300  # no repeats above 999
+    assert len(large_train) == 450 and len(set(large_train)) == 450  # 15/21 of train, no repeats above 999
     assert len(valid) == 60 and len(test) == 210  # no repeats inside
     assert not train & valid and not train & test and not valid & test
     srcs = {split: {p[0] for p in s[split]} for split in ("train", "valid", "test")}
@@ -62,21 +62,21 @@ def test_deterministic_for_a_seed_and_different_across_seeds():
     assert a.train != c.train and a.test != c.test
 
 
-def test_every_digit_count_is_trained_on_equally():
-    """What users type first ("nine", "forty-two") is as frequent in training as six-digit numbers."""
-    s = make_numbers_task(sizes=(600, 60, 120), seed=0)
+def test_every_digit_count_is_trained_on():
+    """What users type first ("nine", "forty-two") is in training; longer numbers get more examples (d/21)."""
+    s = make_numbers_task(sizes=(630, 60, 120), seed=0)
     nums = s.metadata["numbers"]
-    assert Counter(digit_count(n) for n in nums["train"]) == {d: 100 for d in range(1, 7)}
+    assert Counter(digit_count(n) for n in nums["train"]) == {d: 30 * d for d in range(1, 7)}
     assert Counter(digit_count(n) for n in nums["valid"]) == {4: 20, 5: 20, 6: 20}
     assert Counter(digit_count(n) for n in nums["test"]) == {4: 40, 5: 40, 6: 40}
     assert not any(s.metadata["test_is_long"])
 
 
 def test_every_number_below_1000_is_in_training():
-    s = make_numbers_task(sizes=(6000, 60, 120), seed=0)
+    s = make_numbers_task(sizes=(7000, 60, 120), seed=0)
     train = s.metadata["numbers"]["train"]
     assert set(range(1000)) <= set(train)  # each at least once, then repeated to fill the share
-    assert Counter(digit_count(n) for n in train)[1] == 1000  # 10 numbers, 1000 draws
+    assert Counter(digit_count(n) for n in train)[1] == 7000 // 21  # 10 numbers, 333 draws
     assert min(s.metadata["numbers"]["valid"] + s.metadata["numbers"]["test"]) >= 1000
     assert ("nine", "구") in s.train and ("forty-two", "사십이") in s.train
 
@@ -88,13 +88,13 @@ def test_closed_digits_zero_makes_every_length_disjoint():
     train, valid, test = (set(nums[k]) for k in ("train", "valid", "test"))
     assert (len(train), len(valid), len(test)) == (300, 30, 60)  # no repeats anywhere
     assert not train & valid and not train & test and not valid & test
-    with pytest.raises(ValueError, match=r"need 130 distinct 1-digit numbers \(100 train, 10 valid, 20 test\), "
+    with pytest.raises(ValueError, match=r"need 70 distinct 1-digit numbers \(40 train, 10 valid, 20 test\), "
                                          r"but \[0, 9999\] holds only 10 \(\[0, 9\]\)"):
         make_numbers_task(low=0, high=9999, sizes=(400, 40, 80), closed_digits=0)
 
 
 def test_length_generalisation_is_an_explicit_option():
-    s = make_numbers_task(sizes=(600, 60, 120), seed=0, max_train_digits=4)
+    s = make_numbers_task(sizes=(600, 60, 120), seed=0, max_train_digits=4)  # digit counts 1-4 in train
     nums, long = s.metadata["numbers"], s.metadata["test_is_long"]
     assert max(digit_count(n) for n in nums["train"] + nums["valid"]) == 4
     assert Counter(digit_count(n) for n in nums["test"]) == {4: 40, 5: 40, 6: 40}
@@ -142,7 +142,7 @@ def test_draw_by_digit_count_is_fresh_and_deterministic():
     (dict(sizes=(10, -1, 5)), "valid=-1"),
     (dict(high=999, sizes=(5, 1, 10)), r"the valid split is drawn from numbers with more than closed_digits=3 "
                                        r"digits, but \[0, 999\] has none; lower closed_digits or raise high"),
-    (dict(high=9999, sizes=(40000, 10, 10)), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
+    (dict(high=9999, sizes=(25000, 10, 10)), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
                                              r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)"),
     (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
     (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),

@@ -12,11 +12,15 @@ The outputs are num2words' own, only whitespace is normalised. Note its
 Korean conventions: 10000 is "만" (not "일만"), 1000 is "천", 100 is "백",
 and a space separates the 만 group from the rest ("사십사만 천일" = 441001).
 
-**How numbers are drawn.** Every example first draws a digit count, uniformly
-from the digit counts of ``[low, high]`` (1 to 6 by default), then a number
-with that many digits. Drawing numbers uniformly instead would make 90% of
-them six-digit numbers and leave "nine" or "forty-two" almost unseen, and
-those are what a user types first. The small numbers (at most
+**How numbers are drawn.** Every example first draws a digit count from the
+digit counts of ``[low, high]`` (1 to 6 by default), then a number with that
+many digits. Drawing numbers uniformly instead would make 90% of them
+six-digit numbers and leave "nine" or "forty-two" almost unseen, and those
+are what a user types first. Training draws a digit count ``d`` with
+probability proportional to ``d`` (one-digit numbers 1/21 of the examples,
+six-digit ones 6/21): every length is there, and the longer numbers, which
+have more to get right, get more of the examples; valid and test draw the
+digit counts evenly. The small numbers (at most
 ``closed_digits`` digits: 0 to 999 by default) are so few that the training
 split holds every one of them; the valid and test splits are drawn from the
 larger numbers, disjoint from training and from each other.
@@ -97,10 +101,15 @@ def _pool(d: int, low: int, high: int) -> tuple[int, int]:
     return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10 ** d - 1)
 
 
-def _even_counts(total: int, keys: list[int]) -> dict[int, int]:
-    """``total`` split as evenly as possible over ``keys``; the remainder goes to the last (longest) keys."""
-    base, extra = divmod(total, len(keys))
-    return {k: base + (1 if i >= len(keys) - extra else 0) for i, k in enumerate(keys)}
+def _split_counts(total: int, keys: list[int], weights: Optional[list[float]] = None) -> dict[int, int]:
+    """``total`` split over ``keys`` in proportion to ``weights`` (default: evenly), rounded so that the
+    counts add up to ``total``; leftovers go to the last (longest) keys."""
+    weights = [1.0] * len(keys) if weights is None else weights
+    shares = [total * w / sum(weights) for w in weights]
+    counts = [int(share) for share in shares]
+    for i in sorted(range(len(keys)), key=lambda i: (counts[i] - shares[i], -i))[:total - sum(counts)]:
+        counts[i] += 1
+    return dict(zip(keys, counts))
 
 
 def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
@@ -108,9 +117,10 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
                       closed_digits: int = 3, max_train_digits: Optional[int] = None) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
-    Each split has (nearly) the same number of examples of every digit count
-    it draws from. Training draws from every digit count of ``[low, high]``
-    (up to ``max_train_digits``); numbers with at most ``closed_digits``
+    Training draws from every digit count ``d`` of ``[low, high]`` (up to
+    ``max_train_digits``), ``d`` in proportion to ``d``; valid and test hold
+    (nearly) the same number of examples of every digit count they draw
+    from. Numbers with at most ``closed_digits``
     digits are all in training (each at least once when the split is large
     enough, repeated to fill their share) and in no other split. Valid and
     test are drawn from the larger numbers, without replacement and disjoint
@@ -170,9 +180,9 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
                              + f", but [{low}, {high}] has none; lower closed_digits or raise high")
 
     rng = np.random.default_rng(seed)
-    counts = {"train": _even_counts(n_train, train_digits),
-              "valid": _even_counts(n_valid, held_digits["valid"]) if n_valid else {},
-              "test": _even_counts(n_test, held_digits["test"]) if n_test else {}}
+    counts = {"train": _split_counts(n_train, train_digits, [float(d) for d in train_digits]),
+              "valid": _split_counts(n_valid, held_digits["valid"]) if n_valid else {},
+              "test": _split_counts(n_test, held_digits["test"]) if n_test else {}}
     chosen: dict[str, list[int]] = {"train": [], "valid": [], "test": []}
     for d in digits:
         first, last = _pool(d, low, high)
