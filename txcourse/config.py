@@ -92,7 +92,8 @@ class TransformerConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ValueError(f"TransformerConfig.from_dict got unknown field(s) {sorted(unknown)}")
+            raise ValueError(f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
+                             f"{[f.name for f in dataclasses.fields(cls)]}")
         return cls(**values)
 
 

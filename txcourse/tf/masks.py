@@ -40,8 +40,8 @@ def look_ahead_mask(length: int, offset: int = 0) -> tf.Tensor:
     Args:
         length: the number T of new query positions (an int, or a scalar
             tensor inside a ``tf.function``).
-        offset: number of earlier positions already in a key/value cache
-            (an int >= 0, or a scalar tensor inside a ``tf.function``);
+        offset: number (>= 0) of earlier positions already in a key/value cache
+            (an int, or a scalar tensor inside a ``tf.function``);
             query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:

@@ -39,8 +39,7 @@ def look_ahead_mask(length: int, offset: int = 0) -> torch.Tensor:
 
     Args:
         length: the number T of new query positions.
-        offset: number of earlier positions already in a key/value cache
-            (an int >= 0);
+        offset: number (>= 0) of earlier positions already in a key/value cache;
             query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:
