@@ -123,8 +123,8 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
     if weights_kind != kind:
         raise ValueError(f"checkpoint {str(path)!r}: its header says model kind {kind!r}, but its weights are "
                          f"those of a {weights_kind!r} model (was the header edited?)")
-    differ = [f"{key}={config[key]!r} in the header, {value!r} in the weights" for key, value in found.items()
-              if config.get(key) != value]
+    differ = [f"{key}={config.get(key)!r} in the header, {found[key]!r} in the weights" for key in CONFIG_KEYS[kind]
+              if key in found and config.get(key) != found[key]]
     if differ:
         raise ValueError(f"checkpoint {str(path)!r}: its header does not describe its weights: "
                          + "; ".join(differ) + " (model.config must be the one the weights were trained with: "
