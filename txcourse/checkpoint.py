@@ -187,6 +187,11 @@ def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     if meta.get("weights_only"):
         raise ValueError(f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
                          f"it can be loaded for translation or evaluation, not resumed")
+    missing = [key for key in ("stream", "train_config") if key not in meta]
+    if missing:
+        raise ValueError(f"checkpoint {str(path)!r} cannot be resumed: its header lacks {missing} (the data "
+                         f"position and training settings a Trainer saves); it can be loaded for translation or "
+                         f"evaluation, not resumed")
 
 
 def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, int]:
