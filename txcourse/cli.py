@@ -182,7 +182,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions a user's input causes; TensorFlow's only when TensorFlow was imported."""
-    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FloatingPointError)
+    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FloatingPointError, PermissionError,
+                                               IsADirectoryError, NotADirectoryError)
     tf = sys.modules.get("tensorflow")
     return errors + ((tf.errors.InvalidArgumentError,) if tf is not None and hasattr(tf, "errors") else ())
 
