@@ -327,6 +327,14 @@ def test_checkpoint_header_is_checked_against_the_weights(framework, change, pat
     _fails(["translate", "--checkpoint", path, "a b"], capsys, pattern.format(path=re.escape(str(path))))
 
 
+def test_tf_errors_reach_the_cli_with_their_cause(saved, capsys):
+    """A layer's error inside Keras ("Exception encountered when calling PositionalEncoding.call().") prints its
+    cause, the same line as PyTorch's."""
+    lines = {name: _fails(["translate", "--checkpoint", saved[name], " ".join(["a"] * 20)], capsys, r".+")
+             for name in ("torch", "tf")}
+    assert lines["tf"] == lines["torch"] and "Exception encountered" not in lines["tf"], lines
+
+
 def test_heads_are_stored_beside_the_weights(saved):
     for path in saved.values():
         meta, arrays = read_checkpoint(path)
