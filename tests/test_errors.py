@@ -87,6 +87,8 @@ def test_layer_arguments_are_checked(fw):
         fw.module.BahdanauAttention(0)
     with pytest.raises(ValueError, match=r"length must be a positive integer, got 0"):
         fw.module.look_ahead_mask(0)
+    with pytest.raises(ValueError, match=r"^offset must be an integer >= 0, got -5$"):
+        fw.module.look_ahead_mask(3, offset=-5)
     with pytest.raises(ValueError, match=r"config must be a TransformerConfig, got dict"):
         fw.module.Transformer({"d_model": 8})
 

@@ -171,10 +171,10 @@ def test_parity_in_training_mode_without_dropout():
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(d_ff=48), r"Transformer\.encoder\.layers\.0\.feed_forward\.w_1\.weight: shape mismatch"),
-    (dict(num_encoder_layers=1), r"Transformer\.encoder\.layers: PyTorch has 2 layers, Keras has 1"),
-    (dict(tie_embeddings=False), r"no PyTorch counterpart.*output_projection"),
-    (dict(layer_norm_eps=1e-5), r"epsilon mismatch"),
+    (dict(d_ff=48), r"^Transformer: the two models' configs differ in d_ff \(PyTorch 64, Keras 48\)"),
+    (dict(num_encoder_layers=1), r"configs differ in num_encoder_layers \(PyTorch 2, Keras 1\)"),
+    (dict(tie_embeddings=False), r"configs differ in tie_embeddings \(PyTorch True, Keras False\)"),
+    (dict(layer_norm_eps=1e-5), r"configs differ in layer_norm_eps \(PyTorch 1e-06, Keras 1e-05\)"),
 ])
 def test_converter_names_the_mismatch(change, message):
     pt, k = Framework("torch"), Framework("tf")
@@ -182,6 +182,18 @@ def test_converter_names_the_mismatch(change, message):
     k_model = k.module.Transformer(small_config(**change))
     with pytest.raises(ValueError, match=message):
         torch_to_tf(t_model, k_model)
+
+
+@pytest.mark.parametrize("keras_args, message", [
+    (dict(d_ff=12), r"EncoderLayer\.feed_forward\.w_1\.weight: shape mismatch"),
+    (dict(layer_norm_eps=1e-5), r"EncoderLayer\.self_attn_norm: epsilon mismatch"),
+    (dict(norm_first=True), r"EncoderLayer: the two layers differ in norm_first \(PyTorch False, Keras True\)"),
+])
+def test_converter_names_the_mismatched_sublayer(keras_args, message):
+    """Layers without a config: the walk names the path of the first weight (or attribute) that differs."""
+    pt, k = Framework("torch"), Framework("tf")
+    with pytest.raises(ValueError, match=message):
+        torch_to_tf(pt.module.EncoderLayer(8, 2, 16), k.module.EncoderLayer(8, 2, **{"d_ff": 16, **keras_args}))
 
 
 def test_converter_missing_sublayer_and_wrong_kind():

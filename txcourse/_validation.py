@@ -101,6 +101,23 @@ def check_positive(name: str, value) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
+def check_dtype(name: str, got: str, expected: str, autocast: bool) -> None:
+    """A float input must have the layer's compute dtype; under mixed precision any float dtype (the framework casts).
+
+    ``autocast``: PyTorch's ``torch.is_autocast_enabled()``, or a Keras mixed-precision policy on the layer.
+    """
+    floating = got.startswith(("float", "bfloat"))
+    if got != expected and not (autocast and floating):
+        raise ValueError(f"{name} must have the layer's dtype {expected}, got {got}: cast it first "
+                         f"(PyTorch: {name}.to(torch.{expected}); TensorFlow: tf.cast({name}, tf.{expected})); "
+                         f"other float dtypes are accepted only under mixed precision (autocast)")
+
+
+def check_non_negative(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+
+
 def check_probability(name: str, value) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value < 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")

@@ -9,6 +9,7 @@ one, or a Transformer from a GRU, without importing either framework.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -18,13 +19,20 @@ from typing import Any, Optional
 
 import numpy as np
 
-from txcourse.training import atomic_write
+from txcourse.config import TransformerConfig
+from txcourse.training import MODEL_KINDS, atomic_write
 
 __all__ = ["FORMAT", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta", "check_checkpoint",
-           "check_resumable", "strip_training_state"]
+           "check_resumable", "check_weights", "heads_array", "strip_training_state"]
 
 FORMAT = "txcourse-checkpoint-1"
 _META = "__meta__"
+_HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is D x D for any H): kept beside them
+
+# The model.config keys a header must hold, by model kind.
+CONFIG_KEYS = {"transformer": tuple(f.name for f in dataclasses.fields(TransformerConfig)),
+               "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
+               "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id")}
 
 
 def write_checkpoint(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -48,7 +56,9 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
 
 def check_checkpoint(path: str | os.PathLike, meta: dict[str, Any], framework: str,
                      model_kind: Optional[str] = None) -> None:
-    """Raise a one-line ValueError when the checkpoint is of another framework or model kind."""
+    """Raise a one-line ValueError when the header is incomplete or the checkpoint is of another framework or
+    model kind."""
+    _check_header(path, meta)
     if meta.get("framework") != framework:
         raise ValueError(f"checkpoint {str(path)!r} was written by the {meta.get('framework')!r} half of "
                          f"txcourse, not {framework!r}: use --framework {meta.get('framework')} (or convert "
@@ -58,11 +68,130 @@ def check_checkpoint(path: str | os.PathLike, meta: dict[str, Any], framework: s
                          f"{model_kind!r}")
 
 
+def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
+    """The keys every loader reads: framework, model kind and config (all fields of that kind), step."""
+    model = meta.get("model")
+    missing = [key for key in ("framework", "step") if key not in meta]
+    if not isinstance(model, dict):
+        missing.append("model")
+    else:
+        missing += [f"model.{key}" for key in ("kind", "config") if key not in model]
+    if missing:
+        raise ValueError(f"checkpoint {str(path)!r} has an incomplete header: it lacks {missing}; a txcourse "
+                         f"checkpoint records framework, step, model.kind and model.config (re-save it with "
+                         f"Trainer.save, or train again)")
+    kind, config = model["kind"], model["config"]
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"checkpoint {str(path)!r} names model kind {kind!r} in its header, expected one of "
+                         f"{list(MODEL_KINDS)}")
+    if meta["framework"] not in ("torch", "tf"):
+        raise ValueError(f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, "
+                         f"expected 'torch' or 'tf'")
+    keys = CONFIG_KEYS[kind]
+    lacking = [key for key in keys if not isinstance(config, dict) or key not in config]
+    unknown = sorted(set(config) - set(keys)) if isinstance(config, dict) else []
+    if lacking or unknown:
+        raise ValueError(f"checkpoint {str(path)!r}: the model.config of its {kind!r} header "
+                         + (f"lacks {lacking}" if lacking else "") + (" and " if lacking and unknown else "")
+                         + (f"has unknown keys {unknown}" if unknown else "")
+                         + f"; a {kind} config has exactly {list(keys)} (was the header edited, or the model "
+                         f"kind changed?)")
+
+
+def heads_array(num_heads: int) -> dict[str, np.ndarray]:
+    """The array a Transformer checkpoint stores its number of heads in, beside the weights (see check_weights)."""
+    return {_HEADS: np.array(num_heads, dtype=np.int64)}
+
+
+def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Raise a one-line ValueError when the header's model kind or config contradicts the weights.
+
+    Checked where the weights determine it: the model kind; the vocabulary
+    sizes, d_model, d_ff, the layer counts, norm_first and tie_embeddings of
+    a Transformer (from the shapes and names of its weights); embedding_dim
+    and units of a GRU model; and num_heads, which no weight shape tells:
+    checkpoints written by a Trainer store it as the array ``arch/num_heads``
+    (older checkpoints without it are not checked). max_len is not stored (the
+    positional-encoding table is a constant, not a weight), nor are dropout,
+    pad_id, layer_norm_eps and fused: those come from the header alone.
+    """
+    found = weights_architecture(meta["framework"], arrays)
+    if not found:
+        return
+    kind, config = meta["model"]["kind"], meta["model"]["config"]
+    weights_kind = found.pop("kind")
+    if weights_kind != kind:
+        raise ValueError(f"checkpoint {str(path)!r}: its header says model kind {kind!r}, but its weights are "
+                         f"those of a {weights_kind!r} model (was the header edited?)")
+    differ = [f"{key}={config.get(key)!r} in the header, {found[key]!r} in the weights" for key in CONFIG_KEYS[kind]
+              if key in found and config.get(key) != found[key]]
+    if differ:
+        raise ValueError(f"checkpoint {str(path)!r}: its header does not describe its weights: "
+                         + "; ".join(differ) + " (model.config must be the one the weights were trained with: "
+                         "was the header edited, or copied from another run?)")
+
+
+def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """What the names and shapes of a checkpoint's model arrays tell about the model ({} when nothing)."""
+    if framework == "torch":  # hierarchical names: model/encoder.layers.0.feed_forward.w_1.weight
+        names = [name[len("model/"):] for name in arrays if name.startswith("model/")]
+        get = {name[len("model/"):]: a for name, a in arrays.items() if name.startswith("model/")}.get
+        if "encoder.embedding.token_embedding.weight" in names:
+            src, tgt = get("encoder.embedding.token_embedding.weight"), get("decoder.embedding.token_embedding.weight")
+            found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
+                     "tgt_vocab_size": None if tgt is None else tgt.shape[0],
+                     "num_encoder_layers": len({n.split(".")[2] for n in names if n.startswith("encoder.layers.")}),
+                     "num_decoder_layers": len({n.split(".")[2] for n in names if n.startswith("decoder.layers.")}),
+                     "norm_first": "encoder.final_norm.weight" in names,
+                     "tie_embeddings": "output_projection.weight" not in names}
+            w_1 = [get(n) for n in names if n.endswith("feed_forward.w_1.weight")]
+            found.update({"d_ff": w_1[0].shape[0]} if w_1 else {})
+        elif "encoder.embedding.weight" in names and "encoder.gru.weight_hh_l0" in names:
+            src, tgt = get("encoder.embedding.weight"), get("decoder.embedding.weight")
+            found = {"kind": "bahdanau" if any(n.startswith("decoder.attention.") for n in names) else "seq2seq",
+                     "src_vocab_size": src.shape[0], "embedding_dim": src.shape[1],
+                     "tgt_vocab_size": None if tgt is None else tgt.shape[0],
+                     "units": get("encoder.gru.weight_hh_l0").shape[1]}
+        else:
+            return {}
+    else:  # Keras: model/0007:w_q/kernel, in the order of model.variables (encoder first)
+        ordered = sorted(name for name in arrays if name.startswith("model/"))
+        leaves = [name.split(":", 1)[-1] for name in ordered]
+        tokens = [i for i, leaf in enumerate(leaves) if leaf == "token_embedding/embeddings"]
+        plain = [i for i, leaf in enumerate(leaves) if leaf == "embedding/embeddings"]
+        if len(tokens) == 2:
+            src, tgt, cut = arrays[ordered[tokens[0]]], arrays[ordered[tokens[1]]], tokens[1]
+            norms = [i for i, leaf in enumerate(leaves) if leaf == "feed_forward_norm/gamma"]
+            found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
+                     "tgt_vocab_size": tgt.shape[0], "num_encoder_layers": sum(i < cut for i in norms),
+                     "num_decoder_layers": sum(i > cut for i in norms),
+                     "norm_first": "final_norm/gamma" in leaves,
+                     "tie_embeddings": "output_projection/kernel" not in leaves}
+            w_1 = [arrays[ordered[i]] for i, leaf in enumerate(leaves) if leaf == "w_1/kernel"]
+            found.update({"d_ff": w_1[0].shape[1]} if w_1 else {})
+        elif len(plain) == 2 and any(leaf.endswith("recurrent_kernel") for leaf in leaves):
+            src, tgt = arrays[ordered[plain[0]]], arrays[ordered[plain[1]]]
+            units = next(arrays[name] for name, leaf in zip(ordered, leaves) if leaf.endswith("recurrent_kernel"))
+            found = {"kind": "bahdanau" if "w_a/kernel" in leaves else "seq2seq", "src_vocab_size": src.shape[0],
+                     "embedding_dim": src.shape[1], "tgt_vocab_size": tgt.shape[0], "units": units.shape[0]}
+        else:
+            return {}
+    if found["kind"] == "transformer" and _HEADS in arrays:
+        found["num_heads"] = int(arrays[_HEADS])
+    return {key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
+            for key, value in found.items() if value is not None}
+
+
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     """Raise a one-line ValueError when the checkpoint holds weights only (see :func:`strip_training_state`)."""
     if meta.get("weights_only"):
         raise ValueError(f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
                          f"it can be loaded for translation or evaluation, not resumed")
+    missing = [key for key in ("stream", "train_config") if key not in meta]
+    if missing:
+        raise ValueError(f"checkpoint {str(path)!r} cannot be resumed: its header lacks {missing} (the data "
+                         f"position and training settings a Trainer saves); it can be loaded for translation or "
+                         f"evaluation, not resumed")
 
 
 def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, int]:
@@ -80,8 +209,8 @@ def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict
         ``python -m txcourse.checkpoint strip runs/transformer/model.npz book/data/model.npz``
     """
     meta, arrays = read_checkpoint(src)
-    kept = {name: a for name, a in arrays.items() if name.startswith("model/")}
-    if not kept:
+    kept = {name: a for name, a in arrays.items() if name.startswith(("model/", "arch/"))}
+    if not any(name.startswith("model/") for name in kept):
         raise ValueError(f"checkpoint {str(src)!r} has no model/ arrays: nothing to keep")
     meta = {key: value for key, value in meta.items() if key not in ("format", "stream")}
     write_checkpoint(dst, {**meta, "weights_only": True}, kept)

@@ -1,18 +1,29 @@
 """The command line: ``txcourse train | translate | evaluate | figures | grade`` (also ``python -m txcourse``).
 
 Every expected failure (unknown task, missing checkpoint, a checkpoint of
-the other framework or model, a bad setting) prints one line
-``txcourse: error: ...`` and exits with status 2, never a traceback.
+the other framework or model, a bad setting, a GPU that is not there, a
+diverging run) prints one line ``txcourse: error: ...`` naming the option,
+what it got and what it expected, and exits with status 2, never a
+traceback. ``train`` keeps work: it refuses to replace a checkpoint unless
+told (``--resume``, ``--overwrite``), and on SIGINT (Ctrl-C) or SIGTERM it
+saves a checkpoint at the current step and exits with status 128 + the
+signal number (130, 143).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import ast
 import json
+import math
 import os
+import re
+import signal
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -54,8 +65,50 @@ SOURCE is the sentence with its whitespace collapsed.
 """
 
 
+def _count(minimum: int):
+    """An argparse type: an integer >= minimum."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _number(low: float, high: float = math.inf, closed: bool = False):
+    """An argparse type: a finite float in (low, high), or [low, high] when ``closed``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        inside = low <= value <= high if closed else low < value < high
+        if not (inside and math.isfinite(value)):
+            span = f"in [{low:g}, {high:g}]" if closed else f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})"
+            raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
+        return value
+    return parse
+
+
+def _device_name(text: str) -> str:
+    """An argparse type: auto, cpu, cuda, cuda:i or mps (whether that device exists is checked later)."""
+    if text in ("auto", "cpu", "cuda", "mps") or (text.startswith("cuda:") and text[5:].isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda, cuda:i or mps, got {text!r}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's own errors (an unknown option, a bad value) as one line, like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"txcourse: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="txcourse", description="Train, run and evaluate the course's models; "
+    parser = _Parser(prog="txcourse", description="Train, run and evaluate the course's models; "
                                      "draw the book's figures; grade lab submissions.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -67,18 +120,23 @@ def build_parser() -> argparse.ArgumentParser:
                        help="task option, e.g. target_lang='es' or sizes=(5000,500,500)")
     train.add_argument("--set", type=_setting, action="append", default=[], metavar="KEY=VALUE",
                        help="model setting, e.g. d_model=256 num_heads=8 (TransformerConfig fields)")
-    train.add_argument("--device", default="auto", help="auto, cpu, cuda or mps")
-    train.add_argument("--steps", type=int, default=2000)
-    train.add_argument("--max-seconds", type=float, default=None, help="stop training after this long")
-    train.add_argument("--batch-size", type=int, default=64)
-    train.add_argument("--warmup", type=int, default=400, help="warm-up steps of the schedule, Eq. (3)")
-    train.add_argument("--lr-factor", type=float, default=0.5, help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)")
-    train.add_argument("--label-smoothing", type=float, default=0.1)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--log-every", type=int, default=50)
-    train.add_argument("--checkpoint-every", type=int, default=0)
+    train.add_argument("--device", type=_device_name, default="auto", help="auto, cpu, cuda, cuda:i or mps")
+    train.add_argument("--steps", type=_count(1), default=2000)
+    train.add_argument("--max-seconds", type=_number(0), default=None, help="stop training after this long")
+    train.add_argument("--batch-size", type=_count(1), default=64)
+    train.add_argument("--warmup", type=_count(1), default=400, help="warm-up steps of the schedule, Eq. (3)")
+    train.add_argument("--lr-factor", type=_number(0), default=0.5,
+                       help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)")
+    train.add_argument("--label-smoothing", type=_number(0, 1, closed=True), default=0.1)
+    train.add_argument("--seed", type=_count(0), default=0)
+    train.add_argument("--log-every", type=_count(1), default=50)
+    train.add_argument("--checkpoint-every", type=_count(0), default=0, help="steps between checkpoints "
+                       "(0: at the end, and when stopped by Ctrl-C or SIGTERM)")
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
     train.add_argument("--resume", action="store_true", help="continue from OUT/model.npz")
+    train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
+    train.add_argument("--override", action="store_true", help="with --resume: continue with settings other than "
+                       "the checkpoint's (batch size, seed, learning rate, model, task ...)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     for name, text in (("translate", "translate sentences with a trained checkpoint"),
@@ -87,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--checkpoint", type=Path, required=True)
         p.add_argument("--framework", choices=FRAMEWORKS, default=None, help="must match the checkpoint")
         p.add_argument("--model", choices=MODELS, default=None, help="must match the checkpoint")
-        p.add_argument("--device", default="cpu")
-        p.add_argument("--beam", type=int, default=1, help="beam size (1: greedy)")
+        p.add_argument("--device", type=_device_name, default="cpu", help="auto, cpu, cuda, cuda:i or mps")
+        p.add_argument("--beam", type=_count(1), default=1, help="beam size (1: greedy)")
         if name == "translate":
             p.add_argument("text", nargs="*", help="sentences (default: one per line on standard input)")
             p.add_argument("--strict", action="store_true", help="refuse (exit 2, translate nothing) if any "
@@ -97,9 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
             p.epilog = TRANSLATE_EPILOG
         else:
             p.add_argument("--split", choices=("train", "valid", "test"), default="test")
-            p.add_argument("--limit", type=int, default=None, help="score only the first N pairs")
+            p.add_argument("--limit", type=_count(1), default=None, help="score only the first N pairs")
             p.add_argument("--json", type=Path, default=None, help="also write the scores here")
-            p.add_argument("--per-digit", type=int, default=200, metavar="N",
+            p.add_argument("--per-digit", type=_count(0), default=200, metavar="N",
                            help="numbers task: also score N fresh numbers of every digit count (default 200; 0: off)")
 
     figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
@@ -137,39 +195,217 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return {"train": _train, "translate": _translate, "evaluate": _evaluate, "figures": _figures,
                 "grade": _grade}[args.command](args)
-    except (ValueError, FileNotFoundError) as err:
-        message = str(err).splitlines()[0] if str(err) else type(err).__name__
-        parser.exit(2, f"txcourse: error: {message}\n")
+    except KeyboardInterrupt:
+        parser.exit(130, "txcourse: error: interrupted\n")
+    except _user_errors() as err:
+        parser.exit(2, f"txcourse: error: {_one_line(err)}\n")
     return 0  # pragma: no cover
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions a user's input causes; TensorFlow's only when TensorFlow was imported."""
+    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FloatingPointError, PermissionError,
+                                               IsADirectoryError, NotADirectoryError)
+    tf = sys.modules.get("tensorflow")
+    return errors + ((tf.errors.InvalidArgumentError,) if tf is not None and hasattr(tf, "errors") else ())
+
+
+_WRAPPER = re.compile(r"^(Exception encountered when calling .*|Graph execution error:|Detected at node .*|"
+                      r"File .*|\[\[.*|\S*\(most recent call last\):)$")
+
+
+def _one_line(err: BaseException) -> str:
+    """The line of ``err`` that names the cause.
+
+    Keras wraps an error raised inside a layer: "Exception encountered when
+    calling PositionalEncoding.call().", a blank line, then the cause (in
+    bold) and the arguments; TensorFlow's graph errors put the cause after
+    the graph's traceback. Both keep their cause.
+    """
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(getattr(err, "message", None) or err))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[0] == "Graph execution error:":  # the cause is the last line before the node list
+        lines = [line for line in lines if not _WRAPPER.match(line) and not line.startswith(("  ", "(", "\t"))]
+        lines = [re.sub(r"\s*\[\[\{\{node .*$|\s*\[Op:.*$", "", line) for line in lines[-1:]]
+    while lines and _WRAPPER.match(lines[0]):
+        lines.pop(0)
+    return lines[0] if lines else type(err).__name__
+
+
+# TrainConfig and TransformerConfig fields -> the option that sets them
+_OPTIONS = {"steps": "--steps", "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
+            "label_smoothing": "--label-smoothing", "seed": "--seed", "device": "--device", "log_every": "--log-every",
+            "checkpoint_every": "--checkpoint-every", "max_seconds": "--max-seconds"}
+
+
+def _name_options(err: ValueError) -> ValueError:
+    """'TrainConfig.lr_factor must ...' -> '--lr-factor must ...'; 'TransformerConfig.x ...' -> '--set x ...'."""
+    text = re.sub(r"TrainConfig\.(\w+)", lambda m: _OPTIONS.get(m.group(1), m.group(0)), str(err))
+    text = re.sub(r"TransformerConfig\.(\w+)", r"--set \1", text)
+    return ValueError(text if text.startswith("--") else f"--set: {text}")
+
+
+def _check_device(fw: Any, device: str) -> None:
+    try:
+        fw.resolve_device(device)
+    except ValueError as err:
+        raise ValueError(f"--device {device}: {err}") from None
+
+
+def _check_run_folder(out: Path, checkpoint: Path, args: argparse.Namespace) -> None:
+    """Before anything is built: the folder can hold a run, and no checkpoint is replaced unless told."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume and --overwrite exclude each other: --resume continues the checkpoint in "
+                         "--out, --overwrite replaces it; pass one of them")
+    if args.override and not args.resume:
+        raise ValueError("--override only applies with --resume (it lets a resumed run change its settings)")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, expected a run folder (a directory to write model.npz "
+                         f"and history.jsonl into): choose another --out")
+    for path in (checkpoint, out / "history.jsonl"):
+        if path.is_dir():
+            raise ValueError(f"--out {str(out)!r}: {str(path)!r} is a folder, expected a file (or nothing) there: "
+                             f"remove it or choose another --out")
+    if args.resume and not checkpoint.is_file():
+        raise FileNotFoundError(f"--resume: no checkpoint {str(checkpoint)!r} to resume from; drop --resume to "
+                                f"start a new run")
+    if checkpoint.is_file() and not (args.resume or args.overwrite):
+        raise ValueError(f"--out {str(out)!r} already holds a checkpoint ({str(checkpoint)!r}): pass --resume to "
+                         f"continue it, --overwrite to replace it (and its history), or choose another --out")
+
+
+def _check_writable(out: Path) -> None:
+    """Create the run folder and write a file in it, so a read-only folder fails before the first step."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as err:
+        raise ValueError(f"--out {str(out)!r} is not a writable folder ({err.strerror or err}): choose another "
+                         f"--out") from None
+
+
+def _check_model_config(config: dict[str, Any], prepared: Any) -> None:
+    """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
+    src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
+    if config["pad_id"] != src.pad_id or config["pad_id"] != tgt.pad_id:
+        raise ValueError(f"--set pad_id={config['pad_id']}: the task's tokenizers pad with id {src.pad_id}; "
+                         f"drop --set pad_id (it is set from the tokenizers)")
+    for side, tok in (("src", src), ("tgt", tgt)):
+        if config[f"{side}_vocab_size"] < tok.vocab_size:
+            raise ValueError(f"--set {side}_vocab_size={config[f'{side}_vocab_size']}: the task's {side} "
+                             f"tokenizer has {tok.vocab_size} tokens; drop --set {side}_vocab_size (it is set from "
+                             f"the tokenizer)")
+    if "max_len" in config and len(prepared.train):
+        longest = max(int(prepared.train.src_lengths.max()), max(len(t) for t in prepared.train.tgt) + 1)
+        if config["max_len"] < longest:
+            raise ValueError(f"--set max_len={config['max_len']}: the task's training data has sequences of "
+                             f"{longest} positions (the target with <sos>); use --set max_len={longest} or more")
+
+
+def _check_same_settings(meta: dict[str, Any], config: Any, model_config: dict[str, Any], task: dict[str, Any],
+                         checkpoint: Path) -> None:
+    """A resumed run continues the run it resumes: the settings that change what is learnt must match."""
+    from txcourse.training import RESUME_SETTINGS
+
+    plain = lambda value: json.loads(json.dumps(value))  # tuples -> lists, as the header stores them
+    differ = []
+    stored, now = meta.get("train_config", {}), plain(config.to_dict())
+    differ += [(_OPTIONS.get(key, f"TrainConfig.{key}"), stored[key], now[key]) for key in RESUME_SETTINGS
+               if key in stored and stored[key] != now[key]]
+    stored, now = meta["model"]["config"], plain(model_config)
+    differ += [(f"--set {key}", stored.get(key), now.get(key)) for key in sorted(set(stored) | set(now))
+               if stored.get(key) != now.get(key)]
+    stored, now = meta.get("task") or {}, plain(task)
+    if stored.get("name") != now["name"]:
+        differ.append(("--task", stored.get("name"), now["name"]))
+    elif isinstance(stored.get("kwargs"), dict):
+        differ += [(f"--task-arg {key}", stored["kwargs"].get(key), now["kwargs"].get(key))
+                   for key in sorted(set(stored["kwargs"]) | set(now["kwargs"]))
+                   if stored["kwargs"].get(key) != now["kwargs"].get(key)]
+    if differ:
+        raise ValueError(f"--resume: {str(checkpoint)!r} was trained with other settings: "
+                         + ", ".join(f"{option} {old!r} (checkpoint) vs {new!r} (now)" for option, old, new in differ)
+                         + "; repeat the checkpoint's settings, or add --override to continue with the new ones")
+
+
+@contextlib.contextmanager
+def _stop_on_signals(trainer: Any):
+    """SIGINT and SIGTERM ask the trainer to stop after the current step (it then saves); a second one stops now."""
+    received: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if received:
+            raise KeyboardInterrupt
+        received.append(signum)
+        trainer.stop_requested = True
+
+    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
+        yield received
+        return
+    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield received
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
 def _train(args: argparse.Namespace) -> int:
+    from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint_meta
     from txcourse.experiment import backend, default_model_config, prepare_task
-    from txcourse.training import TrainConfig
+    from txcourse.training import TrainConfig, remove_stale_temporaries
 
     if args.task not in TASKS:
         raise ValueError(f"unknown task {args.task!r}; choose one of {sorted(TASKS)}")
     out = args.out or Path("runs") / f"{args.task}-{args.model}-{args.framework}"
     checkpoint = out / "model.npz"
-    if args.resume and not checkpoint.is_file():
-        raise FileNotFoundError(f"--resume: no checkpoint {str(checkpoint)!r} to resume from")
-    config = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup_steps=args.warmup,
-                         lr_factor=args.lr_factor, label_smoothing=args.label_smoothing, seed=args.seed,
-                         device=args.device, log_every=args.log_every, checkpoint_every=args.checkpoint_every,
-                         progress=not args.no_progress, max_seconds=args.max_seconds)
+    _check_run_folder(out, checkpoint, args)
+    try:
+        config = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup_steps=args.warmup,
+                             lr_factor=args.lr_factor, label_smoothing=args.label_smoothing, seed=args.seed,
+                             device=args.device, log_every=args.log_every, checkpoint_every=args.checkpoint_every,
+                             progress=not args.no_progress, max_seconds=args.max_seconds)
+    except ValueError as err:
+        raise _name_options(err) from None
     prepared = prepare_task(args.task, **dict(args.task_arg))
-    model_config = default_model_config(args.model, prepared.src_tokenizer.vocab_size,
-                                        prepared.tgt_tokenizer.vocab_size, dict(args.set))
+    try:
+        model_config = default_model_config(args.model, prepared.src_tokenizer.vocab_size,
+                                            prepared.tgt_tokenizer.vocab_size, dict(args.set))
+    except ValueError as err:
+        raise _name_options(err) from None
+    _check_model_config(model_config, prepared)
+    task = {"name": args.task, "kwargs": prepared.task_kwargs}
+    if args.resume:
+        meta = read_checkpoint_meta(checkpoint)
+        check_checkpoint(checkpoint, meta, args.framework, args.model)
+        check_resumable(checkpoint, meta)
+        if not args.override:
+            _check_same_settings(meta, config, model_config, task, checkpoint)
     fw = backend(args.framework)
+    _check_device(fw, args.device)
+    _check_writable(out)
+    for path in (checkpoint, out / "history.jsonl"):
+        remove_stale_temporaries(path)
     fw.set_seed(args.seed)
-    metadata = {"task": {"name": args.task, "kwargs": prepared.task_kwargs},
+    metadata = {"task": task,
                 "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
     trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
                          config, history_path=str(out / "history.jsonl"), metadata=metadata)
     if args.resume:
         trainer.load(str(checkpoint))
     start = time.perf_counter()
-    records = trainer.fit(checkpoint_path=str(checkpoint))
+    try:
+        with _stop_on_signals(trainer) as received:
+            records = trainer.fit(checkpoint_path=str(checkpoint))
+    except FloatingPointError as err:
+        kept = (f"the last good checkpoint {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) "
+                f"is kept" if checkpoint.is_file() else "no checkpoint was written")
+        raise ValueError(f"{err}; {kept}") from None
+    if received:
+        print(f"txcourse: stopped by {signal.Signals(received[0]).name} at step {trainer.step}: saved checkpoint "
+              f"{checkpoint}; add --resume to the same command to continue", file=sys.stderr)
+        return 128 + received[0]
     last = records[-1] if records else {}
     print(f"trained {args.model} ({args.framework}) on {args.task} to step {trainer.step} in "
           f"{time.perf_counter() - start:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
@@ -185,6 +421,7 @@ def _load(args: argparse.Namespace):
     framework = args.framework or meta.get("framework")
     check_checkpoint(args.checkpoint, meta, framework, args.model)
     fw = backend(framework)
+    _check_device(fw, args.device)
     model, meta = fw.load_model(str(args.checkpoint), device=args.device)
     return fw, model, meta, *tokenizers_from_meta(meta)
 
@@ -244,6 +481,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     from txcourse.experiment import evaluate
     from txcourse.metrics import format_length_table
 
+    if args.json is not None and (args.json.is_dir() or not args.json.parent.is_dir()):
+        raise ValueError(f"--json {str(args.json)!r}: expected the name of a file to write the scores to, in an "
+                         f"existing folder; got " + ("a folder" if args.json.is_dir() else "a path whose folder "
+                         f"{str(args.json.parent)!r} does not exist") + f": use for example --json scores.json")
     fw, model, meta, src_tok, tgt_tok = _load(args)
     task = meta.get("task")
     if not task:

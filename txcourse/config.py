@@ -6,6 +6,7 @@ The defaults are the base model of Vaswani et al. (2017), Table 3, row "base".
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,9 +55,10 @@ class TransformerConfig:
                 or not 0.0 <= self.dropout < 1.0:
             raise ValueError(
                 f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}")
-        if not isinstance(self.layer_norm_eps, (int, float)) or not self.layer_norm_eps > 0:
-            raise ValueError(
-                f"TransformerConfig.layer_norm_eps must be a positive number, got {self.layer_norm_eps!r}")
+        if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
+                or not 0 < self.layer_norm_eps < math.inf:
+            raise ValueError(f"TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+                             f"got {self.layer_norm_eps!r}")
         if self.d_model % self.num_heads != 0:
             raise ValueError(
                 f"TransformerConfig.d_model ({self.d_model}) must be divisible by num_heads "
@@ -90,7 +92,8 @@ class TransformerConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ValueError(f"TransformerConfig.from_dict got unknown field(s) {sorted(unknown)}")
+            raise ValueError(f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
+                             f"{[f.name for f in dataclasses.fields(cls)]}")
         return cls(**values)
 
 

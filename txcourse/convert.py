@@ -17,17 +17,28 @@ PyTorch                Keras                       conversion
 =====================  ==========================  =====================================
 
 A missing or extra sublayer, a leaf of the wrong kind, or a shape that does
-not match raises ``ValueError`` naming the offending path. Both frameworks
-are imported only when a function is called.
+not match raises ``ValueError`` naming the offending path. So do two models
+whose weights fit but whose functions differ: configs (``.config``) that
+differ in any field but ``dropout`` (off at inference) and ``fused`` (the
+same numbers through another kernel), or sublayers that differ in
+``num_heads``, ``norm_first``, ``pad_id`` or a LayerNorm epsilon. Both
+frameworks are imported only when a function is called.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 __all__ = ["torch_to_tf", "tf_to_torch"]
+
+# Config fields that do not change what a converted model computes: dropout is off at inference, and the fused
+# path computes the same numbers (Sec. 3.2.1). Every other field does, even where the weights fit.
+SAME_FUNCTION_FIELDS = ("dropout", "fused")
+# Attributes of a (sub)layer that change its function without changing its weights' shapes.
+FUNCTION_ATTRIBUTES = ("num_heads", "norm_first", "pad_id")
 
 
 def torch_to_tf(torch_module: Any, tf_layer: Any) -> None:
@@ -54,6 +65,7 @@ def _convert(torch_module: Any, tf_layer: Any, to_tf: bool) -> None:
     if not hasattr(tf_layer, "weights"):
         raise ValueError(f"expected a Keras layer, got {type(tf_layer).__name__}")
     root = type(torch_module).__name__
+    _check_same_config(root, torch_module, tf_layer)
     assigned: set[int] = set()
     for path, t, k in _pairs(torch_module, tf_layer, root):
         converter = _leaf_converter(t)
@@ -64,10 +76,34 @@ def _convert(torch_module: Any, tf_layer: Any, to_tf: bool) -> None:
         raise ValueError(f"{root}: the Keras layer has weights with no PyTorch counterpart: {unmatched}")
 
 
+def _check_same_config(root: str, t: Any, k: Any) -> None:
+    """Refuse models whose configs differ in a field that changes the function (see SAME_FUNCTION_FIELDS)."""
+    t_config, k_config = getattr(t, "config", None), getattr(k, "config", None)
+    if not (dataclasses.is_dataclass(t_config) and dataclasses.is_dataclass(k_config)):
+        return
+    differ = [f"{f.name} (PyTorch {getattr(t_config, f.name)!r}, Keras {getattr(k_config, f.name, None)!r})"
+              for f in dataclasses.fields(t_config)
+              if f.name not in SAME_FUNCTION_FIELDS and getattr(t_config, f.name) != getattr(k_config, f.name, None)]
+    if differ:
+        raise ValueError(f"{root}: the two models' configs differ in {', '.join(differ)}: the converted weights "
+                         f"would compute another function; build both from one config (only "
+                         f"{' and '.join(SAME_FUNCTION_FIELDS)} may differ)")
+
+
+def _check_same_attributes(path: str, t: Any, k: Any) -> None:
+    """Refuse sublayers that differ in an attribute that changes their function (see FUNCTION_ATTRIBUTES)."""
+    differ = [f"{name} (PyTorch {getattr(t, name)!r}, Keras {getattr(k, name)!r})" for name in FUNCTION_ATTRIBUTES
+              if hasattr(t, name) and hasattr(k, name) and getattr(t, name) != getattr(k, name)]
+    if differ:
+        raise ValueError(f"{path}: the two layers differ in {', '.join(differ)}: the converted weights would "
+                         f"compute another function; build both with the same arguments")
+
+
 def _pairs(t: Any, k: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
     """Yield (path, torch leaf, keras leaf) for every leaf module holding weights."""
     import torch
 
+    _check_same_attributes(path, t, k)
     if isinstance(t, _LEAF_TYPES()):
         yield path, t, k
         return

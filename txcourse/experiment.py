@@ -60,7 +60,7 @@ def backend(framework: str) -> SimpleNamespace:
         def to_numpy(tensor: Any) -> np.ndarray:
             return np.asarray(tensor)
     return SimpleNamespace(name=framework, Trainer=train.Trainer, build_model=train.build_model,
-                           load_model=train.load_model, set_seed=train.set_seed,
+                           load_model=train.load_model, set_seed=train.set_seed, resolve_device=train.resolve_device,
                            greedy_decode=decode.greedy_decode, beam_search=decode.beam_search,
                            to_tensor=to_tensor, to_numpy=to_numpy)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import glob
 import os
 import tempfile
 from dataclasses import dataclass
@@ -18,9 +19,15 @@ from typing import Any, Callable, Iterator, Optional
 
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
 
-__all__ = ["TrainConfig", "noam_lr", "BatchStream", "History", "read_history", "atomic_write", "MODEL_KINDS"]
+__all__ = ["TrainConfig", "noam_lr", "BatchStream", "History", "read_history", "atomic_write",
+           "remove_stale_temporaries", "diverged", "MODEL_KINDS", "RESUME_SETTINGS"]
 
 MODEL_KINDS = ("transformer", "bahdanau", "seq2seq")
+
+# TrainConfig fields a resumed run must share with its checkpoint (the others may change: steps grow on
+# resume; logging, progress, checkpoint frequency, time limit and device do not change what is learnt).
+RESUME_SETTINGS = ("batch_size", "max_tokens", "warmup_steps", "lr_factor", "label_smoothing", "clip_norm",
+                   "adam_betas", "adam_eps", "seed", "mixed_precision")
 
 
 @dataclass(frozen=True)
@@ -57,10 +64,14 @@ class TrainConfig:
         if (self.batch_size is None) == (self.max_tokens is None):
             raise ValueError(f"TrainConfig needs exactly one of batch_size and max_tokens, got "
                              f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}")
+        for name in ("batch_size", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"TrainConfig.{name} must be a positive integer, got {value!r}")
         if not 0.0 <= self.label_smoothing <= 1.0:
             raise ValueError(f"TrainConfig.label_smoothing must be in [0, 1], got {self.label_smoothing!r}")
-        if not self.lr_factor > 0:
-            raise ValueError(f"TrainConfig.lr_factor must be positive, got {self.lr_factor!r}")
+        if not 0 < self.lr_factor < math.inf:
+            raise ValueError(f"TrainConfig.lr_factor must be a positive finite number, got {self.lr_factor!r}")
         if self.clip_norm is not None and not self.clip_norm > 0:
             raise ValueError(f"TrainConfig.clip_norm must be positive or None, got {self.clip_norm!r}")
         if self.max_seconds is not None and not self.max_seconds > 0:
@@ -158,6 +169,27 @@ def read_history(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Read a history file written by :class:`History`."""
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def diverged(what: str, step: int, config: TrainConfig) -> str:
+    """The one-line message both Trainers raise (as ``FloatingPointError``) when training diverges."""
+    return (f"training diverged at step {step}: {what} (lr_factor {config.lr_factor}, warm-up "
+            f"{config.warmup_steps} steps); lower --lr-factor (TrainConfig.lr_factor) or lengthen --warmup, "
+            f"then resume from the last checkpoint or start again")
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files :func:`atomic_write` left next to ``path`` when its process was killed.
+
+    ``atomic_write`` removes its temporary file itself on any Python error;
+    only SIGKILL (or a power cut) leaves one (``.model.npz.<random>.tmp``)
+    behind. Call this before writing ``path`` again. Returns the files removed.
+    """
+    path = Path(path)
+    stale = sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
+    for tmp in stale:
+        tmp.unlink(missing_ok=True)
+    return stale
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Any], None]) -> None:

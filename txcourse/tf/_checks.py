@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+
+
+def check_float(name: str, x: tf.Tensor, layer: keras.layers.Layer) -> None:
+    """``x`` must have the layer's compute dtype (float32 by default); the layer is built with ``autocast=False``.
+
+    Under a mixed-precision policy any float dtype is accepted: the sublayers cast it. Raises ValueError naming ``name``.
+    """
+    policy = layer.dtype_policy
+    V.check_dtype(name, x.dtype.name, policy.compute_dtype, policy.compute_dtype != policy.variable_dtype)
 
 
 def check_tokens(name: str, tokens: tf.Tensor, vocab_size: int) -> None:

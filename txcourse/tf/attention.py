@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.cache import KVCache
+from txcourse.tf._checks import check_float
 from txcourse.tf.init import linear
 
 __all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
@@ -139,7 +140,7 @@ class MultiHeadAttention(keras.layers.Layer):
     """
 
     def __init__(self, d_model: int, num_heads: int, fused: bool = False, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_heads(d_model, num_heads)
         self.fused = fused
         self.d_model = d_model
@@ -174,6 +175,7 @@ class MultiHeadAttention(keras.layers.Layer):
         training: Optional[bool] = None,
     ) -> tf.Tensor:
         for name, x in (("query", query), ("key", key), ("value", value)):
+            check_float(name, x, self)
             V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
             V.check_width(name, tuple(x.shape), self.d_model)
         V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))

@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.tf._checks import check_float
 from txcourse.cache import DecoderCache, DecoderLayerCache
 from txcourse.config import TransformerConfig
 from txcourse.tf.attention import MultiHeadAttention
@@ -46,7 +47,7 @@ class DecoderLayer(keras.layers.Layer):
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
                  norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
@@ -63,6 +64,8 @@ class DecoderLayer(keras.layers.Layer):
              cross_attn_mask: Optional[tf.Tensor] = None,
              cache: Optional[DecoderLayerCache] = None,
              training: Optional[bool] = None) -> tf.Tensor:
+        check_float("x", x, self)
+        check_float("memory", memory, self)
         self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)

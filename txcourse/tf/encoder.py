@@ -8,6 +8,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.tf._checks import check_float
 from txcourse.config import TransformerConfig
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.embedding import TransformerEmbedding
@@ -41,7 +42,7 @@ class EncoderLayer(keras.layers.Layer):
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
                  norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
@@ -52,6 +53,7 @@ class EncoderLayer(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor, mask: Optional[tf.Tensor] = None, training: Optional[bool] = None) -> tf.Tensor:
+        check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
             x = x + self.dropout(self.self_attn(h, h, h, mask), training=training)  # (B, T, D)

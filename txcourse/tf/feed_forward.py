@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.tf._checks import check_float
 from txcourse.tf.init import linear
 
 __all__ = ["PositionwiseFeedForward"]
@@ -25,7 +26,7 @@ class PositionwiseFeedForward(keras.layers.Layer):
     """
 
     def __init__(self, d_model: int, d_ff: int, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_positive("d_model", d_model)
         V.check_positive("d_ff", d_ff)
         self.d_model = d_model
@@ -34,6 +35,7 @@ class PositionwiseFeedForward(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
+        check_float("x", x, self)
         V.check_width("x", tuple(x.shape), self.d_model)
         hidden = tf.nn.relu(self.w_1(x))  # (B, T, F)
         return self.w_2(hidden)  # (B, T, D)

@@ -30,6 +30,7 @@ def padding_mask(tokens: tf.Tensor, pad_id: int = 0) -> tf.Tensor:
         array([[[[0, 0, 0, 1, 1]]]], dtype=int32)
     """
     V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
+    V.check_non_negative("pad_id", pad_id)
     return tf.equal(tokens, pad_id)[:, tf.newaxis, tf.newaxis, :]  # (B, 1, 1, T_k)
 
 
@@ -39,7 +40,8 @@ def look_ahead_mask(length: int, offset: int = 0) -> tf.Tensor:
     Args:
         length: the number T of new query positions (an int, or a scalar
             tensor inside a ``tf.function``).
-        offset: number of earlier positions already in a key/value cache;
+        offset: number (>= 0) of earlier positions already in a key/value cache
+            (an int, or a scalar tensor inside a ``tf.function``);
             query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:
@@ -53,6 +55,8 @@ def look_ahead_mask(length: int, offset: int = 0) -> tf.Tensor:
     """
     if not tf.is_tensor(length):
         V.check_positive("length", length)
+    if not tf.is_tensor(offset):
+        V.check_non_negative("offset", offset)
     query_pos = tf.range(length)[:, tf.newaxis] + offset  # (T, 1)
     key_pos = tf.range(offset + length)[tf.newaxis, :]  # (1, offset + T)
     return key_pos > query_pos  # (T, offset + T)

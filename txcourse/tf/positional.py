@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.tf._checks import check_float
 
 __all__ = ["positional_encoding", "PositionalEncoding"]
 
@@ -59,13 +60,14 @@ class PositionalEncoding(keras.layers.Layer):
     """
 
     def __init__(self, max_len: int, d_model: int, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         self.max_len = max_len
         self.d_model = d_model
         self.table = positional_encoding(max_len, d_model)  # (max_len, D)
         self.built = True
 
     def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
+        check_float("x", x, self)
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
         known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step

@@ -13,7 +13,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
-from txcourse.tf._checks import check_tokens
+from txcourse.tf._checks import check_float, check_tokens
 from txcourse.tf.init import embedding, gru, gru_cell, linear
 
 __all__ = ["BahdanauAttention", "Seq2SeqEncoder", "Seq2SeqDecoder", "Seq2Seq"]
@@ -39,7 +39,7 @@ class BahdanauAttention(keras.layers.Layer):
     """
 
     def __init__(self, units: int, query_dim: Optional[int] = None, value_dim: Optional[int] = None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_positive("units", units)
         self.units = units
         self.query_dim = query_dim or units
@@ -51,6 +51,8 @@ class BahdanauAttention(keras.layers.Layer):
 
     def call(self, query: tf.Tensor, values: tf.Tensor,
              mask: Optional[tf.Tensor] = None) -> tuple[tf.Tensor, tf.Tensor]:
+        check_float("query", query, self)
+        check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
         V.check_rank("values", tuple(values.shape), 3, "(B, T_src, value_dim)")
         V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")

@@ -9,6 +9,7 @@ checkpoints and an exact resume.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import time
 from typing import Any, Iterator, Optional
@@ -18,10 +19,12 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
-from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint, write_checkpoint
+from txcourse.checkpoint import (check_checkpoint, check_resumable, check_weights, heads_array, read_checkpoint,
+                                 write_checkpoint)
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig
+from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, diverged
+from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
@@ -36,16 +39,31 @@ def resolve_device(device: str = "auto") -> str:
 
     TensorFlow: returns a device name, '/GPU:0' or '/CPU:0'; 'cpu', 'cuda', 'cuda:i' ('/GPU:i') and 'mps'
     (tensorflow-metal) are mapped, a TensorFlow name ('/GPU:1') is used as given.
+    A GPU that is not there raises ValueError (never a silent fall-back to the CPU).
     """
+    gpus = len(tf.config.list_physical_devices("GPU"))
     if device == "auto":
-        if tf.config.list_physical_devices("GPU"):
+        if gpus:
             return "/GPU:0"
         return "/CPU:0"
-    if device == "cpu":
-        return "/CPU:0"
+    index = _gpu_index(device)
+    count = gpus
+    if index is not None and index >= count:
+        raise ValueError(f"device {device!r} is not available: TensorFlow sees {count} "
+                         f"{'Apple (tensorflow-metal)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or "
+                         f"'auto' (a GPU when there is one)")
+    return "/CPU:0" if index is None else f"/GPU:{index}"
+
+
+def _gpu_index(device: str) -> Optional[int]:
+    """0 for 'cuda' and 'mps', i for 'cuda:i' and '/GPU:i', None for 'cpu'; ValueError for any other name."""
+    if device == "cpu" or device.upper().startswith("/CPU"):
+        return None
     if device in ("cuda", "mps"):  # Apple GPUs show up as a TensorFlow GPU (tensorflow-metal)
-        return "/GPU:0"
-    return f"/GPU:{device.split(':', 1)[1]}" if device.startswith("cuda:") else device
+        return 0
+    if device.startswith(("cuda:", "/GPU:", "/gpu:")) and device.split(":", 1)[1].isdigit():
+        return int(device.split(":", 1)[1])
+    raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}")
 
 
 def uses_xla(fused: bool, device: str) -> bool:
@@ -136,6 +154,7 @@ class Trainer:
         self.history_path = history_path
         self.history: Optional[History] = None  # opened by fit(), after a possible load()
         self._resume_step: Optional[int] = None
+        self.stop_requested = False  # set (by a signal handler) to stop fit() after the current step
         self.amp_policy = self._amp_policy()
         # No Python control flow depends on tensors, so autograph is off (faster tracing).
         jit = uses_xla(bool(model_config.get("fused", False)), self.device)
@@ -194,6 +213,8 @@ class Trainer:
                    disable=not self.config.progress, dynamic_ncols=True)
         while self.step < target:
             out = self.train_step(next(self.stream))
+            if not math.isfinite(out["loss"]):
+                raise FloatingPointError(diverged(f"the loss is {out['loss']}", self.step, self.config))
             for key in ("loss", "accuracy"):
                 totals[key] += out[key]
             totals["tokens"] += out["tokens"]
@@ -201,7 +222,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            out_of_time = self.config.max_seconds is not None and time.perf_counter() - began > self.config.max_seconds
+            out_of_time = self.stop_requested or (self.config.max_seconds is not None
+                                                  and time.perf_counter() - began > self.config.max_seconds)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
@@ -209,19 +231,26 @@ class Trainer:
                 totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
                 start = time.perf_counter()
             if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
-                self.save(checkpoint_path)
+                self._save_finite(checkpoint_path)
             if out_of_time:
                 break
         bar.close()
         if checkpoint_path:
-            self.save(checkpoint_path)
+            self._save_finite(checkpoint_path)
         return self.history.records
+
+    def _save_finite(self, path: str) -> None:
+        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one."""
+        if not all(np.isfinite(v.numpy()).all() for v in self.model.trainable_variables):
+            raise FloatingPointError(diverged("a weight is not finite", self.step, self.config))
+        self.save(path)
 
     def save(self, path: str) -> None:
         """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
         arrays = _variable_arrays("model", self.model.variables)  # weights and the dropout seed states
         arrays.update(_variable_arrays("optimizer", self.optimizer.variables))  # iterations (schedule), Adam moments
         arrays["rng/tf_global_generator"] = tf.random.get_global_generator().state.numpy()
+        arrays.update(heads_array(_num_heads(self.model, self.model_config)) if self.kind == "transformer" else {})
         meta = {"framework": FRAMEWORK, "model": {"kind": self.kind, "config": self.model_config},
                 "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
                 "tf_version": tf.__version__, "keras_version": keras.__version__, **self.metadata}
@@ -232,6 +261,7 @@ class Trainer:
         meta, arrays = read_checkpoint(path)
         check_checkpoint(path, meta, FRAMEWORK, self.kind)
         check_resumable(path, meta)
+        check_weights(path, meta, arrays)
         _load_variables("model", self.model.variables, arrays, path)
         _load_variables("optimizer", self.optimizer.variables, arrays, path)
         if "rng/tf_global_generator" in arrays:
@@ -239,6 +269,14 @@ class Trainer:
         self.step = int(meta["step"])
         self.stream.load_state(meta["stream"])
         self._resume_step, self.history = self.step, None
+
+
+def _num_heads(model: keras.Model, config: dict[str, Any]) -> int:
+    """The number of heads of the model's attention layers (all alike in a Transformer; the config's if none)."""
+    heads = {m.num_heads for m in model._flatten_layers() if isinstance(m, MultiHeadAttention)} or {config["num_heads"]}
+    if len(heads) != 1:
+        raise ValueError(f"expected one number of heads in the model, found {sorted(heads)}")
+    return heads.pop()
 
 
 def _reseed_dropout(model: keras.Model) -> None:
@@ -295,6 +333,7 @@ def load_model(path: str, device: str = "cpu") -> tuple[keras.Model, dict[str, A
     """
     meta, arrays = read_checkpoint(path)
     check_checkpoint(path, meta, FRAMEWORK)
+    check_weights(path, meta, arrays)
     with tf.device(resolve_device(device)):
         model = build_model(meta["model"]["kind"], meta["model"]["config"])
     _load_variables("model", model.variables, arrays, path)

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from txcourse import _validation as V
+
+
+def check_float(name: str, x: torch.Tensor, layer: torch.nn.Module) -> None:
+    """``x`` must have the dtype of the layer's weights (its buffers' if it has none; float32 by default).
+
+    Under ``torch.autocast`` any float dtype is accepted: autocast casts it. Raises ValueError naming ``name``.
+    """
+    first = next(itertools.chain(layer.parameters(), layer.buffers()), None)
+    expected = torch.get_default_dtype() if first is None else first.dtype
+    V.check_dtype(name, _dtype(x.dtype), _dtype(expected), torch.is_autocast_enabled(x.device.type))
+
+
+def _dtype(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
 def check_tokens(name: str, tokens: torch.Tensor, vocab_size: int) -> None:

@@ -11,6 +11,7 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import KVCache
+from txcourse.torch._checks import check_float
 from txcourse.torch.init import linear
 
 __all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
@@ -149,6 +150,7 @@ class MultiHeadAttention(nn.Module):
         cache: Optional[KVCache] = None,
     ) -> torch.Tensor:
         for name, x in (("query", query), ("key", key), ("value", value)):
+            check_float(name, x, self)
             V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
             V.check_width(name, tuple(x.shape), self.d_model)
         V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.torch._checks import check_float
 from txcourse.cache import DecoderCache, DecoderLayerCache
 from txcourse.config import TransformerConfig
 from txcourse.torch.attention import MultiHeadAttention
@@ -61,6 +62,8 @@ class DecoderLayer(nn.Module):
                 self_attn_mask: Optional[torch.Tensor] = None,
                 cross_attn_mask: Optional[torch.Tensor] = None,
                 cache: Optional[DecoderLayerCache] = None) -> torch.Tensor:
+        check_float("x", x, self)
+        check_float("memory", memory, self)
         self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.torch._checks import check_float
 from txcourse.config import TransformerConfig
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
@@ -51,6 +52,7 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+        check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
             x = x + self.dropout(self.self_attn(h, h, h, mask))  # (B, T, D)

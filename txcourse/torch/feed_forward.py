@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.torch._checks import check_float
 from txcourse.torch.init import linear
 
 __all__ = ["PositionwiseFeedForward"]
@@ -33,6 +34,7 @@ class PositionwiseFeedForward(nn.Module):
         self.w_2 = linear(d_ff, d_model)  # W_2, b_2
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_float("x", x, self)
         V.check_width("x", tuple(x.shape), self.d_model)
         hidden = torch.relu(self.w_1(x))  # (B, T, F)
         return self.w_2(hidden)  # (B, T, D)

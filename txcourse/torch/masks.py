@@ -30,6 +30,7 @@ def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
         tensor([[[[0, 0, 0, 1, 1]]]], dtype=torch.int32)
     """
     V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
+    V.check_non_negative("pad_id", pad_id)
     return (tokens == pad_id)[:, None, None, :]  # (B, 1, 1, T_k)
 
 
@@ -38,7 +39,7 @@ def look_ahead_mask(length: int, offset: int = 0) -> torch.Tensor:
 
     Args:
         length: the number T of new query positions.
-        offset: number of earlier positions already in a key/value cache;
+        offset: number (>= 0) of earlier positions already in a key/value cache;
             query i stands at position offset + i and sees keys 0..offset + i.
 
     Shape:
@@ -51,6 +52,7 @@ def look_ahead_mask(length: int, offset: int = 0) -> torch.Tensor:
                 [0, 0, 0]], dtype=torch.int32)
     """
     V.check_positive("length", length)
+    V.check_non_negative("offset", offset)
     query_pos = torch.arange(length)[:, None] + offset  # (T, 1)
     key_pos = torch.arange(offset + length)[None, :]  # (1, offset + T)
     return key_pos > query_pos  # (T, offset + T)

@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.torch._checks import check_float
 
 __all__ = ["positional_encoding", "PositionalEncoding"]
 
@@ -65,6 +66,7 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("table", positional_encoding(max_len, d_model), persistent=False)  # (max_len, D)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        check_float("x", x, self)
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
         V.check_length("x", offset + x.shape[1], self.max_len)

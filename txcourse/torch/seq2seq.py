@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
-from txcourse.torch._checks import check_tokens
+from txcourse.torch._checks import check_float, check_tokens
 from txcourse.torch.init import embedding, gru, gru_cell, linear
 
 __all__ = ["BahdanauAttention", "Seq2SeqEncoder", "Seq2SeqDecoder", "Seq2Seq"]
@@ -50,6 +50,8 @@ class BahdanauAttention(nn.Module):
 
     def forward(self, query: torch.Tensor, values: torch.Tensor,
                 mask: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+        check_float("query", query, self)
+        check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
         V.check_rank("values", tuple(values.shape), 3, "(B, T_src, value_dim)")
         V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")

@@ -9,6 +9,7 @@ checkpoints and an exact resume.
 from __future__ import annotations
 
 import io
+import math
 import random
 import time
 from typing import Any, Optional
@@ -17,10 +18,12 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from txcourse.checkpoint import bytes_to_array, check_checkpoint, check_resumable, read_checkpoint, write_checkpoint
+from txcourse.checkpoint import (bytes_to_array, check_checkpoint, check_resumable, check_weights, heads_array,
+                                 read_checkpoint, write_checkpoint)
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, noam_lr
+from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, diverged, noam_lr
+from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
@@ -33,15 +36,34 @@ FRAMEWORK = "torch"
 def resolve_device(device: str = "auto") -> torch.device:
     """'auto' -> a GPU if one is available, else the CPU.
 
-    PyTorch: 'auto' tries cuda, then mps, then cpu; any other name (``'cuda:1'``) is used as given.
+    PyTorch: 'auto' tries cuda, then mps, then cpu; 'cpu', 'cuda', 'cuda:i' and 'mps' are used as given.
+    A GPU that is not there raises ValueError (never a silent fall-back to the CPU).
     """
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        if mps:
             return torch.device("mps")
         return torch.device("cpu")
+    index = _gpu_index(device)
+    count = int(mps) if device == "mps" else torch.cuda.device_count()
+    if index is not None and index >= count:
+        raise ValueError(f"device {device!r} is not available: PyTorch sees {count} "
+                         f"{'Apple (mps)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or 'auto' "
+                         f"(a GPU when there is one)")
     return torch.device(device)
+
+
+def _gpu_index(device: str) -> Optional[int]:
+    """0 for 'cuda' and 'mps', i for 'cuda:i', None for 'cpu'; ValueError for any other name."""
+    if device == "cpu":
+        return None
+    if device in ("cuda", "mps"):
+        return 0
+    if device.startswith("cuda:") and device[5:].isdigit():
+        return int(device[5:])
+    raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}")
 
 
 def set_seed(seed: int) -> None:
@@ -106,6 +128,7 @@ class Trainer:
         self.history_path = history_path
         self.history: Optional[History] = None  # opened by fit(), after a possible load()
         self._resume_step: Optional[int] = None
+        self.stop_requested = False  # set (by a signal handler) to stop fit() after the current step
         self.amp_dtype = self._amp_dtype()
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         set_seed(config.seed)
@@ -157,6 +180,8 @@ class Trainer:
                    disable=not self.config.progress, dynamic_ncols=True)
         while self.step < target:
             out = self.train_step(next(self.stream))
+            if not math.isfinite(out["loss"]):
+                raise FloatingPointError(diverged(f"the loss is {out['loss']}", self.step, self.config))
             for key in ("loss", "accuracy"):
                 totals[key] += out[key]
             totals["tokens"] += out["tokens"]
@@ -164,7 +189,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            out_of_time = self.config.max_seconds is not None and time.perf_counter() - began > self.config.max_seconds
+            out_of_time = self.stop_requested or (self.config.max_seconds is not None
+                                                  and time.perf_counter() - began > self.config.max_seconds)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
@@ -172,13 +198,19 @@ class Trainer:
                 totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
                 start = time.perf_counter()
             if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
-                self.save(checkpoint_path)
+                self._save_finite(checkpoint_path)
             if out_of_time:
                 break
         bar.close()
         if checkpoint_path:
-            self.save(checkpoint_path)
+            self._save_finite(checkpoint_path)
         return self.history.records
+
+    def _save_finite(self, path: str) -> None:
+        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one."""
+        if not all(torch.isfinite(p).all() for p in self.model.parameters()):
+            raise FloatingPointError(diverged("a weight is not finite", self.step, self.config))
+        self.save(path)
 
     def save(self, path: str) -> None:
         """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
@@ -188,6 +220,7 @@ class Trainer:
                     "scaler": self.scaler.state_dict(), "rng_cpu": torch.get_rng_state(),
                     "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}, blob)
         arrays["torch_state"] = bytes_to_array(blob.getvalue())
+        arrays.update(heads_array(_num_heads(self.model, self.model_config)) if self.kind == "transformer" else {})
         meta = {"framework": FRAMEWORK, "model": {"kind": self.kind, "config": self.model_config},
                 "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
                 "torch_version": torch.__version__, **self.metadata}
@@ -198,6 +231,7 @@ class Trainer:
         meta, arrays = read_checkpoint(path)
         check_checkpoint(path, meta, FRAMEWORK, self.kind)
         check_resumable(path, meta)
+        check_weights(path, meta, arrays)
         _load_weights(self.model, arrays, path)
         state = torch.load(io.BytesIO(arrays["torch_state"].tobytes()), weights_only=True)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -209,6 +243,14 @@ class Trainer:
         self.step = int(meta["step"])
         self.stream.load_state(meta["stream"])
         self._resume_step, self.history = self.step, None
+
+
+def _num_heads(model: torch.nn.Module, config: dict[str, Any]) -> int:
+    """The number of heads of the model's attention layers (all alike in a Transformer; the config's if none)."""
+    heads = {m.num_heads for m in model.modules() if isinstance(m, MultiHeadAttention)} or {config["num_heads"]}
+    if len(heads) != 1:
+        raise ValueError(f"expected one number of heads in the model, found {sorted(heads)}")
+    return heads.pop()
 
 
 def _load_weights(model: torch.nn.Module, arrays: dict[str, np.ndarray], path: str) -> None:
@@ -228,6 +270,7 @@ def load_model(path: str, device: str = "cpu") -> tuple[torch.nn.Module, dict[st
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header)."""
     meta, arrays = read_checkpoint(path)
     check_checkpoint(path, meta, FRAMEWORK)
+    check_weights(path, meta, arrays)
     model = build_model(meta["model"]["kind"], meta["model"]["config"])
     _load_weights(model, arrays, path)
     return model.to(resolve_device(device)).eval(), meta

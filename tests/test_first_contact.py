@@ -1,0 +1,449 @@
+"""A new user's first hour (issue 12): the command line keeps work, and every mistake ends in one line.
+
+Training keeps work: no checkpoint is replaced unless asked (--resume,
+--overwrite), SIGINT/SIGTERM save a checkpoint and exit with 128 + the
+signal, a bad --out fails before the first step, stale temporary files are
+removed, a resume with other settings is refused unless --override. Every
+error a user can cause ends in one line ``txcourse: error: ...`` with exit
+status 2, in both frameworks. Tiny models, a few steps: the whole file runs
+in well under a minute.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta, write_checkpoint
+from txcourse.cli import _one_line, main
+from txcourse.training import TrainConfig, read_history
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
+        "--set", "num_decoder_layers=1", "--set", "max_len=16"]
+TASK = ["--task", "copy", "--task-arg", "sizes=(64,8,8)"]
+TRAIN = ["train", *TASK, *TINY, "--batch-size", "8", "--log-every", "1", "--no-progress"]
+
+
+def _gpu(framework: str) -> bool:
+    if framework == "torch":
+        import torch
+
+        return torch.cuda.is_available() or (getattr(torch.backends, "mps", None) is not None
+                                             and torch.backends.mps.is_available())
+    import tensorflow as tf
+
+    return bool(tf.config.list_physical_devices("GPU"))
+
+
+def _fails(argv, capsys, pattern: str, code: int = 2) -> str:
+    """``main(argv)`` exits with ``code`` and one stderr line matching ``txcourse: error: <pattern>`` entirely."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == code, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.fullmatch(f"txcourse: error: {pattern}\n", err), err
+    return err
+
+
+def _edit_header(src: Path, dst: Path, change) -> Path:
+    meta, arrays = read_checkpoint(src)
+    change(meta)
+    write_checkpoint(dst, {k: v for k, v in meta.items() if k != "format"}, arrays)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """An untrained tiny Transformer checkpoint per framework, as `txcourse train` writes it (no training: fast)."""
+    from txcourse.experiment import backend, default_model_config, prepare_task
+
+    folder = tmp_path_factory.mktemp("saved")
+    prepared = prepare_task("copy", sizes=(64, 8, 8))
+    cfg = default_model_config("transformer", prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size,
+                               dict(d_model=16, num_heads=2, d_ff=32, num_encoder_layers=1, num_decoder_layers=1,
+                                    max_len=16))
+    metadata = {"task": {"name": "copy", "kwargs": {"sizes": [64, 8, 8]}},
+                "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
+    paths = {}
+    for name in ("torch", "tf"):
+        fw = backend(name)
+        fw.set_seed(0)
+        trainer = fw.Trainer(fw.build_model("transformer", cfg), "transformer", cfg, prepared.train,
+                             TrainConfig(steps=1, batch_size=8, progress=False, device="cpu"), metadata=metadata)
+        paths[name] = folder / f"{name}.npz"
+        trainer.save(str(paths[name]))
+    return paths
+
+
+# ---------------------------------------------------------------------------
+# training keeps work
+# ---------------------------------------------------------------------------
+
+def test_train_refuses_to_replace_a_checkpoint(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TRAIN, "--steps", "2", "--out", str(out)]) == 0
+    before, history = (out / "model.npz").read_bytes(), (out / "history.jsonl").read_text()
+    capsys.readouterr()
+    _fails([*TRAIN, "--steps", "2", "--out", out], capsys,
+           re.escape(f"--out '{out}' already holds a checkpoint ('{out / 'model.npz'}'): pass --resume to continue "
+                     f"it, --overwrite to replace it (and its history), or choose another --out"))
+    assert (out / "model.npz").read_bytes() == before and (out / "history.jsonl").read_text() == history
+    _fails([*TRAIN, "--out", out, "--resume", "--overwrite"], capsys,
+           r"--resume and --overwrite exclude each other: .*; pass one of them")
+    _fails([*TRAIN, "--out", out, "--override"], capsys, r"--override only applies with --resume .*")
+    assert main([*TRAIN, "--steps", "1", "--out", str(out), "--overwrite"]) == 0
+    assert read_checkpoint_meta(out / "model.npz")["step"] == 1
+    assert [r["step"] for r in read_history(out / "history.jsonl")] == [1]
+
+
+def test_bad_out_fails_before_training(tmp_path, capsys):
+    a_file = tmp_path / "file"
+    a_file.write_text("not a folder")
+    _fails([*TRAIN, "--out", a_file], capsys,
+           re.escape(f"--out '{a_file}' is a file, expected a run folder (a directory to write model.npz and "
+                     f"history.jsonl into): choose another --out"))
+    _fails([*TRAIN, "--out", a_file / "run"], capsys,
+           re.escape(f"--out '{a_file / 'run'}' is not a writable folder (") + r"[^)]+\): choose another --out")
+    (tmp_path / "dir" / "model.npz").mkdir(parents=True)
+    _fails([*TRAIN, "--out", tmp_path / "dir"], capsys,
+           re.escape(f"--out '{tmp_path / 'dir'}': '{tmp_path / 'dir' / 'model.npz'}' is a folder, expected a file "
+                     f"(or nothing) there: remove it or choose another --out"))
+    _fails([*TRAIN, "--out", tmp_path / "new", "--resume"], capsys,
+           re.escape(f"--resume: no checkpoint '{tmp_path / 'new' / 'model.npz'}' to resume from; drop --resume to "
+                     f"start a new run"))
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_out_fails_before_training(tmp_path, capsys):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        _fails([*TRAIN, "--out", folder], capsys,
+               re.escape(f"--out '{folder}' is not a writable folder (Permission denied): choose another --out"))
+    finally:
+        folder.chmod(0o755)
+
+
+def test_stale_temporary_files_are_removed(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    stale = [out / ".model.npz.k3j2h1.tmp", out / ".history.jsonl.x9y8.tmp"]
+    for path in stale:
+        path.write_bytes(b"half a checkpoint, left by SIGKILL")
+    (out / "notes.tmp").write_text("not ours")
+    assert main([*TRAIN, "--steps", "1", "--out", str(out)]) == 0
+    assert not any(path.exists() for path in stale)
+    assert (out / "notes.tmp").exists() and not list(out.glob(".*.tmp"))
+
+
+def test_resume_with_other_settings_is_refused_unless_overridden(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TRAIN, "--steps", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    _fails([*TRAIN, "--steps", "4", "--out", out, "--resume", "--batch-size", "4", "--seed", "1", "--lr-factor", "0.3",
+            "--warmup", "10", "--label-smoothing", "0", "--set", "dropout=0.2", "--task-arg", "sizes=(64,8,9)"], capsys,
+           re.escape(f"--resume: '{out / 'model.npz'}' was trained with other settings: --batch-size 8 (checkpoint) "
+                     f"vs 4 (now), --warmup 400 (checkpoint) vs 10 (now), --lr-factor 0.5 (checkpoint) vs 0.3 (now), "
+                     f"--label-smoothing 0.1 (checkpoint) vs 0.0 (now), --seed 0 (checkpoint) vs 1 (now), --set "
+                     f"dropout 0.1 (checkpoint) vs 0.2 (now), --task-arg sizes [64, 8, 8] (checkpoint) vs [64, 8, 9] "
+                     f"(now); repeat the checkpoint's settings, or add --override to continue with the new ones"))
+    assert read_checkpoint_meta(out / "model.npz")["train_config"]["batch_size"] == 8
+    assert main([*TRAIN, "--steps", "3", "--out", str(out), "--resume"]) == 0  # steps may grow
+    assert main([*TRAIN, "--steps", "4", "--out", str(out), "--resume", "--batch-size", "4", "--override"]) == 0
+    meta = read_checkpoint_meta(out / "model.npz")
+    assert meta["step"] == 4 and meta["train_config"]["batch_size"] == 4
+    assert [r["step"] for r in read_history(out / "history.jsonl")] == [1, 2, 3, 4]
+
+
+def test_diverging_run_names_lr_factor_and_keeps_the_last_good_checkpoint(tmp_path, capsys):
+    out = tmp_path / "run"
+    _fails([*TRAIN, "--steps", "5", "--lr-factor", "1e30", "--checkpoint-every", "1", "--out", out], capsys,
+           re.escape("training diverged at step 2: the loss is nan (lr_factor 1e+30, warm-up 400 steps); lower "
+                     "--lr-factor (TrainConfig.lr_factor) or lengthen --warmup, then resume from the last checkpoint "
+                     f"or start again; the last good checkpoint '{out / 'model.npz'}' (step 1) is kept"))
+    meta, arrays = read_checkpoint(out / "model.npz")
+    assert meta["step"] == 1 and all(np.isfinite(a).all() for name, a in arrays.items() if name.startswith("model/"))
+    assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
+    """The Trainer half of SIGINT (stop_requested: a history record, a checkpoint) and of divergence, both halves."""
+    from txcourse.experiment import backend, default_model_config, prepare_task
+
+    fw = backend(framework)
+    prepared = prepare_task("copy", sizes=(64, 8, 8))
+    cfg = default_model_config("transformer", prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size,
+                               dict(d_model=16, num_heads=2, d_ff=32, num_encoder_layers=1, num_decoder_layers=1))
+    config = TrainConfig(steps=50, batch_size=8, log_every=10, progress=False, device="cpu")
+    trainer = fw.Trainer(fw.build_model("transformer", cfg), "transformer", cfg, prepared.train, config,
+                         history_path=str(tmp_path / "history.jsonl"))
+    step = trainer.train_step
+
+    def stop_after_two(batch):
+        out = step(batch)
+        trainer.stop_requested = trainer.step >= 2
+        return out
+
+    trainer.train_step = stop_after_two
+    records = trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
+    assert trainer.step == 2 and [r["step"] for r in records] == [2]
+    assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 2
+    trainer.stop_requested, trainer.train_step = False, lambda batch: {**step(batch), "loss": float("nan")}
+    with pytest.raises(FloatingPointError, match=r"^training diverged at step 3: the loss is nan \(lr_factor 1\.0, "
+                                                 r"warm-up 4000 steps\); lower --lr-factor") as err:
+        trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
+    assert "\n" not in str(err.value)
+    assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 2  # the last good one
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
+    out = tmp_path / "run"
+    argv = [sys.executable, "-m", "txcourse", *TRAIN, "--steps", "100000", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    history, deadline = out / "history.jsonl", time.monotonic() + 120
+    try:
+        while not (history.is_file() and len(history.read_text().splitlines()) >= 3):
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.1)
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + signum, stderr
+    meta = read_checkpoint_meta(out / "model.npz")
+    step = meta["step"]
+    assert step >= 3 and [r["step"] for r in read_history(history)][-1] == step
+    assert stderr == (f"txcourse: stopped by {signal.Signals(signum).name} at step {step}: saved checkpoint "
+                      f"{out / 'model.npz'}; add --resume to the same command to continue\n"), stderr
+    assert stdout == "" and not list(out.glob(".*.tmp"))
+    assert main([*TRAIN, "--steps", str(step + 2), "--out", str(out), "--resume"]) == 0
+    assert read_checkpoint_meta(out / "model.npz")["step"] == step + 2
+    assert [r["step"] for r in read_history(history)] == list(range(1, step + 3))
+
+
+# ---------------------------------------------------------------------------
+# one line per mistake
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, pattern", [
+    ([*TRAIN, "--set", "pad_id=5"],
+     r"--set pad_id=5: the task's tokenizers pad with id 0; drop --set pad_id \(it is set from the tokenizers\)"),
+    ([*TRAIN, "--set", "layer_norm_eps=1e999"],
+     r"--set layer_norm_eps must be a positive finite number such as 1e-6, got inf"),
+    ([*TRAIN, "--set", "src_vocab_size=3"], r"--set src_vocab_size=3: the task's src tokenizer has \d+ tokens; "
+                                            r"drop --set src_vocab_size \(it is set from the tokenizer\)"),
+    ([*TRAIN, "--set", "max_len=3"], r"--set max_len=3: the task's training data has sequences of 11 positions "
+                                     r"\(the target with <sos>\); use --set max_len=11 or more"),
+    ([*TRAIN, "--set", "bogus=1"],
+     r"--set: TransformerConfig has unknown field\(s\) \['bogus'\]; fields are \['src_vocab_size', .*, 'fused'\]"),
+    ([*TRAIN, "--lr-factor", "inf"],
+     r"argument --lr-factor: expected a finite number > 0, got 'inf' \(see 'txcourse train --help'\)"),
+    ([*TRAIN, "--lr-factor", "-1"],
+     r"argument --lr-factor: expected a finite number > 0, got '-1' \(see 'txcourse train --help'\)"),
+    ([*TRAIN, "--label-smoothing", "2"],
+     r"argument --label-smoothing: expected a finite number in \[0, 1\], got '2' \(see 'txcourse train --help'\)"),
+    ([*TRAIN, "--steps", "0"], r"argument --steps: expected an integer >= 1, got 0 \(see 'txcourse train --help'\)"),
+    ([*TRAIN, "--device", "gpu"],
+     r"argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu' \(see 'txcourse train --help'\)"),
+    (["train", "--bogus"], r"unrecognized arguments: --bogus \(see 'txcourse --help'\)"),
+    (["evaluate", "--checkpoint", "x.npz", "--limit", "-1"],
+     r"argument --limit: expected an integer >= 1, got -1 \(see 'txcourse evaluate --help'\)"),
+    (["evaluate", "--checkpoint", "x.npz", "--limit", "0"],
+     r"argument --limit: expected an integer >= 1, got 0 \(see 'txcourse evaluate --help'\)"),
+    (["translate", "--checkpoint", "x.npz", "--beam", "0", "a"],
+     r"argument --beam: expected an integer >= 1, got 0 \(see 'txcourse translate --help'\)"),
+])
+def test_user_errors_are_one_line(argv, pattern, capsys, tmp_path):
+    _fails([*argv, "--out", tmp_path / "run"] if argv[0] == "train" and argv != ["train", "--bogus"] else argv,
+           capsys, pattern)
+    assert not (tmp_path / "run" / "model.npz").exists()
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("device", ["cuda", "mps"])
+def test_missing_gpu_is_one_line_in_every_command(framework, device, saved, capsys, tmp_path):
+    if _gpu(framework):
+        pytest.skip("this machine has a GPU")
+    name, kind = ("PyTorch", "Apple (mps)" if device == "mps" else "CUDA") if framework == "torch" else \
+        ("TensorFlow", "Apple (tensorflow-metal)" if device == "mps" else "CUDA")
+    pattern = re.escape(f"--device {device}: device '{device}' is not available: {name} sees 0 {kind} GPU(s) here; "
+                        f"use 'cpu', or 'auto' (a GPU when there is one)")
+    _fails([*TRAIN, "--framework", framework, "--device", device, "--out", tmp_path / "run"], capsys, pattern)
+    assert not (tmp_path / "run").exists()
+    _fails(["translate", "--checkpoint", saved[framework], "--device", device, "a b"], capsys, pattern)
+    _fails(["evaluate", "--checkpoint", saved[framework], "--device", device, "--limit", "2"], capsys, pattern)
+
+
+def test_evaluate_json_must_name_a_file(saved, capsys, tmp_path):
+    _fails(["evaluate", "--checkpoint", saved["torch"], "--json", tmp_path], capsys,
+           re.escape(f"--json '{tmp_path}': expected the name of a file to write the scores to, in an existing "
+                     f"folder; got a folder: use for example --json scores.json"))
+    _fails(["evaluate", "--checkpoint", saved["torch"], "--json", tmp_path / "no" / "s.json"], capsys,
+           re.escape(f"--json '{tmp_path / 'no' / 's.json'}': expected the name of a file to write the scores to, "
+                     f"in an existing folder; got a path whose folder '{tmp_path / 'no'}' does not exist: use for "
+                     f"example --json scores.json"))
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("change, pattern", [
+    (lambda m: m["model"]["config"].update(num_heads=4),
+     r"checkpoint '{path}': its header does not describe its weights: num_heads=4 in the header, 2 in the weights "
+     r"\(model.config must be the one the weights were trained with: was the header edited, or copied from another "
+     r"run\?\)"),
+    (lambda m: m["model"]["config"].update(d_model=32, num_decoder_layers=2, tgt_vocab_size=99),
+     r"checkpoint '{path}': its header does not describe its weights: tgt_vocab_size=99 in the header, \d+ in the "
+     r"weights; d_model=32 in the header, 16 in the weights; num_decoder_layers=2 in the header, 1 in the weights .*"),
+    (lambda m: m["model"]["config"].pop("d_ff"),
+     r"checkpoint '{path}': the model.config of its 'transformer' header lacks \['d_ff'\]; a transformer config has "
+     r"exactly \[.*\] \(was the header edited, or the model kind changed\?\)"),
+    (lambda m: m.pop("step"),
+     r"checkpoint '{path}' has an incomplete header: it lacks \['step'\]; a txcourse checkpoint records framework, "
+     r"step, model.kind and model.config \(re-save it with Trainer.save, or train again\)"),
+    (lambda m: m["model"].update(kind="lstm"),
+     r"checkpoint '{path}' names model kind 'lstm' in its header, expected one of \['transformer', 'bahdanau', "
+     r"'seq2seq'\]"),
+    (lambda m: m["model"].update(kind="bahdanau", config=dict(src_vocab_size=5, tgt_vocab_size=5, embedding_dim=4,
+                                                              units=4, pad_id=0)),
+     r"checkpoint '{path}': its header says model kind 'bahdanau', but its weights are those of a 'transformer' "
+     r"model \(was the header edited\?\)"),
+])
+def test_checkpoint_header_is_checked_against_the_weights(framework, change, pattern, saved, capsys, tmp_path):
+    path = _edit_header(saved[framework], tmp_path / "edited.npz", change)
+    _fails(["translate", "--checkpoint", path, "a b"], capsys, pattern.format(path=re.escape(str(path))))
+
+
+def test_tf_errors_reach_the_cli_with_their_cause(saved, capsys):
+    """A layer's error inside Keras ("Exception encountered when calling PositionalEncoding.call().") prints its
+    cause, the same line as PyTorch's."""
+    lines = {name: _fails(["translate", "--checkpoint", saved[name], " ".join(["a"] * 20)], capsys, r".+")
+             for name in ("torch", "tf")}
+    assert lines["tf"] == lines["torch"] and "Exception encountered" not in lines["tf"], lines
+
+
+def test_heads_are_stored_beside_the_weights(saved):
+    for path in saved.values():
+        meta, arrays = read_checkpoint(path)
+        assert int(arrays["arch/num_heads"]) == meta["model"]["config"]["num_heads"] == 2
+
+
+def test_keras_wrapper_keeps_its_cause(capsys, saved, tmp_path):
+    """Keras wraps a layer's error ('Exception encountered when calling X.call().'); the CLI prints the cause."""
+    import tensorflow as tf
+
+    import txcourse.tf as T
+
+    with pytest.raises(ValueError) as err:
+        T.PositionalEncoding(max_len=3, d_model=4)(tf.zeros((1, 5, 4)))
+    assert str(err.value).startswith("Exception encountered when calling PositionalEncoding.call().")
+    assert _one_line(err.value) == ("x has length 5, longer than max_len=3 positions the positional encoding covers; "
+                                    "raise TransformerConfig.max_len or shorten the input")
+
+    @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)] * 2)
+    def add(a, b):
+        return a + b
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as err:
+        add(tf.zeros((2, 3)), tf.zeros((4, 5)))
+    assert re.fullmatch(r"Incompatible shapes: \[2,3\] vs\. \[4,5\]", _one_line(err.value)), _one_line(err.value)
+
+
+# ---------------------------------------------------------------------------
+# the library: masks, dtypes, conversion, devices
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_bad_mask_arguments(framework):
+    from conftest import Framework
+
+    fw = Framework(framework)
+    for offset in (-5, 1.5, True):
+        with pytest.raises(ValueError, match=rf"^offset must be an integer >= 0, got {offset!r}$"):
+            fw.module.look_ahead_mask(3, offset=offset)
+    with pytest.raises(ValueError, match=r"^pad_id must be an integer >= 0, got -1$"):
+        fw.module.padding_mask(fw.tensor(np.ones((1, 3), np.int64)), pad_id=-1)
+    assert tuple(fw.module.look_ahead_mask(2, offset=3).shape) == (2, 5)
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int64"])
+def test_float_layers_refuse_another_dtype(framework, dtype):
+    """Both halves raise the same ValueError (TensorFlow no longer casts silently, PyTorch no longer fails in matmul)."""
+    from conftest import Framework
+
+    fw = Framework(framework)
+    x = fw.tensor(np.zeros((1, 3, 8)).astype(dtype))
+    message = (rf"^{{name}} must have the layer's dtype float32, got {dtype}: cast it first \(PyTorch: "
+               rf"{{name}}\.to\(torch\.float32\); TensorFlow: tf\.cast\({{name}}, tf\.float32\)\)")
+    layers = [("query", lambda: fw.module.MultiHeadAttention(8, 2)(x, x, x)),
+              ("x", lambda: fw.module.PositionwiseFeedForward(8, 16)(x)),
+              ("x", lambda: fw.module.PositionalEncoding(10, 8)(x)),
+              ("x", lambda: fw.module.EncoderLayer(8, 2, 16, norm_first=True)(x))]
+    for name, call in layers:
+        with pytest.raises(ValueError) as err:
+            call()
+        assert re.search(message.format(name=name), _one_line(err.value)), _one_line(err.value)
+
+
+def test_mixed_precision_still_runs(tmp_path):
+    """torch.autocast and a Keras mixed policy (what the Trainers use on a GPU) pass the dtype checks."""
+    import tensorflow as tf
+    import torch
+
+    from conftest import small_config
+    import txcourse.tf as T
+    import txcourse.torch as P
+    from txcourse.tf.train import _autocast
+
+    src, tgt = np.array([[3, 4, 5, 0]]), np.array([[1, 3, 4]])
+    t_model, k_model = P.Transformer(small_config()).eval(), T.Transformer(small_config())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert t_model(torch.from_numpy(src), torch.from_numpy(tgt)).dtype == torch.bfloat16
+    with _autocast(k_model, "mixed_bfloat16"):
+        assert k_model(tf.constant(src), tf.constant(tgt)).dtype == tf.bfloat16
+
+
+def test_convert_refuses_models_that_compute_differently():
+    import txcourse.tf as T
+    import txcourse.torch as P
+    from conftest import small_config
+    from txcourse.convert import tf_to_torch, torch_to_tf
+
+    with pytest.raises(ValueError, match=r"^Transformer: the two models' configs differ in num_heads \(PyTorch 4, "
+                                         r"Keras 2\): the converted weights would compute another function; build "
+                                         r"both from one config \(only dropout and fused may differ\)$"):
+        torch_to_tf(P.Transformer(small_config()), T.Transformer(small_config(num_heads=2)))
+    with pytest.raises(ValueError, match=r"differ in pad_id \(PyTorch 1, Keras 0\), norm_first \(PyTorch True, Keras "
+                                         r"False\), layer_norm_eps \(PyTorch 1e-05, Keras 1e-06\)"):
+        tf_to_torch(T.Transformer(small_config()),
+                    P.Transformer(small_config(pad_id=1, norm_first=True, layer_norm_eps=1e-5)))
+    with pytest.raises(ValueError, match=r"^MultiHeadAttention: the two layers differ in num_heads \(PyTorch 4, "
+                                         r"Keras 2\)"):
+        torch_to_tf(P.MultiHeadAttention(8, 4), T.MultiHeadAttention(8, 2))
+    torch_to_tf(P.Transformer(small_config()), T.Transformer(small_config(dropout=0.3, fused=True)))
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_resolve_device_refuses_unknown_names(framework):
+    from txcourse.experiment import backend
+
+    fw = backend(framework)
+    with pytest.raises(ValueError, match=r"^device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got 'gpu'$"):
+        fw.resolve_device("gpu")
+    if not _gpu(framework):
+        with pytest.raises(ValueError, match=r"^device 'cuda:1' is not available: .* sees 0 CUDA GPU\(s\) here"):
+            fw.resolve_device("cuda:1")
