@@ -127,6 +127,20 @@ def test_noam_lr_warms_up_linearly_then_decays_as_inverse_sqrt():
     assert noam_lr(10, d, warmup, factor=2.5) == pytest.approx(2.5 * noam_lr(10, d, warmup))
 
 
+def test_noam_lr_cooldown_falls_linearly_over_the_last_steps():
+    d, warmup, total, cool = 64, 100, 1000, 200
+    for step in (1, 50, 400, 800):  # before the cool-down: Eq. (3) unchanged
+        assert noam_lr(step, d, warmup, 1.0, total, cool) == noam_lr(step, d, warmup)
+    for step in (801, 900, 1000):  # (total - step + 1) / cooldown of Eq. (3)
+        assert noam_lr(step, d, warmup, 1.0, total, cool) == pytest.approx(
+            noam_lr(step, d, warmup) * (total - step + 1) / cool)
+    assert noam_lr(1001, d, warmup, 1.0, total, cool) == 0.0  # past the end: nothing
+    with pytest.raises(ValueError, match="cooldown_steps needs total_steps"):
+        noam_lr(5, d, warmup, cooldown_steps=3)
+    with pytest.raises(ValueError, match=r"TrainConfig.cooldown_steps must be an integer in \[0, steps=10\], got 11"):
+        TrainConfig(steps=10, cooldown_steps=11)
+
+
 # ---------------------------------------------------------------------------
 # the Trainer: one scenario per framework, shared by the tests below
 # ---------------------------------------------------------------------------
@@ -144,8 +158,8 @@ def _tiny_config(vocab_size: int, **changes) -> dict:
     return TransformerConfig(**base).to_dict()
 
 
-SCENARIO_CONFIG = TrainConfig(steps=6, batch_size=8, warmup_steps=4, lr_factor=1.0, log_every=1, progress=False,
-                              device="cpu", seed=0)
+SCENARIO_CONFIG = TrainConfig(steps=6, batch_size=8, warmup_steps=4, cooldown_steps=3, lr_factor=1.0, log_every=1,
+                              progress=False, device="cpu", seed=0)
 
 
 @pytest.fixture(scope="module", params=FRAMEWORKS)
@@ -220,8 +234,10 @@ def test_history_records_and_no_duplicated_steps_after_resume(scenario):
 def test_reported_lr_equals_noam_lr(scenario):
     records = scenario["straight_records"]
     width, c = scenario["cfg"]["d_model"], SCENARIO_CONFIG
-    for r in records[:5]:
-        assert r["lr"] == pytest.approx(noam_lr(r["step"], width, c.warmup_steps, c.lr_factor), rel=1e-12, abs=0)
+    for r in records[:5]:  # steps 4 and 5 are in the cool-down (the last 3 of 6 steps)
+        expected = noam_lr(r["step"], width, c.warmup_steps, c.lr_factor, c.steps, c.cooldown_steps)
+        assert r["lr"] == pytest.approx(expected, rel=1e-12, abs=0)
+    assert records[4]["lr"] == pytest.approx(noam_lr(5, width, c.warmup_steps, c.lr_factor) * 2 / 3, rel=1e-12)
 
 
 def test_checkpoint_header_and_no_temporary_files(scenario):

@@ -35,6 +35,7 @@ from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS
 __all__ = ["main", "build_parser"]
 
 MODELS = ("transformer", "bahdanau", "seq2seq")
+COOLDOWN_FRACTION = 0.3  # default --cooldown, as a share of --steps
 
 
 def _setting(text: str) -> tuple[str, Any]:
@@ -125,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--max-seconds", type=_number(0), default=None, help="stop training after this long")
     train.add_argument("--batch-size", type=_count(1), default=64)
     train.add_argument("--warmup", type=_count(1), default=400, help="warm-up steps of the schedule, Eq. (3)")
+    train.add_argument("--cooldown", type=_count(0), default=None, metavar="N",
+                       help="the last N steps scale the rate linearly down towards 0, so the final weights are not "
+                            "those of one noisy step (default: 30%% of --steps; 0: Eq. (3) alone)")
     train.add_argument("--lr-factor", type=_number(0), default=0.5,
                        help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)")
     train.add_argument("--label-smoothing", type=_number(0, 1, closed=True), default=0.1)
@@ -137,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
     train.add_argument("--override", action="store_true", help="with --resume: continue with settings other than "
                        "the checkpoint's (batch size, seed, learning rate, model, task ...)")
+    train.add_argument("--threads", type=_count(1), default=None, help="CPU threads for the framework "
+                       "(default: its own choice, usually one per core)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     for name, text in (("translate", "translate sentences with a trained checkpoint"),
@@ -234,6 +240,7 @@ def _one_line(err: BaseException) -> str:
 
 # TrainConfig and TransformerConfig fields -> the option that sets them
 _OPTIONS = {"steps": "--steps", "batch_size": "--batch-size", "warmup_steps": "--warmup", "lr_factor": "--lr-factor",
+            "cooldown_steps": "--cooldown",
             "label_smoothing": "--label-smoothing", "seed": "--seed", "device": "--device", "log_every": "--log-every",
             "checkpoint_every": "--checkpoint-every", "max_seconds": "--max-seconds"}
 
@@ -353,7 +360,7 @@ def _stop_on_signals(trainer: Any):
 
 def _train(args: argparse.Namespace) -> int:
     from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint_meta
-    from txcourse.experiment import backend, default_model_config, prepare_task
+    from txcourse.experiment import backend, default_model_config, prepare_task, set_threads
     from txcourse.training import TrainConfig, remove_stale_temporaries
 
     if args.task not in TASKS:
@@ -362,8 +369,9 @@ def _train(args: argparse.Namespace) -> int:
     checkpoint = out / "model.npz"
     _check_run_folder(out, checkpoint, args)
     try:
+        cooldown = round(COOLDOWN_FRACTION * args.steps) if args.cooldown is None else args.cooldown
         config = TrainConfig(steps=args.steps, batch_size=args.batch_size, warmup_steps=args.warmup,
-                             lr_factor=args.lr_factor, label_smoothing=args.label_smoothing, seed=args.seed,
+                             cooldown_steps=cooldown, lr_factor=args.lr_factor, label_smoothing=args.label_smoothing, seed=args.seed,
                              device=args.device, log_every=args.log_every, checkpoint_every=args.checkpoint_every,
                              progress=not args.no_progress, max_seconds=args.max_seconds)
     except ValueError as err:
@@ -382,6 +390,8 @@ def _train(args: argparse.Namespace) -> int:
         check_resumable(checkpoint, meta)
         if not args.override:
             _check_same_settings(meta, config, model_config, task, checkpoint)
+    if args.threads:
+        set_threads(args.threads, [args.framework])  # before the framework runs anything
     fw = backend(args.framework)
     _check_device(fw, args.device)
     _check_writable(out)
@@ -512,8 +522,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
         if by_digits is not None:
-            summary["by_digits"] = [{**dataclasses.asdict(b), "seen_in_training": by_digits["seen"][b.low]}
-                                    for b in by_digits["by_digits"]]
+            summary["by_digits"] = [{"digits": b.low, "count": b.count, "exact_match": b.exact_match,
+                                     "seen_in_training": by_digits["seen"][b.low]} for b in by_digits["by_digits"]]
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
 

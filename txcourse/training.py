@@ -41,6 +41,7 @@ class TrainConfig:
     batch_size: Optional[int] = 64  # sentences per batch (or use max_tokens)
     max_tokens: Optional[int] = None  # cap on B * max(T_src, T_tgt) per batch instead of batch_size
     warmup_steps: int = 4000  # warm-up of the schedule, Eq. (3)
+    cooldown_steps: int = 0  # the rate falls linearly to 0 over the last cooldown_steps of steps (0: Eq. (3) as is)
     lr_factor: float = 1.0  # scales Eq. (3); small models train faster with 2-5
     label_smoothing: float = 0.1  # epsilon_ls (Sec. 5.4)
     clip_norm: Optional[float] = 1.0  # gradient clipping by global norm (None: off)
@@ -59,6 +60,10 @@ class TrainConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"TrainConfig.{name} must be a positive integer, got {value!r}")
+        if (not isinstance(self.cooldown_steps, int) or isinstance(self.cooldown_steps, bool)
+                or not 0 <= self.cooldown_steps <= self.steps):
+            raise ValueError(f"TrainConfig.cooldown_steps must be an integer in [0, steps={self.steps}], "
+                             f"got {self.cooldown_steps!r}")
         if not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
             raise ValueError(f"TrainConfig.checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}")
         if (self.batch_size is None) == (self.max_tokens is None):
@@ -86,18 +91,34 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-def noam_lr(step: int, d_model: int, warmup_steps: int = 4000, factor: float = 1.0) -> float:
+def noam_lr(step: int, d_model: int, warmup_steps: int = 4000, factor: float = 1.0,
+            total_steps: Optional[int] = None, cooldown_steps: int = 0) -> float:
     """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5), Eq. (3).
 
     The rate grows linearly for ``warmup_steps`` steps, then decays as
     1/sqrt(step). ``step`` counts from 1 (step 0 is treated as 1).
 
+    With ``cooldown_steps > 0`` (and ``total_steps``) the last
+    ``cooldown_steps`` steps also scale the rate linearly down,
+    ``(total_steps - step + 1) / cooldown_steps``, to ``1 / cooldown_steps``
+    of Eq. (3) at the last step. Not in the paper, which averages its last
+    checkpoints instead (Sec. 6.1): both end on weights that the last few
+    noisy steps have not moved far, so the final model is as good as the
+    run, not a lucky or unlucky last step.
+
     Example:
         >>> round(noam_lr(4000, 512), 6)
         0.000699
+        >>> noam_lr(1000, 128, 400, total_steps=1000, cooldown_steps=100) / noam_lr(1000, 128, 400)
+        0.01
     """
     step = max(int(step), 1)
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+    rate = factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+    if cooldown_steps:
+        if total_steps is None:
+            raise ValueError("noam_lr: cooldown_steps needs total_steps, the step the cool-down ends at")
+        rate *= min(1.0, max(0.0, (total_steps - step + 1) / cooldown_steps))
+    return rate
 
 
 class BatchStream:

@@ -105,15 +105,21 @@ class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
     Computed in float64, so the rate equals the Python function (and PyTorch's LambdaLR) to the last digits.
     """
 
-    def __init__(self, width: int, warmup_steps: int, factor: float):
+    def __init__(self, width: int, warmup_steps: int, factor: float, total_steps: Optional[int] = None,
+                 cooldown_steps: int = 0):
         self.width, self.warmup_steps, self.factor = width, warmup_steps, factor
+        self.total_steps, self.cooldown_steps = total_steps, cooldown_steps
 
     def __call__(self, step: tf.Tensor) -> tf.Tensor:
         s = tf.cast(step, tf.float64) + 1.0  # noam_lr counts steps from 1
-        return self.factor * self.width ** -0.5 * tf.minimum(s ** -0.5, s * self.warmup_steps ** -1.5)
+        rate = self.factor * self.width ** -0.5 * tf.minimum(s ** -0.5, s * self.warmup_steps ** -1.5)
+        if self.cooldown_steps:  # the last cooldown_steps scale the rate linearly down
+            rate *= tf.clip_by_value((self.total_steps - s + 1.0) / self.cooldown_steps, 0.0, 1.0)
+        return rate
 
     def get_config(self) -> dict[str, Any]:
-        return {"width": self.width, "warmup_steps": self.warmup_steps, "factor": self.factor}
+        return {"width": self.width, "warmup_steps": self.warmup_steps, "factor": self.factor,
+                "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps}
 
 
 class Trainer:
@@ -145,7 +151,7 @@ class Trainer:
         self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
         self.pad_id = model_config.get("pad_id", 0)
         width = _schedule_width(kind, model_config)
-        self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor)
+        self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
         self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
                                                beta_2=config.adam_betas[1], epsilon=config.adam_eps)
         self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()

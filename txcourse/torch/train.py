@@ -122,7 +122,8 @@ class Trainer:
                                           eps=config.adam_eps)
         width = _schedule_width(kind, model_config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor))
+            self.optimizer, lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps,
+                                              config.cooldown_steps))
         self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
         self.step = 0
         self.history_path = history_path
