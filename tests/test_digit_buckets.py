@@ -19,7 +19,7 @@ TARGET = 0.995  # exact match in every digit-count bucket (issue 12)
 
 def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "--framework", "torch", "--task", "numbers", "--task-arg", "sizes=(120,6,12)",
+    assert main(["train", "--framework", "torch", "--task", "numbers", "--task-arg", "sizes=(2100,6,12)",
                  "--steps", "2", "--batch-size", "8", "--no-progress", "--out", str(out),
                  "--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32",
                  "--set", "num_encoder_layers=1", "--set", "num_decoder_layers=1"]) == 0
