@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from txcourse.data import (TranslationSplits, digit_count, draw_by_digit_count, get_task, make_copy_task,
-                           make_numbers_task, make_reverse_task, numbers_to_words)
+                           make_numbers_task, make_reverse_task, numbers_to_words, round_numbers)
 
 SMALL = dict(sizes=(630, 60, 210), seed=0)
 
@@ -43,13 +43,15 @@ def test_splits_sizes_pairs_and_metadata():
 
 
 def test_splits_are_disjoint_by_number():
-    s = make_numbers_task(**SMALL)
+    s = make_numbers_task(**SMALL, round_fraction=0.0)  # round numbers repeat in training (few exist)
     nums = s.metadata["numbers"]
     train, valid, test = set(nums["train"]), set(nums["valid"]), set(nums["test"])
     large_train = [n for n in nums["train"] if n >= 1000]
     assert len(large_train) == 450 and len(set(large_train)) == 450  # 15/21 of train, no repeats above 999
     assert len(valid) == 60 and len(test) == 210  # no repeats inside
     assert not train & valid and not train & test and not valid & test
+    with_round = make_numbers_task(**SMALL).metadata["numbers"]  # round training numbers: never in valid/test
+    assert not set(with_round["train"]) & (set(with_round["valid"]) | set(with_round["test"]))
     srcs = {split: {p[0] for p in s[split]} for split in ("train", "valid", "test")}
     assert not srcs["train"] & srcs["test"] and not srcs["train"] & srcs["valid"]
 
@@ -82,7 +84,7 @@ def test_every_number_below_1000_is_in_training():
 
 
 def test_closed_digits_zero_makes_every_length_disjoint():
-    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0)
+    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0, round_fraction=0.0)
     nums = s.metadata["numbers"]
     assert sorted({digit_count(n) for n in nums["test"]}) == [3, 4, 5]
     train, valid, test = (set(nums[k]) for k in ("train", "valid", "test"))
@@ -109,6 +111,21 @@ def test_range_and_target_language():
     every = sum(s.metadata["numbers"].values(), [])
     assert min(every) >= 100 and max(every) <= 9999
     assert s.train[0][1] == numbers_to_words(s.metadata["numbers"]["train"][0], "es")
+
+
+def test_round_numbers_are_in_training_and_listed():
+    s = make_numbers_task(sizes=(2100, 60, 120), seed=0)
+    train = [n for n in s.metadata["numbers"]["train"] if n >= 1000]
+    round_share = sum(n % 10 == 0 for n in train) / len(train)
+    assert 0.2 <= round_share < 0.35  # 20% drawn round, plus the uniform draws that end in 0
+    assert ("one hundred thousand", "십만") in s.train or ("ten thousand", "만") in s.train
+    assert make_numbers_task(sizes=(2100, 60, 120), seed=0, round_fraction=0.0).metadata["round_fraction"] == 0.0
+    listed = round_numbers()
+    assert len(listed) == 369 and listed[:3] == [10, 20, 30] and listed[-1] == 990_000
+    assert all(n % 10 == 0 and len(str(n).rstrip("0")) <= 2 for n in listed)
+    assert 100_000 in listed and 420_000 in listed and 421_000 not in listed
+    with pytest.raises(ValueError, match=r"round_fraction must be a number in \[0, 1\], got 2"):
+        make_numbers_task(round_fraction=2)
 
 
 def test_digit_count():
@@ -142,7 +159,7 @@ def test_draw_by_digit_count_is_fresh_and_deterministic():
     (dict(sizes=(10, -1, 5)), "valid=-1"),
     (dict(high=999, sizes=(5, 1, 10)), r"the valid split is drawn from numbers with more than closed_digits=3 "
                                        r"digits, but \[0, 999\] has none; lower closed_digits or raise high"),
-    (dict(high=9999, sizes=(25000, 10, 10)), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
+    (dict(high=9999, sizes=(25000, 10, 10), round_fraction=0.0), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
                                              r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)"),
     (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
     (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from txcourse.cli import main
-from txcourse.data import get_task, numbers_to_words
+from txcourse.data import get_task, numbers_to_words, round_numbers
 
 BOOK_DATA = Path(__file__).resolve().parents[1] / "book" / "data"
 TARGET = 0.995  # exact match in every digit-count bucket (issue 12)
@@ -32,6 +32,8 @@ def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
     assert [(r["digits"], r["count"]) for r in rows] == [(d, 3) for d in range(1, 7)]
     assert rows[0]["seen_in_training"] == 1.0 and rows[-1]["seen_in_training"] == 0.0
     assert all(0.0 <= r["exact_match"] <= 1.0 for r in rows)
+    assert "round numbers (" in printed
+    assert json.loads(scores.read_text())["round_numbers"]["count"] == len(round_numbers())
 
 
 @pytest.mark.parametrize("name", ["numbers-transformer-torch", "numbers-bahdanau-torch"])
@@ -47,6 +49,8 @@ def test_book_checkpoints_translate_every_digit_count(name):
     scores = {b.low: b.exact_match for b in result["by_digits"]}
     assert list(scores) == [1, 2, 3, 4, 5, 6]
     assert min(scores.values()) >= TARGET, f"{name}: exact match by digit count {scores}"
-    typed = ["nine", "one hundred", "forty-two", "TWELVE THOUSAND", "  seven hundred thousand  "]
-    expected = [numbers_to_words(n, "ko") for n in (9, 100, 42, 12000, 700000)]
+    assert result["round"].count == 369 and result["round"].exact_match >= TARGET, (
+        f"{name}: round numbers {result['round']}")
+    typed = ["nine", "one hundred", "forty-two", "TWELVE THOUSAND", "  seven hundred thousand  ", "ten thousand"]
+    expected = [numbers_to_words(n, "ko") for n in (9, 100, 42, 12000, 700000, 10000)]
     assert translate(fw, model, typed, src_tok, tgt_tok) == expected

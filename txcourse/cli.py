@@ -514,16 +514,22 @@ def _evaluate(args: argparse.Namespace) -> int:
                                             beam_size=args.beam, device=args.device)
         print(f"\nby digit count, {args.per_digit} fresh numbers each (what users type: 'nine' as well as "
               f"'nine hundred thousand'): mean exact match {100 * by_digits['exact_match']:.2f}%")
+        round_ = by_digits["round"]
         print(format_length_table({meta["model"]["kind"]: by_digits["by_digits"]}, key="digits"))
+        print(f"round numbers ('forty thousand', 'one hundred thousand': every one of the range with one or two "
+              f"significant digits, {round_.count}): exact match {100 * round_.exact_match:.2f}%")
         print("in the training split: " + ", ".join(f"{100 * share:.0f}% of the {d}-digit"
-                                                    for d, share in by_digits["seen"].items())
-              + " numbers (every number below 1000 is trained on by design)")
+                                                    for d, share in by_digits["seen"].items() if d != "round")
+              + f" numbers (every number below 1000 is trained on by design), {100 * by_digits['seen']['round']:.0f}% "
+              f"of the round ones (one or two significant digits: 'forty thousand', 'one hundred thousand')")
     if args.json:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
         if by_digits is not None:
             summary["by_digits"] = [{"digits": b.low, "count": b.count, "exact_match": b.exact_match,
                                      "seen_in_training": by_digits["seen"][b.low]} for b in by_digits["by_digits"]]
+            summary["round_numbers"] = {"count": round_.count, "exact_match": round_.exact_match,
+                                        "seen_in_training": by_digits["seen"]["round"]}
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
 

@@ -198,12 +198,15 @@ def evaluate(fw: SimpleNamespace, model: Any, pairs: Sequence[tuple[str, str]], 
 def evaluate_by_digit_count(fw: SimpleNamespace, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
                             tgt_tok: Tokenizer, per_count: int = 200, seed: int = DIGIT_SEED, beam_size: int = 1,
                             device: str = "cpu") -> dict[str, Any]:
-    """Exact match on fresh ``numbers`` drawn by digit count: how the model does on what users type.
+    """Exact match on fresh ``numbers`` drawn by digit count, and on round numbers: what users type.
 
     ``per_count`` numbers of every digit count of the task's range, drawn
     with :func:`txcourse.data.draw_by_digit_count` and avoiding the training
     numbers where enough others exist (the numbers below 1000 are all in
-    training by design, so their buckets repeat them).
+    training by design, so their buckets repeat them); then every round
+    number of the range with one or two significant digits
+    (:func:`txcourse.data.round_numbers`: "one hundred thousand",
+    "forty-two thousand"), which a uniform draw almost never makes.
 
     Args:
         splits: the task's splits (``get_task("numbers", ...)``), for its range,
@@ -212,27 +215,33 @@ def evaluate_by_digit_count(fw: SimpleNamespace, model: Any, splits: Translation
 
     Returns:
         ``{"by_digits": [LengthBucket(d, d, count, exact match)], "seen": {d: share of
-        the bucket's numbers that are in the training split}, "exact_match": mean of
-        the buckets, "hypotheses": {d: [...]}, "numbers": {d: [...]}}``.
+        the bucket's numbers that are in the training split}, "round": LengthBucket of the
+        round numbers (low/high: their smallest and largest digit count), "exact_match": mean of
+        the digit buckets, "hypotheses": {d or "round": [...]}, "numbers": {d or "round": [...]}}``.
 
     Example:
         >>> # result = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok)
-        >>> # [b.exact_match for b in result["by_digits"]]   # one per digit count
+        >>> # [b.exact_match for b in result["by_digits"]], result["round"].exact_match
     """
-    from txcourse.data import draw_by_digit_count, numbers_to_words
+    from txcourse.data import digit_count, draw_by_digit_count, numbers_to_words, round_numbers
 
     meta = splits.metadata
     if meta.get("task") != "numbers":
         raise ValueError(f"evaluate_by_digit_count needs the splits of the numbers task, got task "
                          f"{meta.get('task')!r}")
     train = set(meta["numbers"]["train"])
-    drawn = draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed, exclude=train)
-    buckets, seen, hypotheses = [], {}, {}
-    for digits, numbers in drawn.items():
+    drawn: dict[Any, list[int]] = dict(draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed,
+                                                           exclude=train))
+    drawn["round"] = round_numbers(meta["low"], meta["high"])
+    scores, hypotheses = {}, {}
+    for key, numbers in drawn.items():
         sources = [numbers_to_words(n, "en") for n in numbers]
         references = [numbers_to_words(n, meta["target_lang"]) for n in numbers]
-        hypotheses[digits] = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
-        buckets.append(LengthBucket(digits, digits, len(numbers), exact_match(hypotheses[digits], references)))
-        seen[digits] = sum(n in train for n in numbers) / len(numbers)
-    return {"by_digits": buckets, "seen": seen, "exact_match": float(np.mean([b.exact_match for b in buckets])),
-            "hypotheses": hypotheses, "numbers": drawn}
+        hypotheses[key] = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
+        digits = [digit_count(n) for n in numbers]
+        scores[key] = LengthBucket(min(digits), max(digits), len(numbers), exact_match(hypotheses[key], references))
+    buckets = [scores[key] for key in drawn if key != "round"]
+    seen = {key: sum(n in train for n in numbers) / len(numbers) for key, numbers in drawn.items()}
+    return {"by_digits": buckets, "seen": seen, "round": scores["round"],
+            "exact_match": float(np.mean([b.exact_match for b in buckets])), "hypotheses": hypotheses,
+            "numbers": drawn}

@@ -47,11 +47,11 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from txcourse.data._checks import check_int, is_int
+from txcourse.data._checks import check_fraction, check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
 
 __all__ = ["SUPPORTED_LANGS", "TARGET_LANGS", "numbers_to_words", "digit_count", "make_numbers_task",
-           "draw_by_digit_count"]
+           "draw_by_digit_count", "round_numbers"]
 
 SUPPORTED_LANGS = {"en": "English", "ko": "Korean", "es": "Spanish", "fr": "French"}
 TARGET_LANGS = ("ko", "es", "fr")  # the source side is always English
@@ -112,9 +112,43 @@ def _split_counts(total: int, keys: list[int], weights: Optional[list[float]] = 
     return dict(zip(keys, counts))
 
 
+def _round_numbers(rng: np.random.Generator, d: int, first: int, last: int, count: int) -> list[int]:
+    """``count`` round ``d``-digit numbers in [first, last]: ``m * 10**z``, ``z`` uniform in 1..d-1 (with
+    repeats: there are only nine numbers with five trailing zeros)."""
+    if d < 2 or count == 0:
+        return []
+    out: list[int] = []
+    while len(out) < count:
+        z = int(rng.integers(1, d))
+        m = int(rng.integers(10 ** (d - z - 1), 10 ** (d - z)))  # a (d - z)-digit significand
+        if first <= m * 10 ** z <= last:
+            out.append(m * 10 ** z)
+    return out
+
+
+def round_numbers(low: int = 0, high: int = 999_999, significant: int = 2) -> list[int]:
+    """Every round number of ``[low, high]`` with at most ``significant`` significant digits and at
+    least one trailing zero, in increasing order: 10, 20, ..., 990, 1000, 1100, ..., 990000.
+
+    "One hundred thousand" and "forty-two thousand" are what people type, and a
+    uniform draw of six-digit numbers almost never makes one, so the course
+    scores them as a stratum of their own (:func:`txcourse.experiment.evaluate_by_digit_count`).
+
+    Example:
+        >>> len(round_numbers()), round_numbers(high=100)
+        (369, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+    """
+    low = check_int("low", low, minimum=0)
+    high = check_int("high", high)
+    significant = check_int("significant", significant, minimum=1)
+    return sorted({m * 10 ** z for m in range(1, 10 ** significant) if m % 10
+                   for z in range(1, len(str(high))) if low <= m * 10 ** z <= high})
+
+
 def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
                       sizes: tuple[int, int, int] = (20000, 1000, 2000), seed: int = 0,
-                      closed_digits: int = 3, max_train_digits: Optional[int] = None) -> TranslationSplits:
+                      closed_digits: int = 3, max_train_digits: Optional[int] = None,
+                      round_fraction: float = 0.2) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
     Training draws from every digit count ``d`` of ``[low, high]`` (up to
@@ -139,6 +173,11 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         max_train_digits: the length-generalisation experiment: train and
             valid hold no number with more digits than this, the test split
             draws from every digit count (default None: train on every length).
+        round_fraction: share of the training examples of each digit count
+            above ``closed_digits`` that are round numbers, ``m * 10**z`` with
+            ``z`` trailing zeros drawn uniformly from 1 to ``d - 1`` ("one
+            hundred thousand", "forty-two thousand"). Users type them often,
+            and a uniform draw almost never makes one.
 
     Returns:
         :class:`TranslationSplits`; ``metadata["numbers"][split]`` lists the
@@ -162,6 +201,7 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
     if not is_int(seed):
         raise ValueError(f"seed must be an integer, got {seed!r}")
     closed_digits = check_int("closed_digits", closed_digits, minimum=0)
+    round_fraction = check_fraction("round_fraction", round_fraction)
     digits = list(range(digit_count(low), digit_count(high) + 1))
     if max_train_digits is not None:
         max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
@@ -196,13 +236,17 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             chosen["train"] += (first + picks).tolist()
             continue
         wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
-        if sum(wants) > pool_size:
+        round_train = _round_numbers(rng, d, first, last, int(round(round_fraction * wants[0])))
+        wants[0] -= len(round_train)
+        taken = set(round_train)
+        if sum(wants) + len(taken) > pool_size:
             raise ValueError(
-                f"sizes={tuple(sizes)} need {sum(wants)} distinct {d}-digit numbers ({wants[0]} train, "
-                f"{wants[1]} valid, {wants[2]} test), but [{low}, {high}] holds only {pool_size} "
-                f"([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits")
-        picks = (first + rng.choice(pool_size, size=sum(wants), replace=False)).tolist()
-        chosen["train"] += picks[:wants[0]]
+                f"sizes={tuple(sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
+                f"({wants[0] + len(round_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
+                f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits")
+        picks = [n for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
+                 if n not in taken][:sum(wants)]
+        chosen["train"] += round_train + picks[:wants[0]]
         chosen["valid"] += picks[wants[0]:wants[0] + wants[1]]
         chosen["test"] += picks[wants[0] + wants[1]:]
     numbers = {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
@@ -217,7 +261,7 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         metadata={
             "task": "numbers", "source_lang": "en", "target_lang": target_lang,
             "low": low, "high": high, "sizes": (n_train, n_valid, n_test), "seed": int(seed),
-            "closed_digits": closed_digits, "max_train_digits": max_train_digits,
+            "closed_digits": closed_digits, "max_train_digits": max_train_digits, "round_fraction": round_fraction,
             "numbers": numbers, "test_is_long": test_is_long,
         })
 
