@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -112,6 +113,11 @@ for folder in TARGETS["write"]:
         print("WRO" + "TE", folder)
     except OSError as error:
         print("cannot wr" + "ite", folder, type(error).__name__)
+for folder in TARGETS.get("private", []):  # in the sandbox's own /tmp (a tmpfs): gone with it
+    try:
+        open(os.path.join(folder, "pwned-" + TOKEN), "w").write("x")
+    except OSError:
+        pass
 # 4. the network
 try:
     socket.create_connection(("127.0.0.1", PORT), timeout=3).sendall(b"hello")
@@ -207,13 +213,15 @@ def toy_grades(tmp_path_factory):
     if info["sandbox"]:
         # hostile, but right: every cell of mallory's notebook earns its points if nothing escapes
         hostile = nbformat.from_dict(source)
+        for cell in hostile.cells:  # a student's copy has no nbgrader markers: any in its feedback leaked
+            cell.source = re.sub(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", "", cell.source, flags=re.M)
         targets = {"delete": [str(labs), str(subs), str(out.parent), str(root)],
                    "read": [str(labs / "source" / "toy" / "toy_torch.ipynb"), str(labs / "source"),
                             str(subs / "alice" / "toy" / "toy_torch.ipynb"), str(subs), str(out.parent),
                             str(ROOT / "labs" / "source" / "week2_positional" / "week2_positional_torch.ipynb"),
                             str(ROOT / ".git" / "HEAD"), "../../../gradebook.db", "../../../source"],
-                   "write": [str(labs), str(subs), str(out.parent), str(root), "../../..", tempfile.gettempdir(),
-                             os.path.expanduser("~")]}
+                   "write": [str(labs), str(subs), str(out.parent), str(root), os.path.expanduser("~")],
+                   "private": [tempfile.gettempdir(), "../../.."]}
         hostile.cells[1].source = hostile_code(targets, server.getsockname()[1], info["token"]) + \
             "\ndef f(x):\n    return 2 * x"
         submit("mallory", hostile)
@@ -398,7 +406,8 @@ def test_sigterm_stops_everything(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
-        shutil.rmtree(tmpdir, ignore_errors=True) if not os.listdir(tmpdir) else None
+        leftovers = os.listdir(tmpdir)
+        shutil.rmtree(tmpdir, ignore_errors=True)
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
     lines = err.strip().splitlines()
     assert lines[-1].startswith("txcourse: interrupted by SIGTERM: stopped every process"), err
@@ -406,8 +415,7 @@ def test_sigterm_stops_everything(tmp_path):
     alive = {pid: cmd for pid, cmd in started.items() if _cmdline(pid) == cmd}
     assert alive == {} and processes_with(token) == [], f"left behind: {alive}, {processes_with(token)}"
     assert not (tmp_path / "g.csv").exists()
-    assert os.listdir(tmpdir) == [], f"temporary files left: {os.listdir(tmpdir)}"
-    tmpdir.rmdir()
+    assert leftovers == [], f"temporary files left: {leftovers}"
 
 
 def _cmdline(pid: int) -> bytes:

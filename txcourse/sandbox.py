@@ -163,7 +163,8 @@ class Sandbox:
         for d in [*_python_dirs(), package, *self.extra_ro]:
             args += ["--ro-bind", str(d), str(d)]
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-                 "--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+                 "--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
+                 "--remount-ro", "/"]  # the skeleton bwrap made for the mount points: read-only too
         inside = {"PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                   "PYTHONPATH": str(package.parent), "MPLCONFIGDIR": "/tmp/matplotlib",
                   "PYTHONDONTWRITEBYTECODE": "1", "TXCOURSE_SANDBOX": "1"}
