@@ -339,8 +339,10 @@ def test_without_bwrap_grading_refuses_with_one_line(tmp_path, monkeypatch, caps
     monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without bwrap
     from txcourse import cli
 
-    assert cli.main(["grade", str(tmp_path / "subs"), "--lab", "toy", "--labs-dir", str(labs),
-                     "--out", str(tmp_path / "g.csv")]) == 2
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["grade", str(tmp_path / "subs"), "--lab", "toy", "--labs-dir", str(labs),
+                  "--out", str(tmp_path / "g.csv")])
+    assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("txcourse: error: bwrap (bubblewrap) not found on PATH") \
         and "--no-sandbox" in err[0]

@@ -236,7 +236,7 @@ def _grade(args: argparse.Namespace) -> int:
 
     if args.cell_timeout < 1:
         raise ValueError(f"--cell-timeout must be at least 1 second, got {args.cell_timeout}")
-    return grade_command(args, args.cell_timeout, prog="txcourse")
+    return grade_command(args, args.cell_timeout, prog="txcourse", raise_errors=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -671,10 +671,12 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
             _copy_config(labs_dir, master)
             shutil.copy2(labs_dir / "source" / lab / f"{name}.ipynb", master / "source" / lab / f"{name}.ipynb")
         made = list(pool.map(lambda m: _nbgrader(["generate_assignment", lab, "--force"], m, env,
-                                                 root / "logs" / f"generate_{m.name}.log", groups=groups), masters.values()))
+                                                 root / "logs" / f"generate_{m.name}.log", groups=groups,
+                                                 task=f"master-{m.name}"), masters.values()))
         for run in made:
             if run.returncode != 0:
-                raise RuntimeError(f"nbgrader generate_assignment {lab} failed:\n{run.tail()}")
+                raise RuntimeError(f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n"
+                                   f"{run.tail()}")
         top = {name: _max_scores(master, lab).get(name, "") for name, master in masters.items()}
 
         statuses: dict[tuple[str, str], dict[str, Any]] = {}
@@ -789,16 +791,21 @@ def add_grade_options(parser: argparse.ArgumentParser) -> None:
                         help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)")
 
 
-def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade") -> int:
+def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade",
+                  raise_errors: bool = False) -> int:
     """Run :func:`grade_submissions` for a parsed command line and print the table. Returns the
     exit status: 0, 1 when any submission could not be graded (the CSV says why), 2 for a bad
-    argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time)."""
+    argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time).
+    With ``raise_errors`` a bad argument or a missing sandbox raises ValueError instead (for a
+    caller that prints its own one-line errors, like ``txcourse``)."""
     out = args.out or default_grades_csv(args.lab)
     try:
         rows = grade_submissions(args.submissions, args.lab, out, timeout=cell_timeout, labs_dir=args.labs_dir,
                                  feedback=not args.no_feedback, jobs=args.jobs, sandbox=not args.no_sandbox,
                                  memory=args.memory, notebook_timeout=args.notebook_timeout)
     except (ValueError, SandboxUnavailable) as error:
+        if raise_errors:
+            raise ValueError(str(error)) from None
         print(f"{prog}: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     except GradingInterrupted as stop:

@@ -223,7 +223,8 @@ class ProcessGroups:
         self.closed = False
 
     def env(self, env: dict[str, str], task: str) -> dict[str, str]:
-        """``env`` with the marker of ``task``."""
+        """``env`` with the marker of ``task`` (give every command running at the same time its own
+        task: :meth:`done` ends all processes of the task)."""
         return {**env, MARKER: f"{self.run}/{task}/"}
 
     def popen(self, cmd: Sequence[str], env: dict[str, str], task: str = "", **kwargs) -> subprocess.Popen:
