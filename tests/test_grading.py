@@ -304,7 +304,8 @@ def test_os_exit_is_an_error_with_its_log_kept(toy_grades):
     need_sandbox()
     rows, out, _ = toy_grades
     oscar = rows["oscar"]
-    assert oscar["status"].startswith("error: nbgrader could not grade it") and oscar["score"] == 0
+    assert oscar["status"].startswith("error: nbgrader could not grade it: ") and oscar["score"] == 0
+    assert "DeadKernelError" in oscar["status"] or "died" in oscar["status"], oscar["status"]
     log = out.parent / oscar["log"]
     assert log == out.parent / "toy-logs" / "oscar-toy_torch.log" and log.is_file()
     assert "DeadKernelError" in log.read_text() or "Kernel died" in log.read_text()

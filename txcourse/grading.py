@@ -488,7 +488,10 @@ def _last_error(log: Path) -> str:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return "no log"
-    errors = [line.strip() for line in lines if "ERROR" in line or "Error" in line]
+    # the exception behind it (``nbclient.exceptions.DeadKernelError: Kernel died``), else nbgrader's last error
+    raised = [line.strip() for line in lines
+              if re.match(r"^\s*[\w.]*(Error|Exception|Interrupt)\b: ", line) and not line.startswith("[")]
+    errors = raised or [line.strip() for line in lines if "ERROR" in line or "Error" in line]
     return (errors[-1] if errors else (lines[-1].strip() if lines else "no output"))[:300]
 
 
