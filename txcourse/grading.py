@@ -15,12 +15,15 @@ Three jobs, each also a command (``python -m txcourse.grading ...``):
   full marks) and the unchanged student version (it must get zero) and print
   a table of the scores read from nbgrader's gradebook;
 - :func:`grade_submissions` (``make grade``): autograde a folder of student
-  submissions in a temporary copy of the course and write a CSV of scores
-  and one HTML feedback file per notebook.
+  submissions, each notebook in a workspace of its own (a copy of the
+  gradebook, the config, the notebook) with its kernel confined by bubblewrap
+  (:mod:`txcourse.sandbox`), ``jobs`` at a time, and write a CSV of scores,
+  one log and one HTML feedback file per notebook.
 
 nbgrader, papermill and nbval run as subprocesses of this Python, so one bad
-notebook never takes the grader down with it. Imports nothing heavy at import
-time (no framework, no nbgrader).
+notebook never takes the grader down with it. :func:`check_labs` runs the
+course's own notebooks, which are trusted, without the sandbox. Imports
+nothing heavy at import time (no framework, no nbgrader).
 """
 
 from __future__ import annotations
