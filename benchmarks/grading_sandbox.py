@@ -1,8 +1,10 @@
 """What the grading sandbox costs: ``txcourse grade`` with and without bubblewrap, side by side.
 
 Builds 20 week-2 submissions (by default: 14 correct, 7 per framework; 4 hostile ones that, before
-their correct solution, try to delete the gradebook and the course, read the solutions and the
-other submissions, write outside their workspace and fork a process that outlives them; one that
+their correct solution, delete ``../../../gradebook.db`` and ``../../../source``, try to read the
+solutions and the other submissions, write outside their workspace and fork a process that outlives
+them (nothing that would break the other submissions when unconfined: that is the sandbox's job, tested
+by tests/test_grading_sandbox.py); one that
 calls ``os._exit(1)``; one correct notebook under a near-miss name), grades them with ``--jobs 2``
 in the sandbox and with ``--no-sandbox`` (alternating, ``--repeats`` times each, the same
 submissions), and prints seconds per notebook, notebooks per minute and the ratio sandbox /
@@ -33,7 +35,7 @@ from txcourse import grading  # noqa: E402
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.MULTILINE)
 HOSTILE = r'''
 import os, shutil, subprocess, sys
-for rel in ("../../../gradebook.db", "../../../source", *{delete!r}):
+for rel in ("../../../gradebook.db", "../../../source"):  # its own workspace's: unconfined it can only hurt itself
     try:
         (shutil.rmtree if os.path.isdir(rel) else os.remove)(rel)
     except OSError:
@@ -81,7 +83,7 @@ def build(root: Path, lab: str, count: int) -> tuple[Path, Path, dict[str, str]]
             cell.source = MARKERS.sub("", cell.source)
         ids = [c.get("id") for c in nb.cells]
         if kind == "hostile":
-            code = HOSTILE.format(delete=[str(labs), str(subs)], read=[str(labs / "source" / lab), str(subs)],
+            code = HOSTILE.format(read=[str(labs / "source" / lab), str(subs)],
                                   write=[str(labs), str(subs), tempfile.gettempdir()])
             cell = nb.cells[ids.index(next(i for i in ids if i and i.startswith("positional_encoding")))]
             cell.source = code + "\n" + cell.source
@@ -120,8 +122,7 @@ def main() -> None:
                     if kinds[r["student"]] in ("correct", "nearmiss") and r["score"] != r["max_score"]:
                         problems.append(f"{mode}: correct submission {r['student']} {r['notebook']} got "
                                         f"{r['score']}/{r['max_score']} ({r['status']})")
-                statuses = sorted({f"{kinds[r['student']]}: {r['status'].split(':')[0]} {r['score']:g}"
-                                   for r in graded})
+                statuses = sorted({f"{kinds[r['student']]}: {r['status'][:60]} {r['score']:g}" for r in graded})
                 print(f"run {repeat + 1}, {mode:<10}: {len(graded)} notebooks in {seconds:6.1f} s "
                       f"({seconds / len(graded):.2f} s per notebook, load {open('/proc/loadavg').read().split()[0]}); "
                       + "; ".join(statuses), flush=True)

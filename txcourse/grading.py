@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import re
 import shutil
@@ -44,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from txcourse.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap,
-                              format_size, parse_size, write_kernelspec)
+from txcourse.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap, parse_size,
+                              write_kernelspec)
 
 __all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
            "normalise_notebook", "release", "make_course", "read_scores", "NotebookScore", "LabCheck",

@@ -28,6 +28,7 @@ Framework-free, standard library only.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -36,15 +37,14 @@ import subprocess
 import sys
 import threading
 import time
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-__all__ = ["DEFAULT_MEMORY", "DEFAULT_MAX_FILE", "MARKER", "SandboxUnavailable", "parse_size", "format_size",
+__all__ = ["DEFAULT_MEMORY", "DEFAULT_MAX_FILE", "MARKER", "SandboxUnavailable", "parse_size",
            "find_bwrap", "Sandbox", "write_kernelspec", "ProcessGroups", "marked_processes"]
 
-DEFAULT_MEMORY = "8G"  # address space per kernel: a TensorFlow kernel reserves about 2 GiB, a 20 GB array fails
+DEFAULT_MEMORY = "8G"  # address space per kernel: week 2 peaks at 1.9 GB (TF), 1.4 GB (torch); 20 GB fails
 DEFAULT_MAX_FILE = 1 << 30  # RLIMIT_FSIZE: no single file over 1 GiB
 TMP_SIZE = 256 << 20  # the private /tmp (tmpfs, counted in RAM)
 MARKER = "TXCOURSE_GRADE_RUN"  # environment variable carried by every process of a grading run
@@ -81,11 +81,6 @@ def parse_size(text: str | int, name: str = "--memory") -> int:
     return value
 
 
-def format_size(n: int) -> str:
-    """8589934592 -> ``"8G"``; sizes that are not whole GiB in MiB."""
-    return f"{n >> 30}G" if n % (1 << 30) == 0 else f"{n / (1 << 20):.0f}M"
-
-
 def find_bwrap(path: Optional[str] = None) -> str:
     """The ``bwrap`` on ``path`` (default ``$PATH``), checked by starting an empty sandbox with the
     namespaces the kernel gets. Raises :class:`SandboxUnavailable` with the reason and the fix."""
@@ -95,7 +90,7 @@ def find_bwrap(path: Optional[str] = None) -> str:
     if bwrap is None:
         raise SandboxUnavailable(f"bwrap (bubblewrap) not found on PATH: {fix}")
     probe = [bwrap, "--ro-bind", "/usr", "/usr", *_system_links(), "--proc", "/proc", "--dev", "/dev",
-             "--unshare-all", "--new-session", "--die-with-parent", "--", "/usr/bin/true"]
+             "--unshare-all", "--new-session", "--die-with-parent", "--", shutil.which("true") or "/bin/true"]
     try:
         done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
