@@ -669,6 +669,9 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
         raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
     notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
     box = Sandbox(find_bwrap(bwrap_path), memory_bytes) if sandbox else None
+    if box is not None and len(tempfile.gettempdir()) > 60:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5 < 108 bytes
+        raise ValueError(f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
+                         f"Unix sockets: expected at most 60 characters; set TMPDIR=/tmp")
 
     def say(message: str) -> None:
         if verbose:
