@@ -7,7 +7,8 @@ raises, an unreadable file and a missing notebook; and, in the sandbox
 (txcourse/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
 reads the solutions and the other submissions, writes outside its workspace, opens a
 network connection, forks a process that outlives it, allocates 20 GB), one that
-calls ``os._exit(1)`` and a near-miss file name. ``test_sigterm_stops_everything``
+calls ``os._exit(1)`` and a near-miss file name; a loop that ignores interrupts runs
+into ``--notebook-timeout``. ``test_sigterm_stops_everything``
 interrupts ``python -m txcourse grade``. ``test_real_lab_submissions`` grades the
 week 3 lab and tests/test_grading_sandbox.py hostile week-2 submissions; they take
 minutes, so they run only with TXCOURSE_LAB_TESTS=1 (``make test-labs`` sets it).
@@ -419,6 +420,29 @@ def test_sigterm_stops_everything(tmp_path):
     assert alive == {} and processes_with(token) == [], f"left behind: {alive}, {processes_with(token)}"
     assert not (tmp_path / "g.csv").exists()
     assert leftovers == [], f"temporary files left: {leftovers}"
+
+
+@pytest.mark.timeout(300)
+def test_notebook_timeout_kills_the_notebook(tmp_path):
+    """A loop that ignores interrupts runs into --notebook-timeout: status timeout, 0 points, nothing left running."""
+    need_sandbox()
+    labs = tmp_path / "labs"
+    (labs / "source" / "toy").mkdir(parents=True)
+    shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
+    source = _toy_source()
+    nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    token = uuid.uuid4().hex
+    stubborn = nbformat.from_dict(source)
+    stubborn.cells[1].source = (f"import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
+                                f"while True:\n    pass")
+    (tmp_path / "subs" / "stubborn").mkdir(parents=True)
+    nbformat.write(stubborn, tmp_path / "subs" / "stubborn" / "toy_torch.ipynb")
+    rows = grading.grade_submissions(tmp_path / "subs", "toy", tmp_path / "g.csv", timeout=600, labs_dir=labs,
+                                     verbose=False, jobs=1, notebook_timeout=20, feedback=False)
+    assert rows[0]["status"] == "timeout: the notebook ran past --notebook-timeout 20 s" and rows[0]["score"] == 0
+    assert processes_with(token) == []
+    assert grading.failures(rows) == rows
 
 
 def _cmdline(pid: int) -> bytes:
