@@ -5,8 +5,12 @@
 #                    pytest --nbval-lax, autograde the source version (full marks) and the
 #                    student version (zero); prints a table of scores and times. Then grades
 #                    three fake week-3 submissions (tests/test_grading.py::test_real_lab_submissions)
+#                    and the hostile week-2 submissions (tests/test_grading_sandbox.py)
 #   make grade SUBMISSIONS=folder LAB=week3_attention [GRADES=file.csv] [CELL_TIMEOUT=300]
-#                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback
+#              [GRADE_ARGS='--jobs 2 --memory 8G --notebook-timeout 1800']
+#                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
+#                    each notebook's kernel runs in bubblewrap (bwrap)
+#   make sandbox-deps   install bubblewrap when `bwrap` is missing (a prerequisite of the above)
 
 LABS_DIR      := labs
 LABS_BUILD    := _build/labs
@@ -16,24 +20,48 @@ SUBMISSIONS   ?=
 LAB           ?=
 GRADES        ?= _build/grades/$(LAB).csv
 CELL_TIMEOUT  ?= 300
+GRADE_ARGS    ?=
 
 TEST_STEPS += test-labs
 
-.PHONY: labs test-labs grade
+.PHONY: labs test-labs grade sandbox-deps
+
+# bubblewrap from apt when `bwrap` is missing (txcourse/sandbox.py runs each graded notebook's
+# kernel in it). CI runs as root; APT_SUDO (mk/book.mk) adds sudo on CI runners that are not root.
+# Elsewhere (macOS, no apt) it only says so: `txcourse grade` then refuses with the same advice
+# unless given --no-sandbox, and the sandbox tests fail under `make test` (TXCOURSE_SANDBOX_TESTS=1).
+sandbox-deps:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+	  if [ '$(APT_OK)' = yes ]; then \
+	    echo "==> installing bubblewrap (bwrap) for sandboxed grading"; \
+	    $(APT_SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(APT_SUDO) apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "note: bwrap (bubblewrap) is missing and cannot be installed with apt here; install it" \
+	         "to grade in a sandbox (txcourse grade --no-sandbox grades without one)" >&2; \
+	  fi; \
+	fi
+
+# The grading tests in test-python (tests/test_grading.py) run students' code in the sandbox too;
+# under make they must not skip for want of bwrap.
+test-python: sandbox-deps
+test-python test-labs: export TXCOURSE_SANDBOX_TESTS = 1
 
 labs: $(VENV_STAMP)
 	$(PY) $(LABS_DIR)/make_sources.py
 	$(PY) -m txcourse.grading release --labs-dir $(LABS_DIR)
 
-test-labs: $(VENV_STAMP)
+test-labs: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/make_sources.py --check
 	$(PY) -m txcourse.grading check --labs-dir $(LABS_DIR) --build-dir $(LABS_BUILD) --jobs $(LABS_JOBS) $(LABS_ARGS)
 	@# make grade on week 3 with a correct, an endlessly looping and a test-cell-deleting submission
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_grading.py -k real_lab
+	@# make grade on week 2 with hostile submissions next to correct ones, in the sandbox
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_grading_sandbox.py
 
-grade: $(VENV_STAMP)
+grade: $(VENV_STAMP) sandbox-deps
 	@if [ -z '$(SUBMISSIONS)' ] || [ -z '$(LAB)' ]; then \
 	  echo "usage: make grade SUBMISSIONS=<folder with one subfolder per student> LAB=<lab> [GRADES=out.csv]" >&2; \
 	  echo "labs: week1_seq2seq week2_positional week3_attention week4_encoder week5_decoder week6_training" >&2; \
 	  exit 2; fi
-	$(PY) -m txcourse.grading grade '$(SUBMISSIONS)' --lab '$(LAB)' --out '$(GRADES)' --timeout $(CELL_TIMEOUT)
+	$(PY) -m txcourse.grading grade '$(SUBMISSIONS)' --lab '$(LAB)' --out '$(GRADES)' --timeout $(CELL_TIMEOUT) $(GRADE_ARGS)

@@ -3,16 +3,34 @@
 The fast tests grade a tiny pure-Python lab built here with the course's real
 ``labs/nbgrader_config.py``: a correct submission, one with an endless loop in a
 solution cell, one with a deleted test cell, one with wrong code and a cell that
-raises, an unreadable file and a missing notebook. ``test_real_lab_submissions`` does the same with the
-week 3 lab; it takes a few minutes, so it runs only with TXCOURSE_LAB_TESTS=1
-(``make test-labs`` sets it).
+raises, an unreadable file and a missing notebook; and, in the sandbox
+(txcourse/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
+reads the solutions and the other submissions, writes outside its workspace, opens a
+network connection, forks a process that outlives it, allocates 20 GB), one that
+calls ``os._exit(1)`` and a near-miss file name; a loop that ignores interrupts runs
+into ``--notebook-timeout``. ``test_sigterm_stops_everything``
+interrupts ``python -m txcourse grade``. ``test_real_lab_submissions`` grades the
+week 3 lab and tests/test_grading_sandbox.py hostile week-2 submissions; they take
+minutes, so they run only with TXCOURSE_LAB_TESTS=1 (``make test-labs`` sets it).
+
+Without a usable ``bwrap`` the sandbox tests skip, except under ``make test``
+(TXCOURSE_SANDBOX_TESTS=1, after ``make sandbox-deps``), where they fail.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
+import re
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,12 +38,112 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from txcourse import grading  # noqa: E402
+from txcourse import grading, sandbox  # noqa: E402
 from txcourse.checks import assert_close, assert_equal, normal, to_numpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+SECRET = "SECRET-SOLUTION-7f3a"  # only in the instructor's source (a solution comment) and alice's copy of it
+
+
+def _sandbox_problem():
+    """None when bwrap works here, else why not."""
+    try:
+        sandbox.find_bwrap()
+    except sandbox.SandboxUnavailable as error:
+        return str(error)
+    return None
+
+
+SANDBOX_PROBLEM = _sandbox_problem()
+
+
+def need_sandbox():
+    """Skip without a working bwrap, but fail under `make test` (TXCOURSE_SANDBOX_TESTS=1)."""
+    if SANDBOX_PROBLEM:
+        if os.environ.get("TXCOURSE_SANDBOX_TESTS") == "1":
+            pytest.fail(SANDBOX_PROBLEM)
+        pytest.skip(SANDBOX_PROBLEM)
+
+
+def tree_digest(*roots: Path) -> dict[str, str]:
+    """Relative path -> SHA-256 of every file under ``roots`` (folders as "dir")."""
+    out = {}
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            key = f"{root}:{path.relative_to(root)}"
+            out[key] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids whose command line holds ``token``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+HOSTILE = r'''
+import os, shutil, socket, subprocess, sys
+TARGETS, PORT, TOKEN = {targets!r}, {port!r}, {token!r}
+# 1. break the grader: its gradebook and course, and anything else it can find
+for rel in ("../../../gradebook.db", "../../../source", "../../../nbgrader_config.py", *TARGETS["delete"]):
+    try:
+        (shutil.rmtree if os.path.isdir(rel) else os.remove)(rel)
+        print("DELE" + "TED", rel)
+    except OSError as error:
+        print("cannot de" + "lete", rel, type(error).__name__)
+# 2. read the solutions, the other submissions, the gradebook
+for path in TARGETS["read"]:
+    try:
+        print("LE" + "AK", path, os.listdir(path) if os.path.isdir(path) else open(path, "rb").read()[:20000])
+    except OSError as error:
+        print("cannot re" + "ad", path, type(error).__name__)
+# 3. write outside the workspace
+for folder in TARGETS["write"]:
+    try:
+        with open(os.path.join(folder, "pwned-" + TOKEN), "w") as f:
+            f.write("x")
+        print("WRO" + "TE", folder)
+    except OSError as error:
+        print("cannot wr" + "ite", folder, type(error).__name__)
+for folder in TARGETS.get("private", []):  # in the sandbox's own /tmp (a tmpfs): gone with it
+    try:
+        open(os.path.join(folder, "pwned-" + TOKEN), "w").write("x")
+    except OSError:
+        pass
+# 4. the network
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=3).sendall(b"hello")
+    print("CONNEC" + "TED")
+except OSError as error:
+    print("no net" + "work", type(error).__name__)
+# 5. a process that outlives the notebook (its own session, double fork)
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", TOKEN], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(3600)", TOKEN])
+    os._exit(0)
+# 6. 20 GB
+try:
+    big = bytearray(20 * 10**9)
+    print("ALLOCA" + "TED 20 GB")
+except MemoryError:
+    print("Memory" + "Error: 20 GB refused")
+'''
+
+
+def hostile_code(targets: dict, port: int, token: str) -> str:
+    """The hostile cell: ``targets`` maps "delete", "read", "write" to lists of paths."""
+    return HOSTILE.format(targets=targets, port=port, token=token)
 
 
 def _cell(source: str, kind: str, grade_id: str, points: int = 0):
@@ -42,7 +160,7 @@ def _toy_source():
     """A two-exercise notebook: f (2 points) and g (3 points), with a hidden test for f."""
     return nbformat.v4.new_notebook(cells=[
         _cell("import math", "readonly", "setup"),
-        _cell("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION", "solution", "f"),
+        _cell(f"def f(x):\n    ### BEGIN SOLUTION\n    # {SECRET}\n    return 2 * x\n    ### END SOLUTION", "solution", "f"),
         _cell("assert f(2) == 4\n### BEGIN HIDDEN TESTS\nassert f(-3) == -6\n### END HIDDEN TESTS",
               "tests", "test_f", 2),
         _cell("def g(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION", "solution", "g"),
@@ -52,7 +170,8 @@ def _toy_source():
 
 @pytest.fixture(scope="module")
 def toy_grades(tmp_path_factory):
-    """Grade six fake submissions of the toy lab with a 5-second cell timeout; returns the CSV rows by student."""
+    """Grade fake submissions of the toy lab with a 5-second cell timeout, two at a time; returns the
+    CSV rows by student, the CSV's path and what the hostile submission could have changed."""
     root = tmp_path_factory.mktemp("grading")
     labs = root / "labs"
     (labs / "source" / "toy").mkdir(parents=True)
@@ -62,13 +181,13 @@ def toy_grades(tmp_path_factory):
 
     subs = root / "submissions"
 
-    def submit(student, nb=None, text=None, subfolder=False):
+    def submit(student, nb=None, text=None, subfolder=False, name="toy_torch.ipynb"):
         folder = subs / student / ("toy" if subfolder else "")
         folder.mkdir(parents=True, exist_ok=True)
         if text is not None:
-            (folder / "toy_torch.ipynb").write_text(text)
+            (folder / name).write_text(text)
         elif nb is not None:
-            nbformat.write(nb, folder / "toy_torch.ipynb")
+            nbformat.write(nb, folder / name)
 
     submit("alice", source, subfolder=True)  # correct (in the <student>/<lab>/ layout)
     looping = nbformat.from_dict(source)
@@ -85,15 +204,55 @@ def toy_grades(tmp_path_factory):
     (subs / "grace").mkdir()  # nothing submitted
 
     out = root / "grades" / "toy.csv"
-    rows = grading.grade_submissions(subs, "toy", out, timeout=5, labs_dir=labs, verbose=False)
+    out.parent.mkdir()
+    (out.parent / "keep.txt").write_text("the instructor's file")
+    info = {"token": uuid.uuid4().hex, "sandbox": SANDBOX_PROBLEM is None}
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0)
+    if info["sandbox"]:
+        # hostile, but right: every cell of mallory's notebook earns its points if nothing escapes
+        hostile = nbformat.from_dict(source)
+        for cell in hostile.cells:  # a student's copy has no nbgrader markers: any in its feedback leaked
+            cell.source = re.sub(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", "", cell.source, flags=re.M)
+        targets = {"delete": [str(labs), str(subs), str(out.parent), str(root)],
+                   "read": [str(labs / "source" / "toy" / "toy_torch.ipynb"), str(labs / "source"),
+                            str(subs / "alice" / "toy" / "toy_torch.ipynb"), str(subs), str(out.parent),
+                            str(ROOT / "labs" / "source" / "week2_positional" / "week2_positional_torch.ipynb"),
+                            str(ROOT / ".git" / "HEAD"), "../../../gradebook.db", "../../../source"],
+                   "write": [str(labs), str(subs), str(out.parent), str(root), os.path.expanduser("~")],
+                   "private": [tempfile.gettempdir(), "../../.."]}
+        hostile.cells[1].source = hostile_code(targets, server.getsockname()[1], info["token"]) + \
+            "\ndef f(x):\n    return 2 * x"
+        submit("mallory", hostile)
+        crashing = nbformat.from_dict(source)
+        crashing.cells[3].source = "import os\nos._exit(1)"
+        submit("oscar", crashing)
+        submit("nina", source, name="toy_torch (1).ipynb")  # a near miss of the name
+    before = tree_digest(labs, subs, out.parent)
+
+    start = time.perf_counter()
+    rows = grading.grade_submissions(subs, "toy", out, timeout=5, labs_dir=labs, verbose=False, jobs=2,
+                                     sandbox=info["sandbox"])
+    info["seconds"] = time.perf_counter() - start
     with open(out, newline="", encoding="utf-8") as f:
         assert list(csv.DictReader(f)) == [{k: str(v) for k, v in r.items()} for r in rows]
-    return {r["student"]: r for r in rows}, out
+    info["changed"] = {k: v for k, v in tree_digest(labs, subs, out.parent).items() if before.get(k) != v}
+    try:
+        info["connection"] = server.accept()
+    except BlockingIOError:
+        info["connection"] = None
+    server.close()
+    info["survivors"] = processes_with(info["token"])
+    info["pwned"] = [p for p in [*root.rglob("pwned-*"), *Path(tempfile.gettempdir()).glob("pwned-*"),
+                                 *Path.home().glob("pwned-*")]]
+    return {r["student"]: r for r in rows}, out, info
 
 
 @pytest.mark.timeout(900)
 def test_correct_submission_gets_full_marks(toy_grades):
-    rows, out = toy_grades
+    rows, out, _ = toy_grades
     assert (rows["alice"]["score"], rows["alice"]["max_score"], rows["alice"]["status"]) == (5.0, 5.0, "graded")
     assert rows["alice"]["failed_tests"] == ""
     feedback = out.parent / rows["alice"]["feedback"]
@@ -101,25 +260,216 @@ def test_correct_submission_gets_full_marks(toy_grades):
 
 
 def test_endless_loop_costs_only_its_tests(toy_grades):
-    rows, _ = toy_grades
+    rows, _, _ = toy_grades
     assert (rows["bob"]["score"], rows["bob"]["status"], rows["bob"]["failed_tests"]) == (2.0, "graded", "test_g")
 
 
 def test_deleted_test_cell_is_restored_and_run(toy_grades):
-    rows, _ = toy_grades
+    rows, _, _ = toy_grades
     assert (rows["carol"]["score"], rows["carol"]["failed_tests"]) == (5.0, "")
 
 
 def test_raising_cells_cost_only_their_tests(toy_grades):
-    rows, _ = toy_grades
+    rows, _, _ = toy_grades
     assert (rows["erin"]["score"], rows["erin"]["failed_tests"]) == (0.0, "test_f;test_g")
 
 
 def test_unreadable_and_missing_notebooks_get_zero(toy_grades):
-    rows, _ = toy_grades
+    rows, _, _ = toy_grades
     assert rows["frank"]["status"].startswith("unreadable") and rows["frank"]["score"] == 0
     assert rows["grace"]["status"] == "missing" and rows["grace"]["score"] == 0
     assert rows["grace"]["max_score"] == 5.0
+
+
+def test_hostile_submission_is_confined(toy_grades):
+    """Mallory deletes, reads, writes, connects, forks and allocates: every cell still earns its points,
+    nothing outside its workspace changed, alice still gets full marks, no process survives."""
+    need_sandbox()
+    rows, out, info = toy_grades
+    assert (rows["mallory"]["score"], rows["mallory"]["status"]) == (5.0, "graded"), rows["mallory"]
+    assert (rows["alice"]["score"], rows["alice"]["status"]) == (5.0, "graded")
+    html = (out.parent / rows["mallory"]["feedback"]).read_text()
+    assert "cannot delete ../../../gradebook.db" in html and "cannot read" in html and "cannot write" in html
+    for marker in ("DELETED", "LEAK", "WROTE", "CONNECTED", "ALLOCATED", SECRET, "BEGIN SOLUTION"):
+        assert marker not in html, f"{marker} in mallory's feedback"
+    assert "MemoryError: 20 GB refused" in html and "no network" in html
+    assert info["seconds"] < 600
+    written = ("toy.csv", "toy-logs", "feedback")  # what grading itself writes next to the CSV
+    assert [k for k in info["changed"] if not (k.startswith(f"{out.parent}:") and
+                                               k.split(":", 1)[1].split("/")[0] in written)] == []
+    assert info["pwned"] == [] and info["connection"] is None
+    assert info["survivors"] == [], f"processes left behind: {info['survivors']}"
+
+
+def test_os_exit_is_an_error_with_its_log_kept(toy_grades):
+    need_sandbox()
+    rows, out, _ = toy_grades
+    oscar = rows["oscar"]
+    assert oscar["status"].startswith("error: nbgrader could not grade it: ") and oscar["score"] == 0
+    assert "DeadKernelError" in oscar["status"] or "died" in oscar["status"], oscar["status"]
+    log = out.parent / oscar["log"]
+    assert log == out.parent / "toy-logs" / "oscar-toy_torch.log" and log.is_file()
+    assert "DeadKernelError" in log.read_text() or "Kernel died" in log.read_text()
+    assert [r["student"] for r in grading.failures(list(rows.values()))] == ["frank", "oscar"]
+
+
+def test_near_miss_name_is_graded_with_a_note(toy_grades):
+    need_sandbox()
+    rows, _, _ = toy_grades
+    assert (rows["nina"]["score"], rows["nina"]["status"]) == (5.0, "graded")
+    assert rows["nina"]["note"] == "graded from 'toy_torch (1).ipynb' (expected toy_torch.ipynb)"
+
+
+def test_near_misses_that_are_ambiguous_are_named(tmp_path):
+    for name in ("toy_torch (1).ipynb", "toy_torch (2).ipynb", "notes.ipynb"):
+        (tmp_path / name).write_text("{}")
+    found, notes = grading._find_submissions(tmp_path, ["toy_torch"])
+    assert found == {} and notes["toy_torch"] == "expected toy_torch.ipynb, found 'toy_torch (1).ipynb', " \
+                                                  "'toy_torch (2).ipynb'"
+    (tmp_path / "toy_torch (2).ipynb").unlink()
+    (tmp_path / "toy_torch (1).ipynb").unlink()
+    found, notes = grading._find_submissions(tmp_path, ["toy_torch"])
+    assert found == {} and notes["toy_torch"] == "expected toy_torch.ipynb, found 'notes.ipynb'"
+
+
+def test_without_bwrap_grading_refuses_with_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    labs = tmp_path / "labs"
+    (labs / "source" / "toy").mkdir(parents=True)
+    with pytest.raises(sandbox.SandboxUnavailable, match=r"bwrap \(bubblewrap\) not found on PATH: install bubblewrap"):
+        grading.grade_submissions(tmp_path / "subs", "toy", tmp_path / "g.csv", labs_dir=labs, bwrap_path=str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH without bwrap
+    from txcourse import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["grade", str(tmp_path / "subs"), "--lab", "toy", "--labs-dir", str(labs),
+                  "--out", str(tmp_path / "g.csv")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("txcourse: error: bwrap (bubblewrap) not found on PATH") \
+        and "--no-sandbox" in err[0]
+    assert not (tmp_path / "g.csv").exists()
+
+
+def test_bad_limits_are_one_line_errors(tmp_path):
+    with pytest.raises(ValueError, match=r"^--memory expects a size such as 8G, 512M or a number of bytes, got 'lots'$"):
+        sandbox.parse_size("lots")
+    assert sandbox.parse_size("512M") == 512 << 20 and sandbox.parse_size("8G") == 8 << 30
+    with pytest.raises(ValueError, match="--memory must be at least 64M"):
+        sandbox.parse_size("1M")
+    (tmp_path / "subs" / "a").mkdir(parents=True)
+    for kwargs, message in (({"jobs": 0}, "--jobs must be at least 1, got 0"),
+                            ({"notebook_timeout": 0}, "--notebook-timeout must be at least 1 second, got 0")):
+        with pytest.raises(ValueError, match=message):
+            grading.grade_submissions(tmp_path / "subs", "week2_positional", tmp_path / "g.csv", labs_dir=LABS,
+                                      **kwargs)
+
+
+def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, capsys):
+    import argparse
+
+    row = {"student": "s", "notebook": "toy_torch", "score": 0.0, "max_score": 5.0}
+    args = argparse.Namespace(out="g.csv", lab="toy", submissions=".", labs_dir="labs", no_feedback=False, jobs=1,
+                              no_sandbox=False, memory="8G", notebook_timeout=60)
+    for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
+        monkeypatch.setattr(grading, "grade_submissions", lambda *a, **k: [{**row, "status": status}])
+        assert grading.grade_command(args, 5) == code, status
+    assert "1 submission(s) could not be graded" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(300)
+def test_sigterm_stops_everything(tmp_path):
+    """SIGTERM while a notebook loops: every process ends, the temporary files go, exit status 143."""
+    need_sandbox()
+    labs = tmp_path / "labs"
+    (labs / "source" / "toy").mkdir(parents=True)
+    shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
+    source = _toy_source()
+    nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    token = uuid.uuid4().hex
+    looping = nbformat.from_dict(source)
+    looping.cells[1].source = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; "
+                               f"time.sleep(3600)', '{token}'], start_new_session=True)\nwhile True:\n    pass")
+    (tmp_path / "subs" / "loop").mkdir(parents=True)
+    nbformat.write(looping, tmp_path / "subs" / "loop" / "toy_torch.ipynb")
+    tmpdir = Path(tempfile.mkdtemp(prefix="txs-"))  # short: the kernel's Unix sockets live under it
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)}
+    proc = subprocess.Popen([sys.executable, "-m", "txcourse", "grade", str(tmp_path / "subs"), "--lab", "toy",
+                             "--labs-dir", str(labs), "--out", str(tmp_path / "g.csv"), "--cell-timeout", "600"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 200
+        while not processes_with(token) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        assert processes_with(token), "the looping notebook never started"
+        time.sleep(1)
+        started = _descendants(proc.pid)
+        assert any(b"bwrap" in cmd for cmd in started.values()), "no sandbox among the processes"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        leftovers = os.listdir(tmpdir)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
+    lines = err.strip().splitlines()
+    assert lines[-1].startswith("txcourse: interrupted by SIGTERM: stopped every process"), err
+    time.sleep(0.5)
+    alive = {pid: cmd for pid, cmd in started.items() if _cmdline(pid) == cmd}
+    assert alive == {} and processes_with(token) == [], f"left behind: {alive}, {processes_with(token)}"
+    assert not (tmp_path / "g.csv").exists()
+    assert leftovers == [], f"temporary files left: {leftovers}"
+
+
+@pytest.mark.timeout(300)
+def test_notebook_timeout_kills_the_notebook(tmp_path):
+    """A loop that ignores interrupts runs into --notebook-timeout: status timeout, 0 points, nothing left running."""
+    need_sandbox()
+    labs = tmp_path / "labs"
+    (labs / "source" / "toy").mkdir(parents=True)
+    shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
+    source = _toy_source()
+    nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    token = uuid.uuid4().hex
+    stubborn = nbformat.from_dict(source)
+    stubborn.cells[1].source = (f"import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
+                                f"while True:\n    pass")
+    (tmp_path / "subs" / "stubborn").mkdir(parents=True)
+    nbformat.write(stubborn, tmp_path / "subs" / "stubborn" / "toy_torch.ipynb")
+    rows = grading.grade_submissions(tmp_path / "subs", "toy", tmp_path / "g.csv", timeout=600, labs_dir=labs,
+                                     verbose=False, jobs=1, notebook_timeout=20, feedback=False)
+    assert rows[0]["status"] == "timeout: the notebook ran past --notebook-timeout 20 s" and rows[0]["score"] == 0
+    assert processes_with(token) == []
+    assert grading.failures(rows) == rows
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _descendants(root: int) -> dict[int, bytes]:
+    """Every process below ``root``: pid -> command line."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, frontier = {}, [root]
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in found:
+                found[child] = _cmdline(child)
+                frontier.append(child)
+    return found
 
 
 def test_grade_rejects_a_missing_folder(tmp_path):

@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"seconds a cell may run before it is interrupted (default {DEFAULT_CELL_TIMEOUT})")
     grade.add_argument("--labs-dir", type=Path, default=Path("labs"), help="the nbgrader course (default labs)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
+    from txcourse.grading import add_grade_options  # --jobs, --notebook-timeout, --memory, --no-sandbox
+
+    add_grade_options(grade)
     return parser
 
 
@@ -559,14 +562,13 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from txcourse.grading import default_grades_csv, format_grades, grade_submissions
+    """Exit status: 0, 1 when a submission could not be graded, 2 for a bad argument or no sandbox,
+    128 + signal when interrupted (txcourse.grading.grade_command)."""
+    from txcourse.grading import grade_command
 
     if args.cell_timeout < 1:
         raise ValueError(f"--cell-timeout must be at least 1 second, got {args.cell_timeout}")
-    rows = grade_submissions(args.submissions, args.lab, args.out or default_grades_csv(args.lab),
-                             timeout=args.cell_timeout, labs_dir=args.labs_dir, feedback=not args.no_feedback)
-    print(format_grades(rows))
-    return 0
+    return grade_command(args, args.cell_timeout, prog="txcourse", raise_errors=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,19 +15,21 @@ Three jobs, each also a command (``python -m txcourse.grading ...``):
   full marks) and the unchanged student version (it must get zero) and print
   a table of the scores read from nbgrader's gradebook;
 - :func:`grade_submissions` (``make grade``): autograde a folder of student
-  submissions in a temporary copy of the course and write a CSV of scores
-  and one HTML feedback file per notebook.
+  submissions, each notebook in a workspace of its own (a copy of the
+  gradebook, the config, the notebook) with its kernel confined by bubblewrap
+  (:mod:`txcourse.sandbox`), ``jobs`` at a time, and write a CSV of scores,
+  one log and one HTML feedback file per notebook.
 
 nbgrader, papermill and nbval run as subprocesses of this Python, so one bad
-notebook never takes the grader down with it. Imports nothing heavy at import
-time (no framework, no nbgrader).
+notebook never takes the grader down with it. :func:`check_labs` runs the
+course's own notebooks, which are trusted, without the sandbox. Imports
+nothing heavy at import time (no framework, no nbgrader).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import re
 import shutil
@@ -41,9 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
+from txcourse.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap, parse_size,
+                              write_kernelspec)
+
 __all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
            "normalise_notebook", "release", "make_course", "read_scores", "NotebookScore", "LabCheck",
-           "check_labs", "format_check_table", "grade_submissions", "default_grades_csv", "format_grades", "main"]
+           "check_labs", "format_check_table", "grade_submissions", "GradingInterrupted", "DEFAULT_NOTEBOOK_TIMEOUT",
+           "CSV_FIELDS", "failures", "add_grade_options", "grade_command", "default_grades_csv", "format_grades", "main"]
 
 LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
         "week6_training")
@@ -97,15 +103,21 @@ class _Run:
         return "\n".join(text.splitlines()[-lines:])
 
 
-def _run(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, timeout: Optional[float] = None) -> _Run:
-    """Run ``cmd`` in its own process group, output to ``log``; on timeout kill the whole group."""
+def _run(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, timeout: Optional[float] = None,
+         groups: Optional[ProcessGroups] = None, task: str = "") -> _Run:
+    """Run ``cmd`` in its own process group, output to ``log``; on timeout kill the whole group.
+    With ``groups`` the process is registered there (marked ``task``), so an interrupted grading
+    run can end it, and what it leaves behind is ended when it returns."""
     log.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:
         out.write("$ " + " ".join(str(c) for c in cmd) + "\n")
         out.flush()
-        proc = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        kwargs = dict(cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if groups is None:
+            proc = subprocess.Popen([str(c) for c in cmd], env=env, start_new_session=True, **kwargs)
+        else:
+            proc = groups.popen([str(c) for c in cmd], env, task, **kwargs)
         try:
             code = proc.wait(timeout=timeout)
             timed_out = False
@@ -114,6 +126,9 @@ def _run(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, timeout:
             code = proc.wait()
             timed_out = True
             out.write(f"\n[txcourse.grading] killed after {timeout:.0f} s\n")
+        finally:
+            if groups is not None:
+                groups.done(proc, task)
     return _Run(code, time.perf_counter() - start, log, timed_out)
 
 
@@ -126,8 +141,8 @@ def _tool(name: str) -> list[str]:
 
 
 def _nbgrader(args: Sequence[str], course: Path, env: dict[str, str], log: Path,
-              timeout: Optional[float] = None) -> _Run:
-    return _run([*_tool("nbgrader"), *args], course, env, log, timeout)
+              timeout: Optional[float] = None, groups: Optional[ProcessGroups] = None, task: str = "") -> _Run:
+    return _run([*_tool("nbgrader"), *args], course, env, log, timeout, groups, task)
 
 
 # ---------------------------------------------------------------------------
@@ -402,21 +417,49 @@ def format_check_table(results: Sequence[LabCheck]) -> str:
 # make grade
 # ---------------------------------------------------------------------------
 
-def _find_submissions(student_dir: Path, lab: str) -> tuple[dict[str, Path], list[str]]:
-    """A student's notebooks for ``lab`` (notebook id -> path), looked up in the student's folder
-    and in its ``<lab>/`` subfolder; and the other notebooks found there."""
-    wanted = {notebook_name(lab, fw) for fw in FRAMEWORKS}
+def _find_submissions(student_dir: Path, notebooks: Sequence[str]) -> tuple[dict[str, Path], dict[str, str]]:
+    """A student's notebooks (notebook id -> path), looked up in the student's folder and in its
+    ``<lab>/`` subfolder, and a note for each notebook that was not found under its own name.
+
+    A near miss (``week2_positional_torch (1).ipynb``, ``Week2_Positional_torch.ipynb``) stands in for
+    a missing notebook when it is the only other notebook that close to that name: it is graded and
+    the note says so; otherwise the note names the notebooks that were there."""
+    import difflib
+
+    lab = notebooks[0].rsplit("_", 1)[0] if notebooks else ""
     found: dict[str, Path] = {}
-    others = []
+    others: list[Path] = []
     for folder in (student_dir / lab, student_dir):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.ipynb")):
-            if path.stem in wanted and path.stem not in found:
+            if path.stem in notebooks and path.stem not in found:
                 found[path.stem] = path
-            elif path.stem not in wanted:
-                others.append(path.name)
-    return found, others
+            elif path.stem not in notebooks:
+                others.append(path)
+    notes: dict[str, str] = {}
+    missing = [n for n in notebooks if n not in found]
+    if not missing or not others:
+        return found, notes
+
+    def key(text: str) -> str:
+        return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+    # each other notebook goes to the expected name it is closest to, if it is close enough
+    best: dict[str, list[Path]] = {n: [] for n in missing}
+    for path in others:
+        ratios = {n: difflib.SequenceMatcher(None, key(path.stem), n).ratio() for n in notebooks}
+        name = max(ratios, key=ratios.get)
+        if name in best and (ratios[name] >= 0.8 or key(path.stem).startswith(name)):
+            best[name].append(path)
+    for name in missing:
+        if len(best[name]) == 1:
+            found[name] = best[name][0]
+            notes[name] = f"graded from {best[name][0].name!r} (expected {name}.ipynb)"
+        else:
+            names = ", ".join(repr(p.name) for p in (best[name] or others))
+            notes[name] = f"expected {name}.ipynb, found {names}"
+    return found, notes
 
 
 def _readable(path: Path) -> Optional[str]:
@@ -447,41 +490,163 @@ def _last_error(log: Path) -> str:
         lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return "no log"
-    errors = [line.strip() for line in lines if "ERROR" in line or "Error" in line]
+    # the exception behind it (``nbclient.exceptions.DeadKernelError: Kernel died``), else nbgrader's last error
+    raised = [line.strip() for line in lines
+              if re.match(r"^\s*[\w.]*(Error|Exception|Interrupt)\b: ", line) and not line.startswith("[")
+              and "NbGraderException" not in line]  # nbgrader's own: "Please see the above traceback"
+    errors = raised or [line.strip() for line in lines if "ERROR" in line or "Error" in line]
     return (errors[-1] if errors else (lines[-1].strip() if lines else "no output"))[:300]
 
 
-def _code_cells(notebook: Path) -> int:
-    try:
-        return sum(c.get("cell_type") == "code" for c in json.loads(notebook.read_text(encoding="utf-8"))["cells"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 50
-
-
 CSV_FIELDS = ("student", "lab", "notebook", "framework", "score", "max_score", "status", "failed_tests",
-              "feedback")
+              "feedback", "log", "note")
+DEFAULT_NOTEBOOK_TIMEOUT = 1800  # seconds per notebook, all cells and the kernel's start included
+GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see GradeRun.failures)
+
+# Appended to each workspace's nbgrader_config.py when the kernel is sandboxed: the kernel has no
+# network, so nbgrader reaches it over Unix sockets in the runtime folder bound into the sandbox.
+_SANDBOX_CONFIG = """
+# --- txcourse.grading: the kernel runs in bwrap without network; talk to it over Unix sockets
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = {ip!r}
+c.KernelManager.connection_file = {connection!r}
+"""
+
+
+@dataclass
+class _Task:
+    """One notebook of one student, graded in ``workspace``."""
+
+    index: int
+    student: str
+    name: str
+    path: Path
+    workspace: Path
+    log: Path
+    note: str = ""
+
+
+class GradingInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived while grading; every process was ended and the temporary files removed."""
+
+
+def _grade_one(task: _Task, lab: str, master: Path, runtime_root: Optional[Path], sandbox: Optional[Sandbox],
+               groups: ProcessGroups, env: dict[str, str], cell_timeout: int, notebook_timeout: int,
+               feedback: bool) -> dict[str, Any]:
+    """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
+    notebook, nothing else. Returns the CSV fields it decides (score, status, ...)."""
+    ws, tag = task.workspace, str(task.index)
+    (ws / "submitted" / task.student / lab).mkdir(parents=True)
+    shutil.copy2(master / "gradebook.db", ws / "gradebook.db")
+    shutil.copy2(master / "nbgrader_config.py", ws / "nbgrader_config.py")
+    shutil.copy2(task.path, ws / "submitted" / task.student / lab / f"{task.name}.ipynb")
+    env = dict(env)
+    if sandbox is not None:
+        assert runtime_root is not None
+        workdir = ws / "autograded" / task.student / lab
+        workdir.mkdir(parents=True)
+        runtime = runtime_root / tag
+        runtime.mkdir(mode=0o700)
+        with open(ws / "nbgrader_config.py", "a", encoding="utf-8") as f:
+            f.write(_SANDBOX_CONFIG.format(ip=str(runtime / "k"), connection=str(runtime / "kernel.json")))
+        write_kernelspec(ws / "jupyter", sandbox.kernel_argv(workdir, runtime, groups.env(env, tag)))
+        env.update(JUPYTER_PATH=str(ws / "jupyter"), JUPYTER_RUNTIME_DIR=str(runtime))
+    # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
+    package_root = str(Path(__file__).resolve().parents[1])  # the txcourse that runs this, not another install
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    run = _run([sys.executable, *safe_path, "-m", "txcourse.grading", "workspace", lab, task.student, str(cell_timeout),
+                *(["--feedback"] if feedback else [])], ws, env, task.log, timeout=notebook_timeout,
+               groups=groups, task=tag)
+    scores = read_scores(ws, lab, task.student)
+    score = scores.get(task.name)
+    out: dict[str, Any] = {"seconds": run.seconds}
+    if run.timed_out:
+        out["status"] = f"timeout: the notebook ran past --notebook-timeout {notebook_timeout} s"
+    elif score is None:
+        out["status"] = "error: nbgrader could not grade it: " + _last_error(task.log)
+    else:
+        out.update(status=GRADED, score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed))
+        html = ws / "feedback" / task.student / lab / f"{task.name}.html"
+        if feedback and html.exists():
+            out["html"] = html
+    return out
+
+
+def _grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -> int:
+    """``python -m txcourse.grading workspace``: in a workspace (the current folder), ``nbgrader
+    autograde`` the student's notebook, then ``generate_feedback`` if it was graded, with nbgrader's
+    Python API in this one process; the logs go to stdout. Exit status 0 when both worked."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=os.getcwd()).load_config()
+    config.CourseDirectory.root = os.getcwd()
+    config.Execute.timeout = cell_timeout
+    api = NbGraderAPI(config=config)
+    steps = [("autograde", lambda: api.autograde(lab, student, force=True, create=True))]
+    if feedback:
+        steps.append(("generate_feedback", lambda: api.generate_feedback(lab, student, force=True)))
+    for name, step in steps:
+        print(f"[txcourse.grading] nbgrader {name} {lab} --student={student}", flush=True)
+        result = step()
+        print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
+        if not result.get("success"):
+            return 1
+    return 0
+
+
+def _install_signal_handlers():
+    """SIGTERM (and SIGINT, SIGHUP) raise :class:`GradingInterrupted` in the main thread; returns
+    the previous handlers (None outside the main thread, where handlers cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        for s in signals:  # one is enough: clean-up must not be interrupted
+            signal.signal(s, signal.SIG_IGN)
+        raise GradingInterrupted(signal.Signals(signum).name)
+
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    return {s: signal.signal(s, handler) for s in signals}
 
 
 def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str | os.PathLike,
                       timeout: int = DEFAULT_CELL_TIMEOUT, labs_dir: str | os.PathLike = "labs",
                       feedback: bool = True, course_dir: Optional[str | os.PathLike] = None,
-                      verbose: bool = True) -> list[dict[str, Any]]:
-    """Autograde every student's submission of ``lab`` and write a CSV of scores and HTML feedback.
+                      verbose: bool = True, jobs: Optional[int] = None, sandbox: bool = True,
+                      memory: str | int = DEFAULT_MEMORY, notebook_timeout: int = DEFAULT_NOTEBOOK_TIMEOUT,
+                      bwrap_path: Optional[str] = None) -> list[dict[str, Any]]:
+    """Autograde every student's submission of ``lab`` and write a CSV of scores, logs and HTML feedback.
 
     ``submissions_dir`` holds one folder per student (the folder name is the student id) with
-    ``<lab>_torch.ipynb`` and/or ``<lab>_tf.ipynb``, directly or in a ``<lab>/`` subfolder. The
-    course is copied to a temporary folder (or ``course_dir``): ``nbgrader generate_assignment``
-    records the master cells, then ``nbgrader autograde`` runs once per student, so a bad submission
-    costs only its own points: a cell that raises fails the tests that need it, an endless loop is
-    interrupted after ``timeout`` seconds (that cell's tests fail, the rest of the notebook runs), a
-    deleted or edited test cell is restored from the master copy and run (``labs/nbgrader_config.py``
-    sets ``OverwriteCells.add_missing_cells``), and a notebook that cannot be read or graded at all
-    gets 0 with status ``unreadable`` or ``error``.
+    ``<lab>_torch.ipynb`` and/or ``<lab>_tf.ipynb``, directly or in a ``<lab>/`` subfolder; a near
+    miss of a name (``<lab>_torch (1).ipynb``) is graded with a note. The master copy of each
+    notebook is recorded in a gradebook of its own (``nbgrader generate_assignment`` in a temporary
+    folder, or ``course_dir``); then every notebook is graded in a workspace of its own holding only
+    the config, a copy of that gradebook and the notebook, ``jobs`` at a time (default: the number
+    of cores), and the scores are merged. One submission cannot change another's score: a cell that
+    raises fails the tests that need it, a cell running past ``timeout`` seconds is interrupted (the
+    rest of the notebook runs), a notebook running past ``notebook_timeout`` seconds is killed (0,
+    status ``timeout``), a deleted or edited test cell is restored from the master copy and run
+    (``labs/nbgrader_config.py`` sets ``OverwriteCells.add_missing_cells``).
+
+    With ``sandbox`` (the default) the kernel that runs the student's code is confined by bubblewrap
+    (:mod:`txcourse.sandbox`): no network, nothing of the host but the system, Python and the
+    ``txcourse`` package, read-only, its own working folder the only writable one, ``memory`` bytes
+    of address space (``"8G"``), and every process it forks ends with it. Without bwrap this raises
+    :class:`~txcourse.sandbox.SandboxUnavailable`; ``sandbox=False`` grades unconfined.
 
     The CSV (``out_csv``) has one row per student and notebook: ``student, lab, notebook, framework,
-    score, max_score, status, failed_tests, feedback``; status is ``graded``, ``missing`` (no such
-    notebook submitted), ``unreadable`` or ``error``. Feedback files go to ``<out_csv folder>/feedback/
-    <student>/<notebook>.html``. Returns the rows.
+    score, max_score, status, failed_tests, feedback, log, note``; status is ``graded``, ``missing``
+    (no such notebook submitted), ``unreadable: ...``, ``error: ...`` (nbgrader could not grade it:
+    the kernel died, ...) or ``timeout: ...``. nbgrader's log of each graded notebook is kept in
+    ``<out_csv stem>-logs/<student>-<notebook>.log``, the feedback in ``<out_csv folder>/feedback/
+    <student>/<notebook>.html``. SIGINT/SIGTERM end every process started and remove the temporary
+    files, then raise :class:`GradingInterrupted`. Returns the rows.
     """
     labs_dir = Path(labs_dir).resolve()
     submissions = Path(submissions_dir).resolve()
@@ -493,88 +658,143 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     if not (labs_dir / "source" / lab).is_dir():
         raise ValueError(f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
                          f"pass the course folder (labs_dir, --labs-dir)")
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if notebook_timeout < 1:
+        raise ValueError(f"--notebook-timeout must be at least 1 second, got {notebook_timeout}")
+    memory_bytes = parse_size(memory)
     students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not students:
         raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
     notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
+    box = Sandbox(find_bwrap(bwrap_path), memory_bytes) if sandbox else None
+    if box is not None and len(tempfile.gettempdir()) > 60:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5 < 108 bytes
+        raise ValueError(f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
+                         f"Unix sockets: expected at most 60 characters; set TMPDIR=/tmp")
 
     def say(message: str) -> None:
         if verbose:
             print(message, flush=True)
 
-    tmp = None
-    if course_dir is None:
-        tmp = tempfile.mkdtemp(prefix=f"txcourse-grade-{lab}-")
-        course = Path(tmp) / "course"
-    else:
-        course = Path(course_dir).resolve()
-    logs = course.parent / f"{course.name}-logs"
-    env = _env()
+    if box is None:
+        print("txcourse grade: warning: grading WITHOUT a sandbox (--no-sandbox): students' code can read the "
+              "solutions and the other submissions, write anywhere you can and use the network", file=sys.stderr)
+    import uuid
+
+    tmp = Path(tempfile.mkdtemp(prefix="txgrade-"))  # short: Unix socket paths must stay under 108 bytes
+    root = Path(course_dir).resolve() if course_dir is not None else tmp
+    if course_dir is not None and root.exists():
+        shutil.rmtree(root)
+    logs = out_csv.parent / f"{out_csv.stem}-logs"
+    groups = ProcessGroups(uuid.uuid4().hex)
+    env = _env(threads=max(1, (os.cpu_count() or 1) // jobs))
+    previous = _install_signal_handlers()
+    pool = ThreadPoolExecutor(max_workers=jobs)
     rows: list[dict[str, Any]] = []
     try:
-        make_course(labs_dir, course, [lab], env, logs)
-        feedback_root = out_csv.parent / "feedback"
-        statuses: dict[str, dict[str, str]] = {}
+        if logs.is_dir():
+            shutil.rmtree(logs)
+        # one master course per notebook, so a workspace's gradebook knows only its own notebook
+        masters = {name: root / "master" / name for name in notebooks}
+        for name, master in masters.items():
+            (master / "source" / lab).mkdir(parents=True)
+            _copy_config(labs_dir, master)
+            shutil.copy2(labs_dir / "source" / lab / f"{name}.ipynb", master / "source" / lab / f"{name}.ipynb")
+        made = list(pool.map(lambda m: _nbgrader(["generate_assignment", lab, "--force"], m, env,
+                                                 root / "logs" / f"generate_{m.name}.log", groups=groups,
+                                                 task=f"master-{m.name}"), masters.values()))
+        for run in made:
+            if run.returncode != 0:
+                raise RuntimeError(f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n"
+                                   f"{run.tail()}")
+        top = {name: _max_scores(master, lab).get(name, "") for name, master in masters.items()}
+
+        statuses: dict[tuple[str, str], dict[str, Any]] = {}
+        tasks: list[_Task] = []
         for student_dir in students:
             student = student_dir.name
             if not _STUDENT_ID.match(student):
-                statuses[student] = {nb: "error: student folder names may hold only letters, digits and _.@-"
-                                     for nb in notebooks}
+                for name in notebooks:
+                    statuses[student, name] = {"status": "error: student folder names may hold only letters, "
+                                                         "digits and _.@-"}
                 continue
-            found, _ = _find_submissions(student_dir, lab)
-            target = course / "submitted" / student / lab
-            target.mkdir(parents=True, exist_ok=True)
-            status: dict[str, str] = {}
+            found, notes = _find_submissions(student_dir, notebooks)
             for name in notebooks:
+                row: dict[str, Any] = {"note": notes.get(name, "")}
+                statuses[student, name] = row
                 if name not in found:
-                    status[name] = "missing"
+                    row["status"] = MISSING
                     continue
                 problem = _readable(found[name])
                 if problem:
-                    status[name] = f"unreadable: {problem}"
+                    row["status"] = f"unreadable: {problem}"
                     continue
-                shutil.copy2(found[name], target / f"{name}.ipynb")
-                status[name] = "graded"
-            graded = [n for n, s in status.items() if s == "graded"]
-            statuses[student] = status
-            if graded:
-                cells = sum(_code_cells(target / f"{n}.ipynb") for n in graded)
-                run = _nbgrader(["autograde", lab, f"--student={student}", "--create", "--force",
-                                 f"--Execute.timeout={timeout}"], course, env, logs / f"autograde_{student}.log",
-                                timeout=timeout * (cells + 2) + 300)
-                say(f"{student}: autograded in {run.seconds:.0f} s" + (" (killed: too slow)" if run.timed_out else ""))
-        if feedback and any(s == "graded" for status in statuses.values() for s in status.values()):
-            _nbgrader(["generate_feedback", lab, "--force"], course, env, logs / "feedback.log")
-        top = _max_scores(course, lab)
-        for student, status in statuses.items():
-            base = {"student": student, "lab": lab, "failed_tests": "", "feedback": ""}
-            scores = read_scores(course, lab, student) if _STUDENT_ID.match(student) else {}
-            for name in notebooks:
-                row = {**base, "notebook": name, "framework": name.rsplit("_", 1)[-1], "score": 0.0,
-                       "max_score": top.get(name, ""), "status": status[name]}
-                score = scores.get(name)
-                if status[name] == "graded" and score is None:
-                    row["status"] = "error: nbgrader could not grade it: " + _last_error(
-                        logs / f"autograde_{student}.log")
-                elif score is not None:
-                    row.update(score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed))
-                    html = course / "feedback" / student / lab / f"{name}.html"
-                    if feedback and html.exists():
-                        dest = feedback_root / student / f"{name}.html"
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        shutil.copy2(html, dest)
-                        row["feedback"] = os.path.relpath(dest, out_csv.parent)
-                rows.append(row)
+                if row["note"]:
+                    print(f"txcourse grade: warning: {student}: {row['note']}", file=sys.stderr)
+                index = len(tasks)
+                tasks.append(_Task(index, student, name, found[name], root / "ws" / str(index),
+                                   logs / f"{student}-{name}.log", row["note"]))
+
+        if box is not None:
+            (tmp / "rt").mkdir()
+        start = time.perf_counter()
+        futures = {pool.submit(_grade_one, task, lab, masters[task.name], tmp / "rt" if box else None, box, groups,
+                               env, timeout, notebook_timeout, feedback): task for task in tasks}
+        from concurrent.futures import as_completed
+
+        feedback_root = out_csv.parent / "feedback"
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:  # noqa: BLE001 - report it with the submission, grade the others
+                result = {"status": f"error: {type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+            html = result.pop("html", None)
+            if html is not None:
+                dest = feedback_root / task.student / f"{task.name}.html"
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(html, dest)
+                result["feedback"] = os.path.relpath(dest, out_csv.parent)
+            result["log"] = os.path.relpath(task.log, out_csv.parent)
+            statuses[task.student, task.name].update(result)
+            say(f"{task.student} {task.name}: {result['status'].split(':')[0]} in {result.get('seconds', 0):.0f} s"
+                + (f" ({result['score']:g}/{result['max_score']:g})" if "score" in result else ""))
+        elapsed = time.perf_counter() - start
+        if tasks:
+            say(f"graded {len(tasks)} notebook(s) in {elapsed:.0f} s with {jobs} job(s)"
+                f"{'' if box else ' WITHOUT sandbox'}: {elapsed / len(tasks):.1f} s per notebook, "
+                f"{60 * len(tasks) / elapsed:.1f} notebooks per minute")
+        for (student, name), found_row in statuses.items():
+            row = {"student": student, "lab": lab, "notebook": name, "framework": name.rsplit("_", 1)[-1],
+                   "score": 0.0, "max_score": top.get(name, ""), "status": "", "failed_tests": "", "feedback": "",
+                   "log": "", "note": ""}
+            row.update({k: v for k, v in found_row.items() if k in CSV_FIELDS})
+            rows.append(row)
+        rows.sort(key=lambda r: (r["student"], r["notebook"]))
         out_csv.parent.mkdir(parents=True, exist_ok=True)
         with open(out_csv, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
             writer.writeheader()
             writer.writerows(rows)
         say(f"wrote {out_csv} ({len(rows)} rows)")
+    except BaseException:
+        groups.kill_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
     finally:
-        if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        pool.shutdown(wait=True)
+        groups.kill_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if previous:
+            for s, h in previous.items():
+                signal.signal(s, h)
     return rows
+
+
+def failures(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of submissions that were there but could not be graded (unreadable, error, timeout)."""
+    return [r for r in rows if r["status"] not in (GRADED, MISSING)]
 
 
 def default_grades_csv(lab: str) -> str:
@@ -587,6 +807,50 @@ def format_grades(rows: Sequence[dict[str, Any]]) -> str:
     width = max((len(r["student"]) for r in rows), default=0)
     return "\n".join(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} "
                      f"{r['status']}" for r in rows)
+
+
+def add_grade_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``txcourse grade`` and ``python -m txcourse.grading grade`` beyond the folder,
+    the lab, the CSV and the cell timeout."""
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="notebooks graded at the same time (default: the number of cores)")
+    parser.add_argument("--notebook-timeout", type=int, default=DEFAULT_NOTEBOOK_TIMEOUT, metavar="S",
+                        help=f"seconds a whole notebook may run before it is killed (default {DEFAULT_NOTEBOOK_TIMEOUT})")
+    parser.add_argument("--memory", default=DEFAULT_MEMORY, metavar="SIZE",
+                        help=f"address space of each sandboxed kernel, e.g. 4G or 512M (default {DEFAULT_MEMORY})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)")
+
+
+def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade",
+                  raise_errors: bool = False) -> int:
+    """Run :func:`grade_submissions` for a parsed command line and print the table. Returns the
+    exit status: 0, 1 when any submission could not be graded (the CSV says why), 2 for a bad
+    argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time).
+    With ``raise_errors`` a bad argument or a missing sandbox raises ValueError instead (for a
+    caller that prints its own one-line errors, like ``txcourse``)."""
+    out = args.out or default_grades_csv(args.lab)
+    try:
+        rows = grade_submissions(args.submissions, args.lab, out, timeout=cell_timeout, labs_dir=args.labs_dir,
+                                 feedback=not args.no_feedback, jobs=args.jobs, sandbox=not args.no_sandbox,
+                                 memory=args.memory, notebook_timeout=args.notebook_timeout)
+    except (ValueError, SandboxUnavailable) as error:
+        if raise_errors:
+            raise ValueError(str(error)) from None
+        print(f"{prog}: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except GradingInterrupted as stop:
+        name = str(stop) or "SIGINT"
+        print(f"{prog}: interrupted by {name}: stopped every process it started and removed its temporary files; "
+              f"no CSV written", file=sys.stderr)
+        return 128 + getattr(signal, name, signal.SIGINT).value
+    print(format_grades(rows))
+    bad = failures(rows)
+    if bad:
+        print(f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}; logs in "
+              f"{Path(out).with_name(Path(out).stem + '-logs')})", file=sys.stderr)
+        return 1
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -614,7 +878,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("--timeout", type=int, default=DEFAULT_CELL_TIMEOUT, help="seconds per cell")
     p.add_argument("--labs-dir", default="labs")
     p.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
+    add_grade_options(p)
+    p = sub.add_parser("workspace", help=argparse.SUPPRESS)  # internal: one notebook in its workspace (cwd)
+    p.add_argument("lab")
+    p.add_argument("student")
+    p.add_argument("cell_timeout", type=int)
+    p.add_argument("--feedback", action="store_true")
     args = parser.parse_args(argv)
+
+    if args.command == "workspace":
+        return _grade_workspace(args.lab, args.student, args.cell_timeout, args.feedback)
 
     if args.command == "release":
         release(args.labs_dir, tuple(args.lab or LABS))
@@ -631,15 +904,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for problem in problems:
             print(f"\nPROBLEM: {problem}", file=sys.stderr)
         return 1 if problems else 0
-    out = args.out or default_grades_csv(args.lab)
-    try:
-        rows = grade_submissions(args.submissions, args.lab, out, timeout=args.timeout, labs_dir=args.labs_dir,
-                                 feedback=not args.no_feedback)
-    except ValueError as error:
-        print(f"txcourse grade: error: {error}", file=sys.stderr)
+    if args.timeout < 1:
+        print(f"python -m txcourse.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
+              file=sys.stderr)
         return 2
-    print(format_grades(rows))
-    return 0
+    return grade_command(args, args.timeout, prog="python -m txcourse.grading grade")
 
 
 if __name__ == "__main__":
