@@ -27,7 +27,7 @@ TEST_STEPS += test-labs
 .PHONY: labs test-labs grade sandbox-deps
 
 # bubblewrap from apt when `bwrap` is missing (txcourse/sandbox.py runs each graded notebook's
-# kernel in it). CI runs as root; APT_SUDO (mk/book.mk) adds sudo on CI runners that are not root.
+# kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
 # Elsewhere (macOS, no apt) it only says so: `txcourse grade` then refuses with the same advice
 # unless given --no-sandbox, and the sandbox tests fail under `make test` (TXCOURSE_SANDBOX_TESTS=1).
 sandbox-deps:
@@ -35,7 +35,7 @@ sandbox-deps:
 	  if [ '$(APT_OK)' = yes ]; then \
 	    echo "==> installing bubblewrap (bwrap) for sandboxed grading"; \
 	    $(APT_SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(APT_SUDO) apt-get install -y -qq bubblewrap >/dev/null; \
+	    $(APT_SUDO) $(APT_ENV) apt-get install -y -qq bubblewrap >/dev/null; \
 	  else \
 	    echo "note: bwrap (bubblewrap) is missing and cannot be installed with apt here; install it" \
 	         "to grade in a sandbox (txcourse grade --no-sandbox grades without one)" >&2; \
