@@ -168,16 +168,22 @@ def _toy_source():
     ], metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
 
 
-@pytest.fixture(scope="module")
-def toy_grades(tmp_path_factory):
-    """Grade fake submissions of the toy lab with a 5-second cell timeout, two at a time; returns the
-    CSV rows by student, the CSV's path and what the hostile submission could have changed."""
-    root = tmp_path_factory.mktemp("grading")
+def _toy_course(root: Path):
+    """``root/labs``: the course's nbgrader config and the toy lab's source notebook; returns (labs, source)."""
     labs = root / "labs"
     (labs / "source" / "toy").mkdir(parents=True)
     shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
     source = _toy_source()
     nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    return labs, source
+
+
+@pytest.fixture(scope="module")
+def toy_grades(tmp_path_factory):
+    """Grade fake submissions of the toy lab with a 5-second cell timeout, two at a time; returns the
+    CSV rows by student, the CSV's path and what the hostile submission could have changed."""
+    root = tmp_path_factory.mktemp("grading")
+    labs, source = _toy_course(root)
 
     subs = root / "submissions"
 
@@ -381,11 +387,7 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
 def test_sigterm_stops_everything(tmp_path):
     """SIGTERM while a notebook loops: every process ends, the temporary files go, exit status 143."""
     need_sandbox()
-    labs = tmp_path / "labs"
-    (labs / "source" / "toy").mkdir(parents=True)
-    shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
-    source = _toy_source()
-    nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    labs, source = _toy_course(tmp_path)
     token = uuid.uuid4().hex
     looping = nbformat.from_dict(source)
     looping.cells[1].source = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; "
@@ -426,11 +428,7 @@ def test_sigterm_stops_everything(tmp_path):
 def test_notebook_timeout_kills_the_notebook(tmp_path):
     """A loop that ignores interrupts runs into --notebook-timeout: status timeout, 0 points, nothing left running."""
     need_sandbox()
-    labs = tmp_path / "labs"
-    (labs / "source" / "toy").mkdir(parents=True)
-    shutil.copy(LABS / "nbgrader_config.py", labs / "nbgrader_config.py")
-    source = _toy_source()
-    nbformat.write(source, labs / "source" / "toy" / "toy_torch.ipynb")
+    labs, source = _toy_course(tmp_path)
     token = uuid.uuid4().hex
     stubborn = nbformat.from_dict(source)
     stubborn.cells[1].source = (f"import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
