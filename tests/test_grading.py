@@ -545,3 +545,21 @@ def test_real_lab_submissions(tmp_path):
     # the deleted test cell is restored from the gradebook and run
     assert got["deleted", "torch"]["score"] == 17.0
     assert all(got[s, "tf"]["status"] == "missing" for s in ("correct", "looping", "deleted"))
+
+
+def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
+    """A venv, checkout or bound folder under /tmp (a CI clone, pytest's tmp_path) stays visible above the
+    private /tmp: the kernel's Python imports txcourse and reads a read-only folder bound there."""
+    need_sandbox()
+    shared, work, run = tmp_path / "ro", tmp_path / "work", tmp_path / "run"
+    for folder in (shared, work, run):
+        folder.mkdir()
+    (shared / "x.txt").write_text("visible")
+    box = sandbox.Sandbox(bwrap=sandbox.find_bwrap(), extra_ro=(shared,))
+    argv = box.kernel_argv(work, run, dict(os.environ))
+    assert argv.index("/tmp") < argv.index(str(shared)), "the private /tmp must come before the binds"
+    command = argv[:argv.index("--", argv.index(box.bwrap)) + 1] + [
+        str(Path(sys.prefix) / "bin" / "python"), "-c",
+        f"import txcourse, numpy, pathlib; print(pathlib.Path({str(shared / 'x.txt')!r}).read_text())"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "visible"), done.stderr[-2000:]

@@ -155,10 +155,11 @@ class Sandbox:
         for name in _ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
+        # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
         for d in [*_python_dirs(), package, *self.extra_ro]:
             args += ["--ro-bind", str(d), str(d)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-                 "--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
+        args += ["--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
                  "--remount-ro", "/"]  # the skeleton bwrap made for the mount points: read-only too
         inside = {"PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
                   "PYTHONPATH": str(package.parent), "MPLCONFIGDIR": "/tmp/matplotlib",
