@@ -563,3 +563,11 @@ def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
         f"import txcourse, numpy, pathlib; print(pathlib.Path({str(shared / 'x.txt')!r}).read_text())"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout.strip()) == (0, "visible"), done.stderr[-2000:]
+
+
+def test_tool_environment_silences_tensorflow_logs(monkeypatch):
+    """nbgrader fails a test cell with stderr output; TensorFlow's C++ log lines must not reach it."""
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
+    env = grading._env()
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "3"
+    assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
