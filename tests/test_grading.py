@@ -558,11 +558,15 @@ def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
     box = sandbox.Sandbox(bwrap=sandbox.find_bwrap(), extra_ro=(shared,))
     argv = box.kernel_argv(work, run, dict(os.environ))
     assert argv.index("/tmp") < argv.index(str(shared)), "the private /tmp must come before the binds"
-    command = argv[:argv.index("--", argv.index(box.bwrap)) + 1] + [
-        str(Path(sys.prefix) / "bin" / "python"), "-c",
-        f"import txcourse, numpy, pathlib; print(pathlib.Path({str(shared / 'x.txt')!r}).read_text())"]
+    probe = (f"import txcourse, numpy, pathlib\nprint(pathlib.Path({str(shared / 'x.txt')!r}).read_text())\n"
+             f"try:\n    open({str(tmp_path / 'escape.txt')!r}, 'w').write('x')\n    print('wrote')\n"
+             f"except OSError as err:\n    print('refused', type(err).__name__)\n")
+    command = argv[:argv.index("--", argv.index(box.bwrap)) + 1] + [str(Path(sys.prefix) / "bin" / "python"), "-c",
+                                                                     probe]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert (done.returncode, done.stdout.strip()) == (0, "visible"), done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[:2] == ["visible", "refused"], done.stdout  # the folders holding the binds: read-only
+    assert not (tmp_path / "escape.txt").exists()
 
 
 def test_tool_environment_silences_tensorflow_logs(monkeypatch):

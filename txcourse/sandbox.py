@@ -124,6 +124,18 @@ def _python_dirs() -> list[Path]:
     return dirs
 
 
+def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
+    """The folders strictly between /tmp and each target, shallowest first, each once."""
+    folders: list[Path] = []
+    for target in targets:
+        target = Path(target)
+        if Path("/tmp") in target.parents:
+            for folder in reversed(target.parents):
+                if Path("/tmp") in folder.parents and folder not in folders:
+                    folders.append(folder)
+    return folders
+
+
 def _package_dir() -> Path:
     """The folder of the ``txcourse`` package that is running (the kernel imports the same one)."""
     return Path(__file__).resolve().parent
@@ -150,14 +162,18 @@ class Sandbox:
         grader's environment: the variables of ``_PASS_ENV`` are passed on, the rest dropped."""
         python = Path(sys.prefix) / "bin" / "python"
         package = _package_dir()
-        args = [self.bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv",
+        args = [self.bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv", "--cap-drop", "ALL",
                 "--ro-bind", "/usr", "/usr", *_system_links()]
         for name in _ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
-        # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it
+        # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it, and
+        # the folders bwrap makes there to hold those mount points are read-only (0555), like the root's
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
-        for d in [*_python_dirs(), package, *self.extra_ro]:
+        bound = [*_python_dirs(), package, *self.extra_ro]
+        for folder in _skeleton_under_tmp([*bound, runtime, workdir]):
+            args += ["--perms", "0555", "--dir", str(folder)]
+        for d in bound:
             args += ["--ro-bind", str(d), str(d)]
         args += ["--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
                  "--remount-ro", "/"]  # the skeleton bwrap made for the mount points: read-only too
