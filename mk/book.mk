@@ -17,6 +17,9 @@ BOOK_EXEC_INPUTS := $(sort $(shell find txcourse -name '*.py' 2>/dev/null) \
 BOOK_EXEC_HASH   := $(shell cat $(BOOK_EXEC_INPUTS) /dev/null | sha256sum | cut -c1-16)
 BOOK_EXEC_STAMP  := _build/.exec-inputs-$(BOOK_EXEC_HASH)
 BOOK_FONT_PKG    := fonts-nanum
+# where fonts-nanum puts its files: present means installed, even without fontconfig's fc-list
+# (a variable so that tests/test_makefile_install.py can point it away from this machine's fonts)
+BOOK_FONT_DIR    ?= /usr/share/fonts/truetype/nanum
 # APT_OK, APT_SUDO, APT_ENV (may we apt-get install, and how): see the Makefile.
 
 .PHONY: book-fonts book-exec-stamp
@@ -34,7 +37,7 @@ $(BOOK_EXEC_STAMP):
 
 book-fonts: $(VENV_STAMP)
 	@if ! $(PY) -c 'import sys; from txcourse.plots import cjk_font; sys.exit(cjk_font() is None)' 2>/dev/null; then \
-	  if ! fc-list 2>/dev/null | grep -i nanum >/dev/null && [ ! -d /usr/share/fonts/truetype/nanum ]; then \
+	  if ! fc-list 2>/dev/null | grep -i nanum >/dev/null && [ ! -d "$(BOOK_FONT_DIR)" ]; then \
 	    if [ "$(APT_OK)" = yes ]; then \
 	      echo "==> installing $(BOOK_FONT_PKG) for the Korean labels of the figures"; \
 	      { $(APT_SUDO) apt-get update -qq && \

@@ -138,7 +138,10 @@ class Sandbox:
 
     # ---- running and reading back ----
     def make(self, target: str, uid: int = 0, **env: str) -> subprocess.CompletedProcess:
-        environ = {"PATH": str(self.bin), "HOME": str(self.state), "LC_ALL": "C", "FAKE_UID": str(uid), **env}
+        # BOOK_FONT_DIR: the folder whose presence means fonts-nanum is installed; the real one on a
+        # machine that has the font would hide the install branch (CI failed on that once)
+        environ = {"PATH": str(self.bin), "HOME": str(self.state), "LC_ALL": "C", "FAKE_UID": str(uid),
+                   "BOOK_FONT_DIR": str(self.state / "fonts-nanum"), **env}
         result = subprocess.run(["make", "--no-print-directory", target], cwd=self.repo, env=environ,
                                 capture_output=True, text=True, timeout=60)
         assert "unbound variable" not in result.stderr, result.stderr
@@ -208,6 +211,16 @@ def test_without_apt_rights_says_what_to_install(case, sandbox):
     else:
         assert result.returncode == 0 and case.message in result.stdout + result.stderr, _outcome(result)
     assert case.package in result.stdout + result.stderr
+
+
+def test_font_folder_counts_as_installed_without_fc_list(sandbox):
+    """fonts-nanum's folder present, fontconfig absent: nothing to install, the font cache is rebuilt."""
+    sandbox.add_venv()
+    (sandbox.state / "fonts-nanum").mkdir()
+    result = sandbox.make("book-fonts", uid=0)
+    assert result.returncode == 0, _outcome(result)
+    assert sandbox.apt_calls() == [] and "no Hangul font found" not in result.stdout + result.stderr
+    assert any("_load_fontmanager" in call for call in sandbox.log("venv.log"))
 
 
 def test_chromium_named_by_CHROMIUM_is_not_installed(sandbox):
