@@ -104,14 +104,14 @@ def test_base_model_parameters_both_frameworks():
     assert 62.5e6 < shared.total < 63.5e6
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
 def test_layers_match_torch_nn_transformer():
     """An independent count: torch.nn.Transformer has the same layers plus a final LayerNorm per stack."""
     config = SMALL.replace(norm_first=True)
     reference = torch.nn.Transformer(d_model=config.d_model, nhead=config.num_heads,
                                      num_encoder_layers=config.num_encoder_layers,
                                      num_decoder_layers=config.num_decoder_layers,
-                                     dim_feedforward=config.d_ff, norm_first=True,
-                                     enable_nested_tensor=False)
+                                     dim_feedforward=config.d_ff, norm_first=True)
     assert count_parameters(config).non_embedding == _torch_count(reference)
 
 
