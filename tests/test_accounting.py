@@ -178,3 +178,26 @@ def test_bad_arguments_name_the_argument():
         forward_flops(SMALL, 0, 3)
     with pytest.raises(ValueError, match="tgt_len must be an integer >= 1.*got 2.5"):
         forward_flops(SMALL, 3, 2.5)
+
+
+def test_numbers_stated_in_why_self_attention():
+    """The prose of book/why_self_attention.md states rounded counts; they must match the account."""
+    import pathlib
+    page = (pathlib.Path(__file__).resolve().parents[1] / "book" / "why_self_attention.md").read_text()
+    base = TransformerConfig()
+    shared = count_parameters(base, share_source_target=True)
+    untied = count_parameters(base.replace(tie_embeddings=False))
+    big = count_parameters(TransformerConfig(d_model=1024, num_heads=16, d_ff=4096), share_source_target=True)
+    vocabulary_for_65m = (65e6 - shared.non_embedding) / base.d_model
+    stated = {
+        "about 63 million parameters": round(shared.total / 1e6) == 63,
+        "The layers alone are 44 million": round(shared.non_embedding / 1e6) == 44,
+        "a vocabulary of about 40,700 tokens": round(vocabulary_for_65m, -2) == 40_700,
+        "about 214 million for the big model": round(big.total / 1e6) == 214,
+        "the base model would have 101 million": round(untied.total / 1e6) == 101,
+        "a few tens of thousands": 10_000 < shared.total - count_parameters(
+            base, share_source_target=True, attention_bias=False).total < 100_000,
+    }
+    for phrase, holds in stated.items():
+        assert phrase in " ".join(page.split()), f"the page no longer says {phrase!r}: update this test"
+        assert holds, f"the page says {phrase!r}, the account disagrees"
