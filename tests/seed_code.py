@@ -41,6 +41,56 @@ def seed_encoder_embeddings_002(token_embeddings, vocab_size, d_model):
     return token_embeddings * np.sqrt(d_model)
 
 
+def seed_positional_encoding_layer_002():
+    """002, ``class PositionalEncoding(tf.keras.layers.Layer)``, as written (E2, E4)."""
+    import tensorflow as tf
+
+    class PositionalEncoding(tf.keras.layers.Layer):
+        def __init__(self, position, d_model):
+            super(PositionalEncoding, self).__init__()
+            self.pos_encoding = self.positional_encoding(position, d_model)
+
+        def get_angles(self, position, i, d_model):
+            angles = 1 / tf.pow(10000, (2 * (i // 2)) / tf.cast(d_model, tf.float32))
+            return position * angles
+
+        def positional_encoding(self, position, d_model):
+            angle_rads = self.get_angles(
+                position=tf.range(position, dtype=tf.float32)[:, tf.newaxis],
+                i=tf.range(d_model, dtype=tf.float32)[tf.newaxis, :],
+                d_model=d_model)
+            sines = tf.math.sin(angle_rads[:, 0::2])
+            cosines = tf.math.cos(angle_rads[:, 1::2])
+            angle_rads = np.zeros(angle_rads.shape)
+            angle_rads[:, 0::2] = sines
+            angle_rads[:, 1::2] = cosines
+            pos_encoding = tf.constant(angle_rads)[tf.newaxis, ...]
+            return tf.cast(pos_encoding, tf.float32)
+
+        def call(self, inputs):
+            return inputs + self.pos_encoding[:, :tf.shape(inputs)[-1], :]
+
+    return PositionalEncoding
+
+
+def seed_encoder_input_002(vocab_size, d_model, dropout):
+    """002, ``encoder()`` lines 2-11, as written (E4): builds the functional model's input part.
+
+    ``embeddings = PositionalEncoding(vocab_size, d_model)`` replaces the embedded
+    tensor by a layer object, and ``Dropout(rate=dropout)(embeddings)`` is then
+    called on that layer, not on a tensor.
+    """
+    import tensorflow as tf
+
+    PositionalEncoding = seed_positional_encoding_layer_002()
+    inputs = tf.keras.Input(shape=(None,), name="inputs")
+    embeddings = tf.keras.layers.Embedding(vocab_size, d_model)(inputs)
+    embeddings *= tf.math.sqrt(tf.cast(d_model, tf.float32))
+    embeddings = PositionalEncoding(vocab_size, d_model)
+    outputs = tf.keras.layers.Dropout(rate=dropout)(embeddings)
+    return inputs, outputs
+
+
 def seed_heads_added_003(heads):
     """003: 'the multi-head results are added' (E5). heads: list of (B, T, d_k)."""
     return np.sum(heads, axis=0)

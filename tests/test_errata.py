@@ -22,7 +22,7 @@ def test_every_erratum_has_its_test():
 
 
 def check_positional_table(table: np.ndarray) -> None:
-    assert_close(table, formula(*table.shape), atol=1e-6, what="positional encoding vs Eq. (5)")
+    assert_close(table, formula(*table.shape), atol=1e-6, what="positional encoding vs the formula of Sec. 3.5")
 
 
 def test_E1_angle_exponent(fw):
@@ -64,6 +64,12 @@ def test_E4_encoding_is_added(fw):
     tokens = out[0] - pe  # what the notes' encoder sees: no position at all
     seed_out = seed.seed_encoder_embeddings_002(tokens, 10, 8)
     assert np.abs(seed_out[1] - seed_out[0]).max() < 1e-5  # indistinguishable positions
+
+
+def test_E4_seed_encoder_cannot_be_built():
+    """Run as written, 002's encoder() stops at Dropout()(embeddings): a layer is not a tensor."""
+    with pytest.raises(ValueError, match="positional argument"):
+        seed.seed_encoder_input_002(vocab_size=20, d_model=8, dropout=0.1)
 
 
 def test_E5_heads_are_concatenated(fw):

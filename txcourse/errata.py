@@ -29,7 +29,7 @@ ERRATA: tuple[Erratum, ...] = (
         "angle_rates = 1 / np.power(10000, (2 * i // 2) / np.float32(d_model))",
         "angle_rates = 1 / np.power(10000, (2 * (i // 2)) / np.float32(d_model))",
         "Python evaluates 2 * i // 2 as (2 * i) // 2 = i, so every dimension gets its own "
-        "frequency and dimensions 2i and 2i+1 no longer share one, as Eq. (5) requires.",
+        "frequency and dimensions 2i and 2i+1 no longer share one, as the formula of Sec. 3.5 requires.",
         "test_E1_angle_exponent"),
     Erratum(
         "E2", "002 (notebook), PositionalEncoding.call", "slicing the encoding table",
@@ -49,7 +49,10 @@ ERRATA: tuple[Erratum, ...] = (
         "embeddings = PositionalEncoding(vocab_size, d_model)",
         "embeddings = PositionalEncoding(max_len, d_model)(embeddings)",
         "The layer is built (with the vocabulary size as its length) but never called, so "
-        "'embeddings' becomes the layer object and the encoder has no positional information.",
+        "'embeddings' becomes the layer object. The next line, Dropout(rate=dropout)(embeddings), then "
+        "calls Dropout on a layer instead of a tensor: run as written (Keras 3), it raises ValueError "
+        "('Only input tensors may be passed as positional arguments') and the model cannot be built at all. "
+        "Had it run, the encoder would have had no positional information.",
         "test_E4_encoding_is_added"),
     Erratum(
         "E5", "003 (book notes), multi-head attention", "combining the heads",
