@@ -100,7 +100,7 @@ ERRATA: tuple[Erratum, ...] = (
         "h_dec = enc_out[:, -1]  # sources padded with padding='post'",
         "the encoder output at each row's last non-padding token",
         "With post-padding the last column of enc_out is the state after the pads: the GRU has read "
-        "<pad> tokens after the sentence, a different number for every sentence length.",
+        "`<pad>` tokens after the sentence, a different number for every sentence length.",
         "test_E11_initial_state_skips_the_padding"),
     Erratum(
         "E12", "002 (notebook), loss_function", "averaging a masked loss",
@@ -114,7 +114,7 @@ ERRATA: tuple[Erratum, ...] = (
         're.sub(r"[^a-zA-Z?!.,]+", " ", sentence)',
         "keep every letter (Unicode \\w), as txcourse.data.WordTokenizer does",
         "The class [a-zA-Z] holds no accented letter: 'café' becomes 'caf', 'aquí' 'aqu' (the notebook's "
-        "own output shows '<start> salga de aqu ! <end>'), and 'señor' two words 'se or'.",
+        "own output shows `<start> salga de aqu ! <end>`), and 'señor' two words 'se or'.",
         "test_E13_accented_letters_survive"),
     Erratum(
         "E14", "002 (notebook), Quiz 1", "the train/validation split",
