@@ -22,7 +22,7 @@ def test_every_erratum_has_its_test():
 
 
 def check_positional_table(table: np.ndarray) -> None:
-    assert_close(table, formula(*table.shape), atol=1e-6, what="positional encoding vs Eq. (5)")
+    assert_close(table, formula(*table.shape), atol=1e-6, what="positional encoding vs the formula of Sec. 3.5")
 
 
 def test_E1_angle_exponent(fw):
@@ -64,6 +64,12 @@ def test_E4_encoding_is_added(fw):
     tokens = out[0] - pe  # what the notes' encoder sees: no position at all
     seed_out = seed.seed_encoder_embeddings_002(tokens, 10, 8)
     assert np.abs(seed_out[1] - seed_out[0]).max() < 1e-5  # indistinguishable positions
+
+
+def test_E4_seed_encoder_cannot_be_built():
+    """Run as written, 002's encoder() stops at Dropout()(embeddings): a layer is not a tensor."""
+    with pytest.raises(ValueError, match="positional argument"):
+        seed.seed_encoder_input_002(vocab_size=20, d_model=8, dropout=0.1)
 
 
 def test_E5_heads_are_concatenated(fw):
@@ -129,3 +135,174 @@ def test_E9_distance_table(fw):
     for k in range(1, 9):  # offset 9 has a single entry: nothing to compare
         assert np.ptp(np.diagonal(ours, k)) < 1e-9, f"offset {k}"
         assert np.ptp(np.diagonal(seed.SEED_DISTANCES_004, k)) > 0.05, f"notes, offset {k}"
+
+
+def test_E10_decoder_keeps_its_state(fw):
+    """002's decoder GRU restarts from zeros at every step; the package's carries the state."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(2, 1, 7)).astype(np.float32)  # (B, 1, U + E): context and token
+    state_a, state_b = (rng.normal(size=(2, 4)).astype(np.float32) for _ in range(2))
+    gru = tf.keras.layers.GRU(4, return_sequences=True, return_state=True)
+    _, seed_a = seed.seed_decoder_gru_002(gru, tf.constant(x), tf.constant(state_a))
+    _, seed_b = seed.seed_decoder_gru_002(gru, tf.constant(x), tf.constant(state_b))
+    _, from_zeros = gru(tf.constant(x), initial_state=tf.zeros((2, 4)))
+    assert_close(seed_a.numpy(), seed_b.numpy(), atol=0, what="the notes: the incoming state changes nothing")
+    assert_close(seed_a.numpy(), from_zeros.numpy(), atol=1e-6, what="the notes: the GRU starts from zeros")
+
+    dec = fw.eval(fw.module.Seq2SeqDecoder(vocab_size=9, embedding_dim=3, units=4, attention=False))
+    token = fw.tensor(np.array([5, 6]))
+    enc_out, enc_state = fw.tensor(rng.normal(size=(2, 3, 4)).astype(np.float32)), fw.tensor(state_a)
+    _, new_a, _ = dec.step(token, fw.tensor(state_a), enc_out, enc_state)
+    _, new_b, _ = dec.step(token, fw.tensor(state_b), enc_out, enc_state)
+    assert np.abs(fw.numpy(new_a) - fw.numpy(new_b)).max() > 1e-3  # the state is carried
+
+
+def test_E11_initial_state_skips_the_padding(fw):
+    """``enc_out[:, -1]`` of a post-padded source is the state after the pads, not after the last word."""
+    enc = fw.module.Seq2SeqEncoder(vocab_size=12, embedding_dim=5, units=6)
+    padded, unpadded = fw.tensor(np.array([[5, 6, 7, 0, 0]])), fw.tensor(np.array([[5, 6, 7]]))
+    out_padded, state_padded = (fw.numpy(t) for t in enc(padded))
+    out_unpadded, state_unpadded = (fw.numpy(t) for t in enc(unpadded))
+    assert_close(state_padded, out_unpadded[:, -1], atol=1e-5, what="the package: state after the last word")
+    assert_close(state_padded, state_unpadded, atol=1e-5, what="padding does not change the state")
+    seed_state = seed.seed_initial_state_002(out_padded)
+    assert np.abs(seed_state - out_unpadded[:, -1]).max() > 1e-3  # the notes: two pads later
+
+
+def test_E12_loss_averages_over_real_tokens(fw):
+    """002's ``reduce_mean`` divides the masked loss by every position: more padding, smaller loss."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(12)
+    logits = rng.normal(size=(2, 3, 6)).astype(np.float32)
+    targets = np.array([[1, 2, 3], [4, 5, 0]])  # one pad
+    longer = np.concatenate([targets, np.zeros((2, 3), int)], axis=1)  # three more pads per row
+    logits_longer = np.concatenate([logits, rng.normal(size=(2, 3, 6)).astype(np.float32)], axis=1)
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    real = -np.array([log_p[b, t, targets[b, t]] for b in range(2) for t in range(3) if targets[b, t]])
+    seed_short = float(seed.seed_loss_function_002(tf.constant(targets), tf.constant(logits)))
+    seed_long = float(seed.seed_loss_function_002(tf.constant(longer), tf.constant(logits_longer)))
+    assert np.isclose(seed_short, real.sum() / 6, atol=1e-5)  # divided by 6 positions, not 5 tokens
+    assert seed_long < 0.6 * seed_short  # the notes: padding alone halves the loss
+    loss = fw.module.label_smoothed_cross_entropy
+    ours_short = float(fw.numpy(loss(fw.tensor(logits), fw.tensor(targets), smoothing=0.0)[0]))
+    ours_long = float(fw.numpy(loss(fw.tensor(logits_longer), fw.tensor(longer), smoothing=0.0)[0]))
+    assert np.isclose(ours_short, real.mean(), atol=1e-5) and np.isclose(ours_long, ours_short, atol=1e-5)
+
+
+def test_E13_accented_letters_survive():
+    from txcourse.data.vocab import WordTokenizer
+
+    assert seed.seed_preprocess_sentence_002("Café aquí, señor.") == "caf aqu , se or ."
+    tok = WordTokenizer.fit(["café aquí, señor."], lowercase=True)
+    assert tok.tokenize("Café aquí, señor.") == ["café", "aquí", ",", "señor", "."]
+    assert tok.unk_id not in tok.encode("café aquí, señor.")
+
+
+def test_E14_split_is_eight_to_two():
+    from txcourse.data import get_task
+
+    assert seed.seed_split_sizes_002(30000) == (22500, 7500)  # the notes' call: 3:1, not 8:2
+    assert seed.seed_split_sizes_002(30000, test_size=0.2) == (24000, 6000)  # test_size=0.2 asks for 8:2
+    task = get_task("numbers", sizes=(800, 100, 100), seed=0)  # the course states its sizes
+    assert (len(task.train), len(task.valid) + len(task.test)) == (800, 200)
+
+
+def test_E15_base_is_10000(fw):
+    ours = fw.numpy(fw.module.positional_encoding(50, 16, dtype=fw.lib.float64))
+    assert_close(ours, formula(50, 16), atol=1e-9, what="base 10000")
+    assert np.abs(seed.seed_positional_formula_002(50, 16) - ours).max() > 0.5  # the notes' base 1000
+
+
+def test_E16_numeric_table(fw):
+    ours = fw.numpy(fw.module.positional_encoding(4, 4, dtype=fw.lib.float64))
+    notes = seed.SEED_NUMERIC_TABLE_000
+    assert np.abs(notes[:, 1] - ours[:, 1]).max() > 0.4  # cos(pos/10) printed where cos(pos) belongs
+    own = np.array([np.sin(np.array([0, 1, 3, 3]) / 100)])  # the notes' own symbolic column 2
+    assert np.abs(notes[:, 2] - own).max() > 0.005  # the numbers do not even match it
+    assert_close(ours[:, 2], np.sin(np.arange(4) / 100), atol=1e-12, what="column 2 = sin(pos/100)")
+
+
+def test_E17_attention_is_not_cheaper_than_recurrence():
+    """Self-attention costs O(n^2 d) against O(n d^2): cheaper only when n < d; what drops is the
+    number of sequential steps (one instead of n), not the arithmetic."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    import txcourse.torch as txt
+
+    def flops(fn, *args):
+        with FlopCounterMode(display=False) as counter:
+            fn(*args)
+        return counter.get_total_flops()
+
+    d = 64
+    w_h, w_x = torch.randn(d, d), torch.randn(d, d)
+    for n, attention_costs_more in ((256, True), (16, False)):
+        x = torch.randn(1, n, d)
+        attention = flops(txt.scaled_dot_product_attention, x, x, x)
+        recurrent = flops(seed.seed_recurrent_layer, x, w_h, w_x)
+        assert attention == 4 * n * n * d and recurrent == 4 * n * d * d
+        assert (attention > recurrent) == attention_costs_more, (n, attention, recurrent)
+
+
+def test_E18_rows_still_sum_to_one(fw):
+    """001: after masking the padding 'the attention weights sum to 0'. Each row sums to 1; the pads get 0."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(18)
+    x = rng.normal(size=(1, 4, 8)).astype(np.float32)
+    tokens = np.array([[5, 7, 0, 0]])
+    _, weights = fw.module.scaled_dot_product_attention(fw.tensor(x), fw.tensor(x), fw.tensor(x),
+                                                        fw.module.padding_mask(fw.tensor(tokens))[0])
+    weights = fw.numpy(weights)
+    assert_close(weights.sum(-1), np.ones((1, 4)), atol=1e-6, what="each row sums to 1")
+    assert (weights[..., 2:] == 0).all()
+    mask = tf.constant((tokens == 0).astype(np.float32)[:, None, :])  # the notes' float mask, 1 = pad
+    _, seed_weights = seed.seed_scaled_dot_product_attention_001(tf.constant(x), tf.constant(x), tf.constant(x), mask)
+    assert_close(seed_weights.numpy().sum(-1), np.ones((1, 4)), atol=1e-6, what="the notes' own code: 1, not 0")
+
+
+def test_E19_keras_layers_override_call():
+    import keras
+
+    import txcourse.tf as txf
+
+    x = np.ones((2, 3, 8), np.float32)
+    seed_ffn = seed.seed_ffn_001()(8, 16)
+    seed_ffn(x)
+    assert not seed_ffn.built  # Keras' __call__ never ran: no build, no input checks, no training flag
+    inputs = keras.Input((3, 8))
+    seed_model = keras.Model(inputs, seed.seed_ffn_001()(8, 16)(inputs))
+    assert not any(type(layer).__name__ == "Pointwise_FeedForward_Network" for layer in seed_model.layers)
+
+    ours = txf.PositionwiseFeedForward(8, 16)
+    ours(x)
+    assert ours.built
+    model = keras.Model(inputs, txf.PositionwiseFeedForward(8, 16)(inputs))
+    assert any(isinstance(layer, txf.PositionwiseFeedForward) for layer in model.layers)
+
+
+def test_E20_softmax_rows_sum_to_one(fw):
+    """003: 'the values sum to 1'. Per row (per query) they do; the whole matrix sums to T."""
+    rng = np.random.default_rng(20)
+    x = rng.normal(size=(1, 3, 8)).astype(np.float32)  # "I am good"
+    _, weights = fw.module.scaled_dot_product_attention(fw.tensor(x), fw.tensor(x), fw.tensor(x))
+    weights = fw.numpy(weights)[0]
+    assert_close(weights.sum(-1), np.ones(3), atol=1e-6, what="each row sums to 1")
+    assert not np.isclose(weights.sum(), 1.0) and np.isclose(weights.sum(), 3.0, atol=1e-5)
+
+
+def test_E21_scale_before_softmax(fw):
+    """004 applies softmax in step 2 and scales in step 3; its own example (112, 96 -> 14, 12 -> 0.88,
+    0.12) needs scaling first."""
+    q = np.zeros((1, 1, 64), np.float32)
+    q[0, 0, 0] = 1.0
+    k = np.zeros((1, 2, 64), np.float32)
+    k[0, :, 0] = (112.0, 96.0)  # q.k = 112 and 96, d_k = 64
+    _, weights = fw.module.scaled_dot_product_attention(fw.tensor(q), fw.tensor(k), fw.tensor(k))
+    assert_close(fw.numpy(weights)[0, 0], [0.8808, 0.1192], atol=1e-4, what="softmax(112/8, 96/8)")
+    notes = seed.seed_attention_steps_004([112.0, 96.0], 64)
+    assert abs(notes[0] - 0.8808) > 0.3  # softmax first: (0.531, 0.469)

@@ -7,7 +7,7 @@ from conftest import assert_close
 
 
 def formula(max_len: int, d_model: int) -> np.ndarray:
-    """Eq. (5), written out position by position in float64."""
+    """The formula of Sec. 3.5 (unnumbered in the paper), written out position by position in float64."""
     table = np.zeros((max_len, d_model))
     for pos in range(max_len):
         for j in range(d_model):

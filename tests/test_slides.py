@@ -74,7 +74,7 @@ def test_errata_slides():
     from txcourse.errata import ERRATA
 
     text = "\n".join(p.read_text(encoding="utf-8") for p in SOURCES)
-    named = set(re.findall(r"\bE\d\b", text))
+    named = set(re.findall(r"\bE\d+\b", text))
     assert {e.id for e in ERRATA} <= named, f"errata on no slide: {sorted({e.id for e in ERRATA} - named)}"
     slide = build.parse_slide([":::errata E1"])
     assert "get_angles" in slide.body and "test_E1_angle_exponent" in slide.body

@@ -22,16 +22,21 @@ six-digit ones 6/21): every length is there, and the longer numbers, which
 have more to get right, get more of the examples; valid and test draw the
 digit counts evenly. The small numbers (at most
 ``closed_digits`` digits: 0 to 999 by default) are so few that the training
-split holds every one of them; the valid and test splits are drawn from the
-larger numbers, disjoint from training and from each other.
+split holds every one of them once it is large enough for their share (the
+default 20000 examples are; a split of 3000 is not); the valid and test splits
+are drawn from the larger numbers only, disjoint from training and from each
+other, so no valid or test number ever occurs in training.
 :func:`draw_by_digit_count` draws fresh numbers of each digit count for
 scoring a model the way users meet it (``txcourse evaluate`` prints that
 table).
 
 **Length generalisation** is an explicit experiment: ``max_train_digits=k``
-keeps numbers of more than ``k`` digits out of train and valid, so the test
-split (which draws from every digit count) asks for lengths the model never
-saw; ``metadata["test_is_long"]`` marks them.
+keeps numbers of more than ``k`` digits out of train and valid (none at all:
+no fraction of them leaks in), so the test split (which draws from every digit
+count) asks for digit counts the model never saw; ``metadata["test_is_long"]``
+marks them. Longer in digits is not always longer in words: "forty thousand"
+has five digits and two words, so many of the marked sources are no longer
+than a training source.
 
 Example:
     >>> splits = make_numbers_task(sizes=(100, 10, 20), seed=0)

@@ -12,7 +12,9 @@ __all__ = ["positional_encoding", "PositionalEncoding"]
 
 
 def positional_encoding(max_len: int, d_model: int, dtype: tf.DType = tf.float32) -> tf.Tensor:
-    """The table of sinusoidal encodings, Eq. (5) of Vaswani et al. (2017).
+    """The table of sinusoidal encodings, Sec. 3.5 of Vaswani et al. (2017).
+
+    The paper leaves this formula unnumbered (only Eqs. (1)-(3) are numbered).
 
     PE(pos, 2i) = sin(pos / 10000^(2i / d_model)) and
     PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model)): dimensions 2i and 2i+1
