@@ -179,29 +179,61 @@ if __name__ != "__main__":
                 assert n not in seen, f"Exercise {n} is in both {seen[n]} and {chapter}"
                 seen[n] = chapter
 
+    # One interpreter runs the blocks of every solutions file (PyTorch and TensorFlow are imported once,
+    # not once per file), each block in a fresh namespace; it reports every block, failed or not.
     RUNNER = r"""
-import os, sys, traceback
+import json, os, sys, traceback
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-blocks = sys.stdin.read().split("\n#-- next block --\n")
-for i, block in enumerate(blocks, 1):
-    try:
-        exec(compile(block, f"<python block {i}>", "exec"), {"__name__": "__solution__"})
-    except BaseException:
-        traceback.print_exc()
-        sys.exit(f"python block {i} of {len(blocks)} failed")
+for chapter, blocks in json.load(sys.stdin).items():
+    for i, block in enumerate(blocks, 1):
+        try:
+            exec(compile(block, f"<{chapter}, python block {i}>", "exec"), {"__name__": "__solution__"})
+            error = None
+        except BaseException:
+            error = traceback.format_exc()
+        print("@@result " + json.dumps({"chapter": chapter, "block": i, "error": error}), flush=True)
 """
 
-    @pytest.mark.parametrize("chapter", SOLUTION_FILES)
-    def test_solution_code_runs(chapter):
-        blocks = python_blocks((SOLUTIONS / f"{chapter}.md").read_text(encoding="utf-8"))
-        assert blocks, f"instructor/exercise_solutions/{chapter}.md has no python block"
-        assert all("assert" in b or "print" in b for b in blocks)
+    def run_solution_blocks(files: dict[str, list[str]]) -> tuple[dict[str, list], str]:
+        """Run {chapter: [python block, ...]} in one fresh interpreter; returns the results by chapter."""
+        import json
+
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
                    OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="", MPLBACKEND="Agg")
-        done = subprocess.run([sys.executable, "-c", RUNNER], input="\n#-- next block --\n".join(blocks),
-                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-        assert done.returncode == 0, f"{chapter} solutions:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        done = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(files), capture_output=True,
+                              text=True, cwd=ROOT, env=env, timeout=600)
+        results: dict[str, list] = {}
+        for line in done.stdout.splitlines():
+            if line.startswith("@@result "):
+                row = json.loads(line.removeprefix("@@result "))
+                results.setdefault(row["chapter"], []).append(row)
+        return results, done.stderr[-3000:]
+
+    @pytest.fixture(scope="module")
+    def solution_runs():
+        files = {c: python_blocks((SOLUTIONS / f"{c}.md").read_text(encoding="utf-8")) for c in SOLUTION_FILES}
+        return files, run_solution_blocks(files)
+
+    @pytest.mark.parametrize("chapter", SOLUTION_FILES)
+    def test_solution_code_runs(chapter, solution_runs):
+        files, (results, stderr) = solution_runs
+        blocks = files[chapter]
+        assert blocks, f"instructor/exercise_solutions/{chapter}.md has no python block"
+        assert any("assert" in b for b in blocks), f"{chapter}: the solutions' code must check its claims with assert"
+        rows = results.get(chapter, [])
+        assert len(rows) == len(blocks), (f"{chapter}: {len(rows)} of {len(blocks)} python blocks reported "
+                                          f"(the runner died?)\n{stderr}")
+        failed = [f"block {r['block']}:\n{r['error']}" for r in rows if r["error"]]
+        assert not failed, f"{chapter} solutions:\n" + "\n".join(failed)
+
+    def test_runner_reports_failures():
+        """The runner must be able to fail: a false assertion and an exception are reported, per block."""
+        results, _ = run_solution_blocks({"demo": ["x = 1\nassert x == 1", "assert 1 == 2, 'wrong'",
+                                                   "import no_such_module_txcourse"]})
+        errors = [r["error"] for r in results["demo"]]
+        assert errors[0] is None
+        assert "AssertionError: wrong" in errors[1] and "ModuleNotFoundError" in errors[2]
 
     def test_solution_phrases_are_found_by_the_leak_check(tmp_path):
         """The leak check must be able to fail: a page that quotes a solution is caught."""
