@@ -251,7 +251,7 @@ for chapter, blocks in json.load(sys.stdin).items():
     def test_every_solutions_file_has_prose_to_check():
         for chapter in SOLUTION_FILES:
             found = solution_ngrams((SOLUTIONS / f"{chapter}.md").read_text(encoding="utf-8"))
-            assert len(found) >= 100, f"{chapter}: too little prose for the leak check ({len(found)} runs)"
+            assert len(found) >= 40, f"{chapter}: too little prose for the leak check ({len(found)} runs)"
 
     def test_built_book_has_no_solutions():
         if not (SITE / "index.html").is_file():
