@@ -150,13 +150,15 @@ book: $(VENV_STAMP) $(MATHJAX_ENTRY)
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going $(JB_ARGS)
 	@$(MAKE) --no-print-directory book-check
 
-# Guard: every page must load the vendored MathJax, none a CDN copy.
+# Guard: every page must load the vendored MathJax, none a CDN copy, and no page may hold exercise solutions.
 book-check:
 	@test -f $(BOOK_HTML)/book/intro.html
 	@grep -q '_static/mathjax/tex-chtml.js' $(BOOK_HTML)/book/intro.html || \
 	  { echo "ERROR: $(BOOK_HTML)/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }
 	@if grep -rlE '<script[^>]+src="https?://[^"]*mathjax' $(BOOK_HTML) --include='*.html'; then \
 	  echo "ERROR: the pages above load MathJax from a CDN" >&2; exit 1; fi
+	@# instructor-only exercise solutions must never reach the site (tests/test_exercises.py)
+	@$(PY) tests/test_exercises.py --check-site $(BOOK_HTML)
 	@echo "==> book OK: open $(BOOK_HTML)/index.html"
 
 # ---------------------------------------------------------------------------
