@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 from pathlib import Path
@@ -28,7 +29,7 @@ from txcourse.checkpoint import read_checkpoint_meta
 from txcourse.training import noam_lr, read_history
 
 __all__ = ["TRANSFORMER_CHECKPOINT", "TRANSFORMER_HISTORY", "PREFIX", "smoothed_target", "smoothed_target_entropy",
-           "schedule", "schedule_lr", "book_values"]
+           "schedule", "schedule_lr", "book_values", "teacher_forced"]
 
 TRANSFORMER_CHECKPOINT = "book/data/numbers-transformer-torch.npz"
 TRANSFORMER_HISTORY = "book/data/numbers-transformer-torch.history.jsonl"
@@ -120,3 +121,51 @@ def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
         "log_every": train["log_every"], "logged_steps": len(history),
     }
     return {PREFIX + k: str(v) for k, v in values.items()}
+
+
+def teacher_forced(fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoothing: float,
+                   batch_size: int = 256) -> dict[str, float]:
+    """Label-smoothed loss and token accuracy of ``model`` on ``pairs``, teacher-forced, dropout off.
+
+    The loss the trainer logs, but of fixed weights on any split: the
+    validation loss of a checkpoint, or its training loss without dropout.
+
+    Args:
+        fw: :func:`txcourse.experiment.backend` of the model's framework.
+        model: a Transformer of that framework.
+        pairs: (source, target) strings.
+        src_tok, tgt_tok: the checkpoint's tokenizers.
+        smoothing: the label smoothing eps of the loss.
+        batch_size: sentences per forward pass.
+
+    Returns:
+        ``{"loss": ..., "accuracy": ..., "tokens": ...}``, means over the non-padding target tokens.
+    """
+    from txcourse.data import encode_pairs, make_batches
+
+    if not pairs:
+        raise ValueError("pairs must hold at least one (source, target) pair, got none")
+    lib = importlib.import_module(f"txcourse.{fw.name}")
+    encoded = encode_pairs(list(pairs), src_tok, tgt_tok)
+    loss_sum = correct = tokens = 0.0
+    if fw.name == "torch":
+        import torch
+
+        model.eval()
+        grad_off = torch.no_grad()
+        forward = model
+    else:
+        import contextlib
+
+        grad_off = contextlib.nullcontext()
+        forward = lambda s, t: model(s, t, training=False)  # noqa: E731
+    with grad_off:
+        for batch in make_batches(encoded, batch_size=batch_size, shuffle=False):
+            src, tgt_in, tgt_out = (fw.to_tensor(a) for a in (batch.src, batch.tgt_in, batch.tgt_out))
+            logits = forward(src, tgt_in)  # (B, T_tgt, V)
+            loss, count = lib.label_smoothed_cross_entropy(logits, tgt_out, smoothing=smoothing)
+            n = float(fw.to_numpy(count))
+            loss_sum += float(fw.to_numpy(loss)) * n
+            correct += float(fw.to_numpy(lib.token_accuracy(logits, tgt_out))) * n
+            tokens += n
+    return {"loss": loss_sum / tokens, "accuracy": correct / tokens, "tokens": tokens}
