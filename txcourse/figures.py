@@ -706,7 +706,11 @@ def _reset_state(recipe: Recipe, ctx: _Context) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+    interactive = matplotlib.is_interactive()
     matplotlib.rcdefaults()  # matplotlib's own defaults, whatever a matplotlibrc or an earlier cell set
+    # ...but not interactive mode, which draws nothing: in a notebook it is what shows the figure at the
+    # end of the cell (IPython's inline backend queues only figures made while it is on)
+    matplotlib.interactive(interactive)
     random.seed(DEFAULT_SEED)
     np.random.seed(DEFAULT_SEED)
     if recipe.frameworks:
@@ -730,7 +734,13 @@ def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "
         raise FileNotFoundError(f"figure {name} needs {missing[0]}, which does not exist under {root}")
     ctx = _Context(root, framework)
     import matplotlib
+    import matplotlib.pyplot as plt
 
+    # Load pyplot's backend before saving the settings: in a notebook, loading it is what turns on
+    # interactive mode for IPython's inline backend, and restoring the settings saved before it would
+    # turn it off again, and with it the display of every later figure of the notebook.
+    if hasattr(plt, "_get_backend_mod"):
+        plt._get_backend_mod()
     with matplotlib.rc_context():  # the caller's settings come back afterwards
         _reset_state(recipe, ctx)
         return recipe.draw(ctx, **recipe.params)
