@@ -164,6 +164,31 @@ def test_schedule_figure_is_the_checkpoints_schedule(root, data_root):
     matplotlib.pyplot.close("all")
 
 
+def test_draw_keeps_what_loading_the_backend_turns_on(monkeypatch):
+    """In a notebook, loading pyplot's backend turns interactive mode on (IPython's inline backend shows only
+    figures made in it). draw() loads the backend before it saves the settings it restores afterwards, so
+    that a first draw() does not turn the mode off again for the rest of the notebook."""
+    import matplotlib.pyplot as plt
+
+    real, loaded = plt._get_backend_mod, []
+
+    def load_like_ipython():                                  # the first load turns interactive mode on
+        if not loaded:
+            loaded.append(True)
+            matplotlib.interactive(True)
+        return real()
+
+    monkeypatch.setattr(plt, "_get_backend_mod", load_like_ipython)
+    was = matplotlib.is_interactive()
+    matplotlib.interactive(False)
+    try:
+        figures.draw("week3_scaling")
+        assert loaded and matplotlib.is_interactive(), "draw() turned interactive mode off again"
+    finally:
+        matplotlib.interactive(was)
+        plt.close("all")
+
+
 def test_label_smoothing_figure_is_the_losss_target():
     """The smoothed bars are the target txcourse's loss minimises towards: eps spread over all V, <pad> included."""
     import torch

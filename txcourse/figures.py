@@ -706,11 +706,7 @@ def _reset_state(recipe: Recipe, ctx: _Context) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    interactive = matplotlib.is_interactive()
     matplotlib.rcdefaults()  # matplotlib's own defaults, whatever a matplotlibrc or an earlier cell set
-    # ...but not interactive mode, which draws nothing: in a notebook it is what shows the figure at the
-    # end of the cell (IPython's inline backend queues only figures made while it is on)
-    matplotlib.interactive(interactive)
     random.seed(DEFAULT_SEED)
     np.random.seed(DEFAULT_SEED)
     if recipe.frameworks:
