@@ -457,7 +457,7 @@ def plot_distributions(distributions: Mapping[str, Sequence[float]], labels: Seq
 
     Example:
         >>> fig = plot_distributions({"p": [0.5, 0.5]}, ["a", "b"])
-        >>> [round(b.get_height(), 2) for b in fig.axes[0].patches]
+        >>> [float(b.get_height()) for b in fig.axes[0].patches]
         [0.5, 0.5]
     """
     if not isinstance(distributions, Mapping) or not distributions:
