@@ -63,8 +63,28 @@ class Deck:
         return sorted({f for s in self.slides for f in FIGURE.findall(s.body)})
 
 
+# A week may come in parts, one deck each ("# Week 6, part 2: ..."); the week's
+# one lab is named after its first part.
+DECK_TITLE = re.compile(r"^# Week (\d+)(?:, part (\d+))?: ", re.M)
+LAB_OF = {"week6_decoding": "week6_training"}
+
+
+def lab_name(deck: str) -> str:
+    """The lab folder (labs/release/<lab>/) a deck's last slide links: its own name unless listed in LAB_OF."""
+    return LAB_OF.get(deck, deck)
+
+
+def _deck_order(path: Path) -> tuple[int, int, str]:
+    """(week, part, name) from the deck's title: week 6 part 1 before part 2, whatever the file names."""
+    match = DECK_TITLE.search(path.read_text(encoding="utf-8"))
+    if not match:
+        raise ValueError(f"{path.name}: the first heading must read '# Week N: ...' or '# Week N, part M: ...'")
+    return int(match.group(1)), int(match.group(2) or 0), path.name
+
+
 def deck_sources(folder: Path = HERE) -> list[Path]:
-    return sorted(folder.glob("week*.md"))
+    """The deck sources in teaching order: by week, then by part."""
+    return sorted(folder.glob("week*.md"), key=_deck_order)
 
 
 def split_slides(text: str) -> list[list[str]]:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 WEEKS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
-         "week6_training")
+         "week6_training", "week6_decoding")   # week 6 in two parts
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TXCOURSE_BROWSER_TESTS") != "1",

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 BOOK_FIGURES = ["week1_accuracy_by_length", "week1_bahdanau_alignment", "week2_positional_encoding",
                 "week3_attention_example", "week3_scaling", "week3_padding_mask", "week3_attention_heads",
                 "week4_encoder_representations", "week5_look_ahead_mask", "week5_decoder_heads",
-                "week6_warmup_schedule", "week6_training_curves", "week6_attention_heads"]
+                "week6_warmup_schedule", "week6_label_smoothing", "week6_training_curves", "week6_attention_heads",
+                "week6_attention_maps"]
 # Cheap figures for the runs in subprocesses: two framework-free, two PyTorch, one read from a checkpoint.
 CHEAP = ["week6_warmup_schedule", "week6_training_curves", "week3_scaling", "week5_look_ahead_mask",
          "week1_bahdanau_alignment"]
@@ -113,7 +114,7 @@ def test_recipe_draws_a_titled_labelled_figure(name, data_root):
     assert any(t.strip() for t in titles), titles
     assert any(ax.get_xlabel() for ax in axes) and any(ax.get_ylabel() for ax in axes), name
     for ax in axes:
-        assert ax.images or ax.lines or ax.collections, f"{name}: an empty panel {ax.get_title()!r}"
+        assert ax.images or ax.lines or ax.collections or ax.patches, f"{name}: an empty panel {ax.get_title()!r}"
     matplotlib.pyplot.close("all")
 
 
@@ -133,6 +134,125 @@ def test_recipes_match_the_chapters_numbers():
     matplotlib.pyplot.close("all")
 
 
+def _line(ax, label: str):
+    return next(line for line in ax.lines if line.get_label() == label)
+
+
+@pytest.mark.parametrize("root", ["shipped", "tiny"])
+def test_schedule_figure_is_the_checkpoints_schedule(root, data_root):
+    """The plotted schedule is the one the checkpoint was trained with: it equals the history's logged lr."""
+    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training import read_history
+
+    root = REPO if root == "shipped" else data_root
+    meta = read_checkpoint_meta(root / "book/data/numbers-transformer-torch.npz")
+    history = read_history(root / "book/data/numbers-transformer-torch.history.jsonl")
+    ax = figures.draw("week6_warmup_schedule", root=root).axes[0]
+    label = figures.shipped_schedule_label(meta)
+    for value in (meta["model"]["config"]["d_model"], meta["train_config"]["warmup_steps"],
+                  meta["train_config"]["cooldown_steps"], meta["train_config"]["steps"]):
+        assert f" {value}" in label, (value, label)
+    steps, rates = _line(ax, label).get_data()
+    plotted = dict(zip(np.asarray(steps).tolist(), np.asarray(rates).tolist()))
+    assert len(plotted) == meta["train_config"]["steps"] and min(plotted) == 1
+    logged = {r["step"]: r["lr"] for r in history}
+    assert logged, "the history logs no learning rate"
+    for step, lr in logged.items():
+        assert plotted[step] == pytest.approx(lr, rel=1e-9), (step, plotted[step], lr)
+    dots_x, dots_y = _line(ax, figures.LOGGED_LR).get_data()
+    assert list(dots_x) == list(logged) and list(dots_y) == list(logged.values())
+    matplotlib.pyplot.close("all")
+
+
+def test_draw_keeps_what_loading_the_backend_turns_on(monkeypatch):
+    """In a notebook, loading pyplot's backend turns interactive mode on (IPython's inline backend shows only
+    figures made in it). draw() loads the backend before it saves the settings it restores afterwards, so
+    that a first draw() does not turn the mode off again for the rest of the notebook."""
+    import matplotlib.pyplot as plt
+
+    real, loaded = plt._get_backend_mod, []
+
+    def load_like_ipython():                                  # the first load turns interactive mode on
+        if not loaded:
+            loaded.append(True)
+            matplotlib.interactive(True)
+        return real()
+
+    monkeypatch.setattr(plt, "_get_backend_mod", load_like_ipython)
+    was = matplotlib.is_interactive()
+    matplotlib.interactive(False)
+    try:
+        figures.draw("week3_scaling")
+        assert loaded and matplotlib.is_interactive(), "draw() turned interactive mode off again"
+    finally:
+        matplotlib.interactive(was)
+        plt.close("all")
+
+
+def test_label_smoothing_figure_is_the_losss_target():
+    """The smoothed bars are the target txcourse's loss minimises towards: eps spread over all V, <pad> included."""
+    import torch
+
+    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.torch import label_smoothed_cross_entropy
+
+    meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
+    vocab, eps = meta["model"]["config"]["tgt_vocab_size"], meta["train_config"]["label_smoothing"]
+    ax = figures.draw("week6_label_smoothing").axes[0]
+    bars = np.array([b.get_height() for b in ax.patches]).reshape(2, vocab)
+    assert bars[0].sum() == 1 and bars[0].max() == 1
+    np.testing.assert_allclose(bars[1].sum(), 1.0)
+    target = int(bars[0].argmax())
+    # the loss's gradient with respect to the logits is p - q: zero exactly when p is the plotted q
+    logits = torch.log(torch.tensor(bars[1], dtype=torch.float64))[None, None].float().requires_grad_()
+    loss, _ = label_smoothed_cross_entropy(logits, torch.tensor([[target]]), smoothing=eps)
+    loss.backward()
+    assert float(logits.grad.abs().max()) < 1e-6
+    matplotlib.pyplot.close("all")
+
+
+def test_training_curves_figure_shows_the_history_validation_and_floor():
+    from txcourse.artefacts import smoothed_target_entropy
+    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training import read_history
+
+    meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
+    history = read_history(REPO / "book/data/numbers-transformer-torch.history.jsonl")
+    fig = figures.draw("week6_training_curves")
+    loss_ax = next(ax for ax in fig.axes if ax.get_title() == "loss")
+    steps, losses = _line(loss_ax, "training batches (logged)").get_data()
+    assert list(losses) == [r["loss"] for r in history]
+    valid_x, valid_y = _line(loss_ax, "validation split, final weights").get_data()
+    assert list(valid_x) == [meta["step"]] and 0 < valid_y[0] < 3
+    floor = smoothed_target_entropy(meta["model"]["config"]["tgt_vocab_size"], meta["train_config"]["label_smoothing"])
+    floor_line = next(line for line in loss_ax.lines if line.get_label().startswith("floor"))
+    assert floor_line.get_ydata()[0] == pytest.approx(floor)
+    assert valid_y[0] >= floor - 1e-6 and min(losses) >= floor - 0.01   # nothing beats the floor
+    matplotlib.pyplot.close("all")
+
+
+def test_attention_maps_show_every_kind_layer_and_head():
+    from txcourse.checkpoint import read_checkpoint_meta
+
+    config = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")["model"]["config"]
+    fig = figures.draw("week6_attention_maps")
+    axes = _main_axes(fig)
+    rows = config["num_encoder_layers"] + 2 * config["num_decoder_layers"]
+    assert len(axes) == rows * config["num_heads"]
+    titles = [ax.get_title() for ax in axes]
+    for kind, layers in (("encoder self", config["num_encoder_layers"]), ("decoder self", config["num_decoder_layers"]),
+                         ("cross", config["num_decoder_layers"])):
+        for layer in range(layers):
+            for head in range(config["num_heads"]):
+                assert f"{kind}, layer {layer}, head {head}" in titles
+    for ax, title in zip(axes, titles):
+        weights = np.asarray(ax.images[0].get_array())
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5, err_msg=title)   # each query's weights sum to 1
+        if title.startswith("decoder self"):
+            assert np.triu(weights, 1).max() == 0, title                             # causal
+    matplotlib.pyplot.close("all")
+
+
 # ---------------------------------------------------------------------------
 # Running them: manifest, determinism, missing inputs, errors
 # ---------------------------------------------------------------------------
@@ -143,8 +263,9 @@ def test_manifest_schema(data_root, tmp_path):
     assert {"txcourse", "matplotlib", "numpy", "framework", "framework_version", "cjk_font", "format", "dpi",
             "figures"} <= set(manifest)
     assert manifest["framework"] == "torch" and manifest["format"] == "png" and manifest["dpi"] == 150
-    assert list(manifest["figures"]) == ["week3_padding_mask", "week6_warmup_schedule", "week6_training_curves",
-                                         "week6_attention_heads"]   # registry order
+    assert list(manifest["figures"]) == ["week3_padding_mask", "week6_warmup_schedule", "week6_label_smoothing",
+                                         "week6_training_curves", "week6_attention_heads",
+                                         "week6_attention_maps"]   # registry order
     readme = (out / "README.md").read_text(encoding="utf-8")
     for name, entry in manifest["figures"].items():
         recipe = figures.RECIPES[name]
@@ -206,17 +327,17 @@ def test_missing_input_is_skipped_with_a_warning(tmp_path, capsys):
     (out).mkdir()
     (out / "week6_training_curves.png").write_bytes(b"stale")   # from an earlier run
     assert main(["figures", "--out", str(out), "--root", str(tmp_path), "--no-progress",
-                 "--only", "week6_training_curves", "week6_warmup_schedule"]) == 0
+                 "--only", "week6_training_curves", "week3_scaling"]) == 0
     captured = capsys.readouterr()
-    assert ("warning: week6_training_curves skipped: missing input "
-            "book/data/numbers-transformer-torch.history.jsonl") in captured.err
+    inputs = ["book/data/numbers-transformer-torch.history.jsonl", "book/data/numbers-transformer-torch.npz"]
+    assert f"warning: week6_training_curves skipped: missing input {', '.join(inputs)}" in captured.err
     assert "skipped 1: week6_training_curves" in captured.out
     entry = json.loads((out / "manifest.json").read_text())["figures"]["week6_training_curves"]
     assert entry["status"] == "skipped" and entry["sha256"] is None
-    assert entry["reason"] == "missing input book/data/numbers-transformer-torch.history.jsonl"
-    assert entry["inputs"] == [{"path": "book/data/numbers-transformer-torch.history.jsonl", "sha256": None}]
+    assert entry["reason"] == f"missing input {', '.join(inputs)}"
+    assert entry["inputs"] == [{"path": path, "sha256": None} for path in inputs]
     assert not (out / "week6_training_curves.png").exists()
-    assert (out / "week6_warmup_schedule.png").is_file()
+    assert (out / "week3_scaling.png").is_file()
 
 
 def test_strict_turns_a_missing_input_into_an_error(tmp_path):

@@ -23,17 +23,24 @@ import pytest
 from slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted((ROOT / "slides").glob("week*.md"))
+build = load_slides_build()
+
+SOURCES = build.deck_sources(ROOT / "slides")
 WEEKS = [p.stem for p in SOURCES]
 WEEKS_EXPECTED = ["week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
-                  "week6_training"]
-
-
-build = load_slides_build()
+                  "week6_training", "week6_decoding"]   # week 6 in two parts, in teaching order
 
 
 def test_one_deck_per_week():
     assert WEEKS == WEEKS_EXPECTED, f"slides/ holds {WEEKS}"
+
+
+def test_deck_order_and_labs():
+    """Decks sort by week and part, not by file name; both week-6 parts link the one week-6 lab."""
+    assert build.lab_name("week6_decoding") == build.lab_name("week6_training") == "week6_training"
+    assert build.lab_name("week1_seq2seq") == "week1_seq2seq"
+    titles = [build.parse_deck(p).title for p in SOURCES]
+    assert titles[-2].startswith("Week 6, part 1") and titles[-1].startswith("Week 6, part 2"), titles
 
 
 @pytest.mark.parametrize("week", WEEKS)
@@ -42,7 +49,7 @@ def test_deck_structure(week):
     n = int(week[4])
     assert 10 <= len(deck.slides) <= 20, f"{week}: {len(deck.slides)} slides, expected 10-20"
     title = deck.slides[0]
-    assert deck.title.startswith(f"Week {n}: "), f"{week}: title slide heading {deck.title!r}"
+    assert re.match(rf"Week {n}(, part \d)?: ", deck.title), f"{week}: title slide heading {deck.title!r}"
     assert title.data.get("kind") == "title"
     assert "txcourse: the Transformer, week by week" in title.body, f"{week}: the title slide names no course"
     headings = [re.search(r"^##\s+(.+)$", s.body, re.M) for s in deck.slides[1:]]
@@ -51,7 +58,8 @@ def test_deck_structure(week):
     headings = [h.group(1) for h in headings]
     assert headings[0] == "Learning goals", f"{week}: slide 2 is {headings[0]!r}, not the learning goals"
     assert headings[-1].startswith(f"Lab {n}"), f"{week}: the last slide is {headings[-1]!r}, not the lab"
-    assert f"labs/release/{week}/" in deck.slides[-1].body, f"{week}: the lab slide does not link the lab"
+    lab = build.lab_name(week)
+    assert f"labs/release/{lab}/" in deck.slides[-1].body, f"{week}: the lab slide does not link the lab"
     assert build.summary(deck)["equations"] >= 5, f"{week}: fewer than 5 equations"
     assert any("```python" in s.body for s in deck.slides), f"{week}: no code slide"
 

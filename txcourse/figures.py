@@ -416,59 +416,132 @@ def decoder_heads(ctx: _Context, seed, config, src, tgt, ncols: int, title: str)
 
 
 # ---------------------------------------------------------------------------
-# Week 6: training
+# Week 6, part 1: training. Every number these figures show about the shipped
+# model is read from its checkpoint header and history (txcourse.artefacts).
 # ---------------------------------------------------------------------------
-TRANSFORMER_CHECKPOINT = "book/data/numbers-transformer-torch.npz"
-TRANSFORMER_HISTORY = "book/data/numbers-transformer-torch.history.jsonl"
+from txcourse.artefacts import TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY  # noqa: E402
+
+
+def _history(ctx: _Context) -> list[dict[str, Any]]:
+    from txcourse.training import read_history
+
+    try:
+        return read_history(ctx.path(TRANSFORMER_HISTORY))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{TRANSFORMER_HISTORY} is not a history file (one JSON record a line): {err}") from None
+
+
+def _meta(ctx: _Context) -> dict[str, Any]:
+    from txcourse.checkpoint import read_checkpoint_meta
+
+    return read_checkpoint_meta(ctx.path(TRANSFORMER_CHECKPOINT))
+
+
+def shipped_schedule_label(meta: Mapping[str, Any]) -> str:
+    """The legend entry of the shipped model's schedule, from its checkpoint header."""
+    from txcourse.artefacts import schedule
+
+    s = schedule(meta)
+    return (f"shipped model: d_model {s['d_model']}, warm-up {s['warmup_steps']}, x{s['factor']:g}, "
+            f"cool-down {s['cooldown_steps']} of {s['total_steps']}")
+
+
+LOGGED_LR = "logged by the trainer (history)"
 
 
 @_recipe("week6_warmup_schedule", ["week6_training"], "fig-noam",
-         "The learning rate of Eq. (3) (txcourse.training.noam_lr) for the paper's base model and for the small "
-         "model of week 6.", plots.plot_training_curves,
+         "The learning rate of Eq. (3) (txcourse.training.noam_lr) for the paper's base model and for the shipped "
+         "week 6 model, its parameters read from the checkpoint (with its cool-down); the dots are the rates "
+         "its training history logged.", plots.plot_training_curves,
          params={"steps": {"start": 1, "stop": 20001, "step": 20},
-                 "schedules": [{"label": "paper: d_model 512, warm-up 4000", "d_model": 512, "warmup": 4000,
-                                "factor": 1.0},
-                               {"label": "this chapter: d_model 64, warm-up 200, x0.5", "d_model": 64,
-                                "warmup": 200, "factor": 0.5}],
+                 "paper": {"label": "paper: d_model 512, warm-up 4000", "d_model": 512, "warmup": 4000,
+                           "factor": 1.0},
                  "yscale": "log", "title": "The warm-up schedule, Eq. (3)"},
-         frameworks=())
-def warmup_schedule(ctx: _Context, steps: Mapping[str, int], schedules, yscale: str, title: str):
+         inputs=[TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY], frameworks=())
+def warmup_schedule(ctx: _Context, steps: Mapping[str, int], paper: Mapping[str, Any], yscale: str, title: str):
+    from txcourse.artefacts import schedule, schedule_lr
     from txcourse.training import noam_lr
 
+    meta, history = _meta(ctx), _history(ctx)
     grid = range(steps["start"], steps["stop"], steps["step"])
-    curves = {s["label"]: [{"step": i, "lr": noam_lr(i, s["d_model"], s["warmup"], s["factor"])} for i in grid]
-              for s in schedules}
+    total = schedule(meta)["total_steps"]
+    curves = {paper["label"]: [{"step": i, "lr": noam_lr(i, paper["d_model"], paper["warmup"], paper["factor"])}
+                               for i in grid],
+              shipped_schedule_label(meta): [{"step": i, "lr": schedule_lr(meta, i)} for i in range(1, total + 1)],
+              LOGGED_LR: [{"step": r["step"], "lr": r["lr"]} for r in history if r.get("lr") is not None]}
     fig = plots.plot_training_curves(curves, keys=("lr",), title=title)
-    fig.axes[0].set_yscale(yscale)
+    ax = fig.axes[0]
+    ax.lines[-1].set(linestyle="none", marker="o", markersize=3)   # the logged rates: points on the curve
+    ax.set_yscale(yscale)
+    ax.legend(fontsize="small")
+    return fig
+
+
+@_recipe("week6_label_smoothing", ["week6_training"], "fig-label-smoothing",
+         "The target distribution of one position whose reference token is the first Korean character, "
+         "without label smoothing (one-hot) and with the shipped model's eps spread over all V target tokens, "
+         "<pad> included, as txcourse's loss does (log scale).", plots.plot_distributions,
+         params={"title": "The target of one position, with and without label smoothing"},
+         inputs=[TRANSFORMER_CHECKPOINT], frameworks=())
+def label_smoothing(ctx: _Context, title: str):
+    from txcourse.artefacts import smoothed_target
+    from txcourse.experiment import tokenizers_from_meta
+
+    meta = _meta(ctx)
+    eps = float(meta["train_config"]["label_smoothing"])
+    _, tgt_tok = tokenizers_from_meta(meta)
+    vocab = int(meta["model"]["config"]["tgt_vocab_size"])
+    labels = [tgt_tok.id_to_token(i).replace(" ", "\u2423") for i in range(vocab)]
+    target = next(i for i in range(vocab) if not labels[i].startswith("<"))   # the first real token
+    true, other = smoothed_target(vocab, eps)
+    one_hot = np.eye(vocab)[target]
+    smoothed = np.where(np.arange(vocab) == target, true, other)
+    fig = plots.plot_distributions({"one-hot (eps = 0)": one_hot, f"smoothed (eps = {eps:g})": smoothed}, labels,
+                                   title=title, log=True)
+    fig.axes[0].set_ylim(other / 3, 1.5)     # the zeros of the one-hot fall off the log axis
     return fig
 
 
 @_recipe("week6_training_curves", ["week6_training"], "fig-training-curves",
          "Training curves of the week 6 Transformer: label-smoothed loss and token accuracy on the training "
-         "batches, averaged over each logging interval.", plots.plot_training_curves,
-         params={"keys": ["loss", "accuracy"], "title": "Training a small Transformer on numbers (en -> ko)"},
-         inputs=[TRANSFORMER_HISTORY], frameworks=())
-def training_curves(ctx: _Context, keys: Sequence[str], title: str):
-    from txcourse.training import read_history
-
-    try:
-        history = read_history(ctx.path(TRANSFORMER_HISTORY))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{TRANSFORMER_HISTORY} is not a history file (one JSON record a line): {err}") from None
-    return plots.plot_training_curves(history, keys=tuple(keys), title=title)
-
-
-@_recipe("week6_attention_heads", ["week6_training"], "fig-trained-heads",
-         "Encoder-decoder attention of the last decoder layer of the trained Transformer, one panel per head: "
-         "rows are the generated characters, columns the English source tokens.", plots.plot_attention_heads,
-         params={"split": "test", "min_src_tokens": 5, "max_src_tokens": 8, "ncols": 2, "space": "\u2423",
-                 "title": "Encoder-decoder attention, last decoder layer"},
-         inputs=[TRANSFORMER_CHECKPOINT])
-def trained_heads(ctx: _Context, split: str, min_src_tokens: int, max_src_tokens: int, ncols: int, space: str,
-                  title: str):
+         "batches (with dropout), averaged over each logging interval; the points at the last step are the final "
+         "weights' teacher-forced loss and accuracy on the validation split and on training sentences "
+         "(dropout off); the dashed line is the loss floor, the entropy of the smoothed target.",
+         plots.plot_training_curves,
+         params={"keys": ["loss", "accuracy"], "train_sentences": 1000,
+                 "title": "Training a small Transformer on numbers (en -> ko)"},
+         inputs=[TRANSFORMER_HISTORY, TRANSFORMER_CHECKPOINT])
+def training_curves(ctx: _Context, keys: Sequence[str], train_sentences: int, title: str):
+    from txcourse.artefacts import smoothed_target_entropy, teacher_forced
     from txcourse.data import get_task
 
+    history = _history(ctx)
     model, meta, src_tok, tgt_tok = _load_checkpoint(ctx, TRANSFORMER_CHECKPOINT, "transformer")
+    splits = get_task(meta["task"]["name"], **meta["task"]["kwargs"])
+    eps = float(meta["train_config"]["label_smoothing"])
+    step = int(meta["step"])
+    runs = {"training batches (logged)": history}
+    for name, pairs in (("validation split, final weights", splits.valid),
+                        ("training sentences, final weights", splits.train[:train_sentences])):
+        runs[name] = [{"step": step, **teacher_forced(ctx.fw, model, pairs, src_tok, tgt_tok, eps)}]
+    fig = plots.plot_training_curves(runs, keys=tuple(keys), title=title)
+    for ax in fig.axes:
+        for line, marker in zip(ax.lines[1:], "os"):
+            line.set(linestyle="none", marker=marker, markersize=7, markerfacecolor="none")
+        if ax.get_title() == "loss":
+            floor = smoothed_target_entropy(int(meta["model"]["config"]["tgt_vocab_size"]), eps)
+            ax.axhline(floor, color="0.3", linestyle="--", linewidth=1, label=f"floor H(q) = {floor:.3f}")
+        ax.legend(fontsize="x-small")
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# Week 6, part 2: decoding and evaluation
+# ---------------------------------------------------------------------------
+def _test_source(ctx: _Context, meta: Mapping[str, Any], src_tok: Any, split: str, min_src_tokens: int,
+                 max_src_tokens: int) -> str:
+    from txcourse.data import get_task
+
     task = meta.get("task")
     if not task:
         raise ValueError(f"{TRANSFORMER_CHECKPOINT} does not record its task (was it written by txcourse train?)")
@@ -477,6 +550,19 @@ def trained_heads(ctx: _Context, split: str, min_src_tokens: int, max_src_tokens
     if source is None:
         raise ValueError(f"no {split} sentence of {task['name']!r} has {min_src_tokens} to {max_src_tokens} "
                          f"source tokens")
+    return source
+
+
+@_recipe("week6_attention_heads", ["week6_decoding"], "fig-trained-heads",
+         "Encoder-decoder attention of the last decoder layer of the trained Transformer, one panel per head: "
+         "rows are the generated characters, columns the English source tokens.", plots.plot_attention_heads,
+         params={"split": "test", "min_src_tokens": 5, "max_src_tokens": 8, "ncols": 2, "space": "\u2423",
+                 "title": "Encoder-decoder attention, last decoder layer"},
+         inputs=[TRANSFORMER_CHECKPOINT])
+def trained_heads(ctx: _Context, split: str, min_src_tokens: int, max_src_tokens: int, ncols: int, space: str,
+                  title: str):
+    model, meta, src_tok, tgt_tok = _load_checkpoint(ctx, TRANSFORMER_CHECKPOINT, "transformer")
+    source = _test_source(ctx, meta, src_tok, split, min_src_tokens, max_src_tokens)
     ids = [src_tok.encode(source)]                              # (1, T_src)
     out = ctx.fw.greedy_decode(model, ctx.tensor(ids))          # attention (1, H, T_out, T_src)
     tokens, length = _decoded_tokens(ctx, out, tgt_tok.eos_id)
@@ -484,6 +570,68 @@ def trained_heads(ctx: _Context, split: str, min_src_tokens: int, max_src_tokens
                                       [src_tok.id_to_token(i) for i in ids[0]],
                                       [tgt_tok.id_to_token(i).replace(" ", space) for i in tokens[:length]],
                                       ncols=ncols, title=title)
+
+
+def trained_attention(ctx: _Context, model: Any, src_ids: Sequence[int], tgt_in: Sequence[int]) -> dict:
+    """Every attention map of a teacher-forced pass: ``{(kind, layer): (H, T_q, T_k)}``.
+
+    ``kind`` is "encoder self", "decoder self" or "cross" (encoder-decoder);
+    the model must be built with ``fused=False`` (the fused kernel keeps no weights).
+    """
+    src, tgt = ctx.tensor([list(src_ids)]), ctx.tensor([list(tgt_in)])       # (1, T_src), (1, T_tgt)
+    if ctx.framework == "torch":
+        model.eval()
+        with _torch_no_grad():
+            model(src, tgt)
+    else:
+        model(src, tgt, training=False)
+    maps = {}
+    for kind, layers, attr in (("encoder self", model.encoder.layers, "self_attn"),
+                               ("decoder self", model.decoder.layers, "self_attn"),
+                               ("cross", model.decoder.layers, "cross_attn")):
+        for i, layer in enumerate(layers):
+            weights = getattr(layer, attr).attention_weights
+            if weights is None:
+                raise ValueError("the model keeps no attention weights (built with fused=True?): "
+                                 "load it with fused=False to plot them")
+            maps[(kind, i)] = ctx.numpy(weights)[0]                         # (H, T_q, T_k)
+    return maps
+
+
+@_recipe("week6_attention_maps", ["week6_decoding"], "fig-trained-attention-maps",
+         "Every attention map of the trained Transformer for one test number, teacher-forced on its greedy "
+         "translation: one row per kind and layer (encoder self-attention, decoder self-attention, "
+         "encoder-decoder attention), one column per head, each row on its own colour scale.",
+         plots.plot_attention_heads,
+         params={"split": "test", "min_src_tokens": 3, "max_src_tokens": 4, "space": "\u2423",
+                 "title": "All attention maps of the trained model"},
+         inputs=[TRANSFORMER_CHECKPOINT])
+def attention_maps(ctx: _Context, split: str, min_src_tokens: int, max_src_tokens: int, space: str, title: str):
+    import matplotlib.pyplot as plt
+
+    model, meta, src_tok, tgt_tok = _load_checkpoint(ctx, TRANSFORMER_CHECKPOINT, "transformer")
+    source = _test_source(ctx, meta, src_tok, split, min_src_tokens, max_src_tokens)
+    src_ids = src_tok.encode(source)
+    tokens, length = _decoded_tokens(ctx, ctx.fw.greedy_decode(model, ctx.tensor([src_ids])), tgt_tok.eos_id)
+    tgt_in = [tgt_tok.sos_id] + tokens[:length - 1]             # the decoder's inputs: <sos> and its own outputs
+    maps = trained_attention(ctx, model, src_ids, tgt_in)
+    src_labels = [src_tok.id_to_token(i) for i in src_ids]
+    in_labels = [tgt_tok.id_to_token(i).replace(" ", space) for i in tgt_in]
+    out_labels = [tgt_tok.id_to_token(i).replace(" ", space) for i in tokens[:length]]
+    heads = next(iter(maps.values())).shape[0]
+    fig, grid = plt.subplots(len(maps), heads, squeeze=False, layout="constrained",
+                             figsize=(2.3 * heads + 1.2, 2.3 * len(maps) + 0.6))
+    for row, ((kind, layer), weights) in zip(grid, maps.items()):
+        keys, queries = {"encoder self": (src_labels, src_labels), "decoder self": (in_labels, in_labels),
+                         "cross": (src_labels, out_labels)}[kind]
+        plots.plot_attention_heads(weights, keys, queries, ax=row)
+        for h, ax in enumerate(row):
+            ax.set_title(f"{kind}, layer {layer}, head {h}", fontsize="small")
+            ax.set_xlabel("keys" if kind != "cross" else "source (keys)", fontsize="small")
+            ax.set_ylabel("queries", fontsize="small")
+            ax.tick_params(labelsize="x-small")
+    fig.suptitle(f"{title}: {source}")
+    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -582,7 +730,13 @@ def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "
         raise FileNotFoundError(f"figure {name} needs {missing[0]}, which does not exist under {root}")
     ctx = _Context(root, framework)
     import matplotlib
+    import matplotlib.pyplot as plt
 
+    # Load pyplot's backend before saving the settings: in a notebook, loading it is what turns on
+    # interactive mode for IPython's inline backend, and restoring the settings saved before it would
+    # turn it off again, and with it the display of every later figure of the notebook.
+    if hasattr(plt, "_get_backend_mod"):
+        plt._get_backend_mod()
     with matplotlib.rc_context():  # the caller's settings come back afterwards
         _reset_state(recipe, ctx)
         return recipe.draw(ctx, **recipe.params)

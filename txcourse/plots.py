@@ -41,7 +41,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 __all__ = ["plot_positional_encoding", "plot_mask", "plot_attention", "plot_attention_heads",
-           "plot_accuracy_by_length", "plot_training_curves", "save_figure", "cjk_font"]
+           "plot_accuracy_by_length", "plot_training_curves", "plot_distributions", "save_figure", "cjk_font"]
 
 # Font families with Hangul (and most CJK) glyphs, in order of preference.
 CJK_FONT_NAMES = ("Noto Sans CJK KR", "Noto Sans KR", "Noto Sans CJK", "Source Han Sans",
@@ -437,6 +437,50 @@ def plot_training_curves(history, keys: Sequence[str] = ("loss", "accuracy", "lr
             a.legend()
     fig.suptitle(title)
     return fig
+
+
+def plot_distributions(distributions: Mapping[str, Sequence[float]], labels: Sequence[str],
+                       title: str = "Distributions", ylabel: str = "probability", log: bool = False,
+                       ax=None) -> Figure:
+    """Grouped bars: one group per class (``labels``), one bar per named distribution.
+
+    Args:
+        distributions: name -> V probabilities, e.g. a one-hot and a label-smoothed target.
+        labels: the V class names for the x axis.
+        title: the axes title.
+        ylabel: the y-axis label.
+        log: a logarithmic y axis (small probabilities such as eps / V stay visible).
+        ax: the Axes to draw on; default: a new figure.
+
+    Returns:
+        The Figure.
+
+    Example:
+        >>> fig = plot_distributions({"p": [0.5, 0.5]}, ["a", "b"])
+        >>> [float(b.get_height()) for b in fig.axes[0].patches]
+        [0.5, 0.5]
+    """
+    if not isinstance(distributions, Mapping) or not distributions:
+        raise ValueError(f"distributions must be a non-empty dict name -> probabilities, got {distributions!r}")
+    rows = {str(k): np.asarray(v, dtype=float) for k, v in distributions.items()}
+    labels = [str(x) for x in labels]
+    for name, row in rows.items():
+        if row.shape != (len(labels),):
+            raise ValueError(f"distributions[{name!r}] must have one value per label ({len(labels)}), "
+                             f"got shape {row.shape}")
+    fig, ax = _new_axes(ax, (min(2.0 + 0.45 * len(labels), 14), 3.6))
+    width = 0.8 / len(rows)
+    x = np.arange(len(labels))
+    for i, (name, row) in enumerate(rows.items()):
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, row, width, label=name)
+    ax.set_xticks(x, labels=labels)
+    _label_fonts(ax, labels)
+    ax.set(title=title, xlabel="class (target token)", ylabel=ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+    return _finish(fig, labels)
 
 
 def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
