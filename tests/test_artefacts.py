@@ -18,6 +18,7 @@ CHECKPOINT = ROOT / artefacts.TRANSFORMER_CHECKPOINT
 HISTORY = ROOT / artefacts.TRANSFORMER_HISTORY
 # The pages whose every number about the shipped model must be a {{ tx_... }} substitution.
 PAGES = ["book/week6_training.md", "book/week6_decoding.md"]
+WEEK1 = "book/week1_seq2seq.md"  # its accuracy-by-length numbers come from benchmarks/results/length_curves.json
 # Values too common to police (4 heads, 2 layers, seed 0, eps 0.1 is also the paper's, factor 0.5, ...).
 GENERIC = {"tx_num_heads", "tx_encoder_layers", "tx_decoder_layers", "tx_seed", "tx_smoothing", "tx_lr_factor",
            "tx_log_every", "tx_logged_steps", "tx_tgt_vocab_minus_1", "tx_peak_step"}
@@ -138,7 +139,7 @@ def _prose(page: str) -> str:
     return re.sub(r"\{\{\s*\w+\s*\}\}", " ", text)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGES + [WEEK1, "book/instructor.md"])
 def test_pages_use_only_defined_values(page):
     used = set(re.findall(r"\{\{\s*(\w+)\s*\}\}", (ROOT / page).read_text(encoding="utf-8")))
     if page == "book/week6_training.md":
@@ -153,9 +154,39 @@ def test_pages_state_no_artefact_number_by_hand(page):
     prose = _prose(page)
     found = []
     for name, value in artefacts.book_values(ROOT).items():
-        if name in GENERIC:
+        if name in GENERIC or name.startswith(artefacts.PREFIX + "lc_"):  # week 1's values: see below
             continue
         for match in re.finditer(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", prose):
             line = prose.count("\n", 0, match.start()) + 1
             found.append(f"{value} ({name}) near line {line}: {prose[max(0, match.start() - 40):match.end() + 20]!r}")
     assert not found, f"{page} states shipped-artefact numbers by hand:\n" + "\n".join(found)
+
+
+def test_length_curve_values_are_the_file():
+    """Week 1's values, against length_curves.json read here with json alone."""
+    results = json.loads((ROOT / artefacts.LENGTH_CURVES).read_text(encoding="utf-8"))
+    values = artefacts.book_values(ROOT)
+    for kind, model in results["models"].items():
+        assert values[f"tx_lc_{kind}_steps"] == values["tx_lc_steps"] == str(model["steps"])
+        assert values[f"tx_lc_{kind}_seconds"] == str(round(model["train_seconds"]))
+        for lo, hi, _, accuracy in model["by_length"]:
+            assert values[f"tx_lc_{kind}_{lo}_{hi}"] == str(round(100 * accuracy)), (kind, lo, hi)
+    assert values["tx_lc_minutes"] == str(round(sum(m["train_seconds"] for m in results["models"].values()) / 60))
+
+
+def test_length_curve_values_refuse_unequal_budgets(tmp_path):
+    results = json.loads((ROOT / artefacts.LENGTH_CURVES).read_text(encoding="utf-8"))
+    results["models"]["seq2seq"]["steps"] = 3000
+    path = tmp_path / "length_curves.json"
+    path.write_text(json.dumps(results))
+    with pytest.raises(ValueError, match="different numbers of steps"):
+        artefacts.length_curve_values(path)
+
+
+def test_week1_states_no_accuracy_by_hand():
+    """Every percentage in week 1's prose is a {{ tx_lc_... }} value of the shipped measurement."""
+    prose = _prose(WEEK1)
+    typed = [prose[max(0, m.start() - 40):m.end()] for m in re.finditer(r"(?<![\w.])\d+(\.\d+)?\s?%", prose)]
+    assert not typed, f"{WEEK1} types accuracies by hand (use the tx_lc_ values): {typed}"
+    used = set(re.findall(r"\{\{\s*(tx_lc_\w+)\s*\}\}", (ROOT / WEEK1).read_text(encoding="utf-8")))
+    assert {"tx_lc_steps", "tx_lc_seq2seq_9_10", "tx_lc_transformer_18_20"} <= used, used

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import os
 from pathlib import Path
@@ -28,11 +29,12 @@ from typing import Any, Mapping, Optional
 from txcourse.checkpoint import read_checkpoint_meta
 from txcourse.training import noam_lr, read_history
 
-__all__ = ["TRANSFORMER_CHECKPOINT", "TRANSFORMER_HISTORY", "PREFIX", "smoothed_target", "smoothed_target_entropy",
+__all__ = ["TRANSFORMER_CHECKPOINT", "TRANSFORMER_HISTORY", "LENGTH_CURVES", "PREFIX", "length_curve_values", "smoothed_target", "smoothed_target_entropy",
            "schedule", "schedule_lr", "book_values", "teacher_forced"]
 
 TRANSFORMER_CHECKPOINT = "book/data/numbers-transformer-torch.npz"
 TRANSFORMER_HISTORY = "book/data/numbers-transformer-torch.history.jsonl"
+LENGTH_CURVES = "benchmarks/results/length_curves.json"  # week 1's accuracy by source length (benchmarks/length_curves.py)
 PREFIX = "tx_"  # every substitution name starts with it, so it cannot clash with another extension's
 
 
@@ -88,6 +90,37 @@ def _fmt(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def length_curve_values(path: str | os.PathLike) -> dict[str, str]:
+    """Week 1's numbers from ``benchmarks/results/length_curves.json``, without the prefix.
+
+    For each model kind K (``seq2seq``, ``bahdanau``, ``transformer``): ``lc_K_steps``,
+    ``lc_K_seconds`` (training time), ``lc_K_exact`` (exact match in %, one decimal) and one
+    ``lc_K_LO_HI`` per source-length bucket (exact match in %, rounded); ``lc_steps`` (the one
+    number of steps every model trained for), ``lc_minutes`` (all three together),
+    ``lc_min_len``/``lc_max_len`` (the task's lengths).
+
+    Raises:
+        ValueError: the models did not train for the same number of steps (the comparison's premise).
+    """
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    models = results["models"]
+    values: dict[str, Any] = {"lc_min_len": results["task_kwargs"]["min_len"],
+                              "lc_max_len": results["task_kwargs"]["max_len"]}
+    steps = {model["steps"] for model in models.values()}
+    if len(steps) != 1:
+        raise ValueError(f"{path}: the models trained for different numbers of steps {sorted(steps)}; "
+                         f"week 1 compares them at one budget")
+    values["lc_steps"] = steps.pop()
+    values["lc_minutes"] = round(sum(model["train_seconds"] for model in models.values()) / 60)
+    for kind, model in models.items():
+        values[f"lc_{kind}_steps"] = model["steps"]
+        values[f"lc_{kind}_seconds"] = round(model["train_seconds"])
+        values[f"lc_{kind}_exact"] = f"{100 * model['exact_match']:.1f}"
+        for lo, hi, _count, accuracy in model["by_length"]:
+            values[f"lc_{kind}_{lo}_{hi}"] = round(100 * accuracy)
+    return {name: str(value) for name, value in values.items()}
+
+
 def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
     """The named values the prose may state about the shipped Transformer, as strings (name -> text).
 
@@ -120,6 +153,7 @@ def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
         "final_loss": _fmt(losses[-1]), "min_loss": _fmt(min(losses)),
         "log_every": train["log_every"], "logged_steps": len(history),
     }
+    values.update(length_curve_values(root / LENGTH_CURVES))
     return {PREFIX + k: str(v) for k, v in values.items()}
 
 
