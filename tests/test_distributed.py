@@ -1,15 +1,15 @@
 """Data-parallel training computes the single-process step (txcourse.distributed; book: appendix "Scaling up").
 
-Each run is a ``txcourse train`` subprocess (torchrun with 2 gloo processes, or TensorFlow with 2 logical CPU
-devices, which must be configured before TensorFlow initialises) on a tiny model, dropout 0 (the rule of the
-book: with dropout the replicas draw their own masks). The key projections' biases are not compared: their
-gradient is 0 in exact arithmetic (softmax is shift-invariant, Eq. (1)), so Adam turns rounding noise into
-steps of about lr; they change no output, and the losses are compared too.
+The runs are those of :mod:`txcourse.distributed_check`: a tiny Transformer, dropout 0 (with dropout the
+replicas draw their own masks), a synthetic set whose batches have a short half and a long half, so that the
+replicas hold very different token counts and the mean of per-replica mean losses would fail these tests
+(checked: losses then differ by about 1e-2). One torchrun launch (2 gloo processes) runs the 2-process
+scenarios, the 1-process ones run in this process; one TensorFlow subprocess (2 logical CPU devices, which
+must be configured before TensorFlow initialises) runs both replica counts.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -19,15 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from txcourse.checkpoint import read_checkpoint
 from txcourse.data.batching import Batch
 from txcourse.distributed import check_divisible, shard, target_tokens, tf_config, torchrun_env
+from txcourse.distributed_check import BATCH, compare, mixed_lengths, run
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ["--task", "numbers", "--batch-size", "8", "--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32",
-        "--set", "num_encoder_layers=1", "--set", "num_decoder_layers=1", "--set", "dropout=0.0", "--log-every", "1",
-        "--no-progress", "--cooldown", "0", "--threads", "1", "--warmup", "2", "--lr-factor", "0.02",
-        "--device", "cpu"]
 TOL = 1e-5
 
 
@@ -37,51 +33,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _train(out: Path, framework: str, steps: int, procs: int = 1, replicas: int = 1, extra=()) -> None:
-    cmd = [sys.executable]
-    if procs > 1:
-        cmd += ["-m", "torch.distributed.run", "--nproc-per-node", str(procs), "--master-addr", "127.0.0.1",
-                "--master-port", str(_free_port())]
-    cmd += ["-m", "txcourse", "train", "--framework", framework, "--steps", str(steps), "--out", str(out), *TINY,
-            *extra] + (["--replicas", str(replicas)] if replicas > 1 else [])
+def _check(cmd: list[str]) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    env.pop("WORLD_SIZE", None)
+    result = subprocess.run([sys.executable, *cmd], env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
 
 
-def _losses(out: Path) -> np.ndarray:
-    return np.array([json.loads(line)["loss"] for line in (out / "history.jsonl").read_text().splitlines()])
-
-
-def _weights(out: Path) -> dict[str, np.ndarray]:
-    meta, arrays = read_checkpoint(str(out / "model.npz"))
-    return {k: v for k, v in arrays.items() if k.startswith("model/") and v.dtype.kind == "f"
-            and not (k.endswith("w_k.bias") or k.endswith("w_k/bias"))}
-
-
 def _assert_same(a: Path, b: Path) -> None:
-    la, lb = _losses(a), _losses(b)
-    assert la.shape == lb.shape and np.abs(la - lb).max() < TOL, (la, lb)
-    wa, wb = _weights(a), _weights(b)
-    assert wa.keys() == wb.keys() and wa
-    worst = max((float(np.abs(wa[k] - wb[k]).max()), k) for k in wa)
-    assert worst[0] < TOL, f"largest weight difference {worst}"
+    diff = compare(a, b)
+    assert diff["loss"] < TOL and diff["weight"] < TOL, diff
+
+
+def test_the_halves_hold_unequal_token_counts():
+    from txcourse.training import BatchStream
+    stream = BatchStream(mixed_lengths(), BATCH, None, 0)
+    for _ in range(4):
+        batch = next(stream)
+        halves = [target_tokens(shard(batch, r, 2)) for r in range(2)]
+        assert halves[1] >= 1.5 * halves[0], halves  # else a wrong averaging could pass
 
 
 def test_torch_two_processes_match_one(tmp_path):
-    _train(tmp_path / "one", "torch", 4)
-    _train(tmp_path / "two", "torch", 4, procs=2)
-    _assert_same(tmp_path / "one", tmp_path / "two")
-    # resume across process counts: 2 processes for 2 steps, then 1 process to step 4
-    _train(tmp_path / "cut", "torch", 2, procs=2)
-    _train(tmp_path / "cut", "torch", 4, extra=["--resume"])
-    _assert_same(tmp_path / "one", tmp_path / "cut")
+    _check(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
+            str(_free_port()), "-m", "txcourse.distributed_check", "--framework", "torch", "--out", str(tmp_path)])
+    run("torch", tmp_path)  # 1 process: 'full-1', and 'resumed-1' from the 2 processes' 'cut-2'
+    _assert_same(tmp_path / "full-1.npz", tmp_path / "full-2.npz")
+    _assert_same(tmp_path / "full-1.npz", tmp_path / "resumed-1.npz")  # resume across process counts
 
 
 def test_tf_two_replicas_match_one(tmp_path):
-    _train(tmp_path / "one", "tf", 4)
-    _train(tmp_path / "two", "tf", 4, replicas=2)
-    _assert_same(tmp_path / "one", tmp_path / "two")
+    _check(["-m", "txcourse.distributed_check", "--framework", "tf", "--replicas", "2", "--no-resume",
+            "--out", str(tmp_path)])
+    _assert_same(tmp_path / "full-1.npz", tmp_path / "full-2.npz")
 
 
 def _batch(rows: list[list[int]]) -> Batch:
