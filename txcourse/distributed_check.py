@@ -46,7 +46,7 @@ VOCAB = 12
 def mixed_lengths(seed: int = 0) -> EncodedPairs:
     """16 pairs of target lengths 1, 9, 10 and 18 (4 each): sorted into batches of 8 by length, each batch is
     4 short rows then 4 long ones, so with 2 replicas one holds (1+1)*4 = 8 target tokens (with <eos>) and the
-    other 11*4 = 44 (first batch), or 11*4 = 44 and 19*4 = 76 (second)."""
+    other 10*4 = 40 (first batch), or 11*4 = 44 and 19*4 = 76 (second)."""
     rng = np.random.default_rng(seed)
     src, tgt = [], []
     for length in (1, 9, 10, 18):
