@@ -209,7 +209,7 @@ class Trainer:
     def train_step(self, batch: Batch) -> dict[str, float]:
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
 
-        With N replicas ``batch`` is the global batch: this replica trains on
+        With N replicas ``batch`` is the global batch: each replica trains on
         its rows (:func:`~txcourse.distributed.shard`) and the loss and
         accuracy returned are those of the whole batch. ``stop`` is True when
         any replica was asked to stop (a signal, ``max_seconds``), so all stop
