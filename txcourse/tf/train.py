@@ -369,7 +369,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            out_of_time = out["stop"]  # agreed by every replica: all stop after the same step
+            # agreed by every replica (all stop after the same step); alone, a request made during the step counts
+            out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
