@@ -1,4 +1,4 @@
-"""Training throughput and model FLOP utilisation (MFU) of the base Transformer on one CUDA GPU (PyTorch).
+"""Training throughput and model FLOP utilisation (MFU) of the base Transformer on CUDA GPUs (PyTorch).
 
 The model is ``txcourse.torch.Transformer`` with the TransformerConfig
 defaults (the paper's base model: d_model 512, 8 heads, 6+6 layers, d_ff
@@ -49,13 +49,22 @@ tokens/s counts source + target positions (B x (S + T)) per second.
 Without a CUDA GPU the script prints that it skips and exits 0;
 ``--dry-run`` prints the formula and the counts only (runs anywhere).
 
-    python benchmarks/gpu_mfu.py [--batch 64] [--length 128] [--tgt-length T] [--vocab 37000]
+Several GPUs: start it under ``torchrun --standalone --nproc-per-node N``
+(book: appendix "Scaling up"). Each process drives GPU LOCAL_RANK with
+``--batch`` sentences (the global batch is N x batch), the model wrapped in
+``DistributedDataParallel`` (nccl; gradients all-reduced in backward);
+tokens/s and TFLOP/s are the totals over the N GPUs, MFU is against N x the
+peak, and process 0 prints. With fewer GPUs than processes it stops with a
+message naming both counts.
+
+    [torchrun --standalone --nproc-per-node N] python benchmarks/gpu_mfu.py [--batch 64] [--length 128] [--tgt-length T] [--vocab 37000]
         [--repeats 5] [--steps 10] [--warmup 5] [--peak-tflops X] [--tf32] [--variants ...] [--dry-run]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -189,7 +198,10 @@ class Variant:
         self.name = name
         self.loss_fn = label_smoothed_cross_entropy
         self.model = Transformer(cfg.replace(fused="fused" in name)).cuda().train()
-        self.forward = torch.compile(self.model, mode=compile_mode) if "compile" in name else self.model
+        net = self.model
+        if torch.distributed.is_initialized():  # torchrun: all-reduce the gradients across the GPUs
+            net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=[torch.cuda.current_device()])
+        self.forward = torch.compile(net, mode=compile_mode) if "compile" in name else net
         self.amp = "bf16" in name
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
         self.src, self.tgt_in, self.tgt_out = data
@@ -209,12 +221,14 @@ class Variant:
 def run(cfg: TransformerConfig, args: argparse.Namespace, flops: dict[str, float]) -> None:
     import torch
 
-    name = torch.cuda.get_device_name(0)
+    gpus = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    name = torch.cuda.get_device_name()
     peak = peak_flops(name, args.peak_tflops)
+    peak = peak * gpus if peak else None  # the N GPUs' peak
     if args.tf32:
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(torch.distributed.get_rank() if gpus > 1 else 0)  # each GPU its own sentences
     b, s, t = args.batch, args.length, args.tgt_length
     src = torch.from_numpy(rng.integers(4, cfg.src_vocab_size, size=(b, s))).cuda()  # no padding: every FLOP counts
     words = rng.integers(4, cfg.tgt_vocab_size, size=(b, t))
@@ -248,10 +262,11 @@ def run(cfg: TransformerConfig, args: argparse.Namespace, flops: dict[str, float
             torch.cuda.synchronize()
             times[v.name].append((time.perf_counter() - start) / args.steps)
 
-    print(f"\n### Training step on {name}: PyTorch {torch.__version__}, CUDA {torch.version.cuda}\n")
+    on = f"{gpus} x {name} (DistributedDataParallel, nccl)" if gpus > 1 else name
+    print(f"\n### Training step on {on}: PyTorch {torch.__version__}, CUDA {torch.version.cuda}\n")
     print(f"base model (d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+"
           f"{cfg.num_decoder_layers} layers, d_ff {cfg.d_ff}, vocab {cfg.tgt_vocab_size}), batch {b} x {s} source + "
-          f"{t} target tokens, dropout {cfg.dropout}, Adam; {flops['total'] / 1e12:.3f} TFLOP per step; median of "
+          f"{t} target tokens{f' per GPU' if gpus > 1 else ''}, dropout {cfg.dropout}, Adam; {flops['total'] / 1e12:.3f} TFLOP per step; median of "
           f"{args.repeats} repeats of {args.steps} steps after {args.warmup} warm-up steps; MFU against "
           + (f"{peak / 1e12:.0f} TFLOP/s (dense bf16)" if peak else "an unknown peak (give --peak-tflops)")
           + ("; fp32 with TF32 matmuls" if args.tf32 else "") + ".\n")
@@ -261,12 +276,34 @@ def run(cfg: TransformerConfig, args: argparse.Namespace, flops: dict[str, float
     base = statistics.median(times[variants[0].name])
     for v in variants:
         step = statistics.median(times[v.name])
-        achieved = flops["total"] / step
+        achieved = gpus * flops["total"] / step  # all GPUs
         mfu = f"{100 * achieved / peak:.1f}%" if peak else "n/a"
-        print(f"| {LABELS[v.name]} | {1000 * step:.1f} | {b * (s + t) / step:,.0f} | {achieved / 1e12:.1f} | {mfu} | "
+        print(f"| {LABELS[v.name]} | {1000 * step:.1f} | {gpus * b * (s + t) / step:,.0f} | {achieved / 1e12:.1f} | {mfu} | "
               f"{base / step:.2f}x | {peak_mem[v.name] / 2 ** 30:.2f} | {float(v.last_loss):.3f} | "
               f"{compile_s[v.name]:.1f} |")
-    print(f"\n'vs fp32': speed-up over the first row ({LABELS[variants[0].name]}).")
+    print(f"\n'vs fp32': speed-up over the first row ({LABELS[variants[0].name]})."
+          + (f" tokens/s and TFLOP/s: all {gpus} GPUs; peak memory: per GPU." if gpus > 1 else ""))
+
+
+def start_gpus() -> int:
+    """Under torchrun: check there is a GPU for every local process, take GPU LOCAL_RANK, join the nccl group
+    and silence the other processes' output. Returns the number of processes (1 without torchrun)."""
+    import torch
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 1
+    local, local_world = int(os.environ.get("LOCAL_RANK", "0")), int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    count = torch.cuda.device_count()
+    if local_world > count:
+        raise SystemExit(f"gpu_mfu.py: torchrun started {local_world} processes on this machine but PyTorch sees "
+                         f"{count} CUDA GPU(s); use --nproc-per-node {count}" + (" (or run without torchrun)"
+                                                                                 if count <= 1 else ""))
+    torch.cuda.set_device(local)
+    torch.distributed.init_process_group("nccl")
+    if torch.distributed.get_rank():
+        sys.stdout = open(os.devnull, "w")  # process 0 prints
+    return world
 
 
 def main() -> None:
@@ -300,6 +337,7 @@ def main() -> None:
             print("no CUDA GPU (torch.cuda.is_available() is False): skipped. "
                   "`python benchmarks/gpu_mfu.py --dry-run` prints the FLOP count.")
             return
+        start_gpus()
     flops = print_flops(cfg, args)
     if args.dry_run:
         b, s, t = 2, 8, 6
@@ -308,6 +346,8 @@ def main() -> None:
               f"torch.utils.flop_counter {counted:.6e}: {'equal' if counted == formula else 'DIFFERENT'}")
         return
     run(cfg, args, flops)
+    if not args.dry_run and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -33,5 +33,7 @@ bench: $(VENV_STAMP)
 	  $(PY) benchmarks/train_step.py $(BENCH_CPU); \
 	  $(PY) benchmarks/beam_search.py $(BENCH_CPU); \
 	  $(PY) benchmarks/gpu_mfu.py $(BENCH_FLAG); \
+	  echo; echo '### Data-parallel training on the CPU: 1 vs 2 torchrun processes'; echo; \
+	  $(PY) benchmarks/distributed_throughput.py $(if $(BENCH_QUICK),--steps 4,); \
 	} | tee $(BENCH_RESULTS)
 	@echo "==> tables written to $(BENCH_RESULTS)"

@@ -8,6 +8,13 @@ traceback. ``train`` keeps work: it refuses to replace a checkpoint unless
 told (``--resume``, ``--overwrite``), and on SIGINT (Ctrl-C) or SIGTERM it
 saves a checkpoint at the current step and exits with status 128 + the
 signal number (130, 143).
+
+Data-parallel training (book: appendix "Scaling up"): PyTorch under
+``torchrun --nproc-per-node N -m txcourse train ...``; TensorFlow with
+``--replicas N`` (MirroredStrategy over N GPUs, or N logical CPU devices
+with ``--device cpu``) or across workers described by ``TF_CONFIG``
+(MultiWorkerMirroredStrategy). ``--batch-size`` is the global batch; only
+the first process writes the checkpoint, history and messages.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import argparse
 import contextlib
 import dataclasses
 import ast
+import importlib
 import json
 import math
 import os
@@ -141,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
     train.add_argument("--override", action="store_true", help="with --resume: continue with settings other than "
                        "the checkpoint's (batch size, seed, learning rate, model, task ...)")
+    train.add_argument("--replicas", type=_count(1), default=1, help="TensorFlow: data-parallel over this many "
+                       "devices of this machine (MirroredStrategy: GPUs, or logical CPU devices with --device cpu); "
+                       "PyTorch: start 'torchrun --nproc-per-node N -m txcourse train ...' instead; --batch-size "
+                       "stays the global batch")
     train.add_argument("--threads", type=_count(1), default=None, help="CPU threads for the framework "
                        "(default: its own choice, usually one per core)")
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -364,7 +376,7 @@ def _stop_on_signals(trainer: Any):
 def _train(args: argparse.Namespace) -> int:
     from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint_meta
     from txcourse.experiment import backend, default_model_config, prepare_task, set_threads
-    from txcourse.training import TrainConfig, remove_stale_temporaries
+    from txcourse.training import TrainConfig
 
     if args.task not in TASKS:
         raise ValueError(f"unknown task {args.task!r}; choose one of {sorted(TASKS)}")
@@ -397,16 +409,37 @@ def _train(args: argparse.Namespace) -> int:
         set_threads(args.threads, [args.framework])  # before the framework runs anything
     fw = backend(args.framework)
     _check_device(fw, args.device)
+    train = importlib.import_module(f"txcourse.{args.framework}.train")
+    replicas = train.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
+    try:
+        return _train_replicas(args, fw, replicas, config, model_config, prepared, task, out, checkpoint)
+    finally:
+        train.end_data_parallel()
+
+
+def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
+                    prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
+    """The training part of :func:`_train`, in every process of a data-parallel run (one writes)."""
+    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.distributed import check_divisible
+    from txcourse.training import remove_stale_temporaries
+
+    check_divisible(config.batch_size, replicas.count)
     _check_writable(out)
-    for path in (checkpoint, out / "history.jsonl"):
-        remove_stale_temporaries(path)
+    if replicas.writer:
+        for path in (checkpoint, out / "history.jsonl"):
+            remove_stale_temporaries(path)
     fw.set_seed(args.seed)
     metadata = {"task": task,
                 "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
-    trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
-                         config, history_path=str(out / "history.jsonl"), metadata=metadata)
+    with replicas.scope():  # TensorFlow: the model's variables are mirrored on every replica
+        trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
+                             config, history_path=str(out / "history.jsonl"), metadata=metadata)
     if args.resume:
         trainer.load(str(checkpoint))
+    if replicas.count > 1 and replicas.writer:
+        print(f"txcourse: data-parallel: {replicas.describe()}, global batch {config.batch_size}",
+              file=sys.stderr)
     start = time.perf_counter()
     try:
         with _stop_on_signals(trainer) as received:
@@ -415,6 +448,8 @@ def _train(args: argparse.Namespace) -> int:
         kept = (f"the last good checkpoint {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) "
                 f"is kept" if checkpoint.is_file() else "no checkpoint was written")
         raise ValueError(f"{err}; {kept}") from None
+    if not replicas.writer:
+        return 128 + received[0] if received else 0
     if received:
         print(f"txcourse: stopped by {signal.Signals(received[0]).name} at step {trainer.step}: saved checkpoint "
               f"{checkpoint}; add --resume to the same command to continue", file=sys.stderr)

@@ -4,6 +4,13 @@
 (Transformer, Bahdanau GRU, GRU without attention), with gradient clipping,
 mixed precision on a GPU, a tqdm progress bar, a history file, atomic
 checkpoints and an exact resume.
+
+Data-parallel (book: appendix "Scaling up"; :mod:`txcourse.distributed`):
+:func:`data_parallel` makes a ``tf.distribute`` strategy (MirroredStrategy
+over this machine's devices, MultiWorkerMirroredStrategy across the workers
+of ``TF_CONFIG``) and a Trainer built in its scope runs its step on every
+replica; N replicas with B/N sentences each then take the steps of one
+replica with batch B.
 """
 
 from __future__ import annotations
@@ -23,13 +30,15 @@ from txcourse.checkpoint import (check_checkpoint, check_resumable, check_weight
                                  write_checkpoint)
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.distributed import SINGLE, Replicas, check_divisible, target_tokens, tf_config
 from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, diverged
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
 
-__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed"]
+__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed", "data_parallel",
+           "end_data_parallel"]
 
 FRAMEWORK = "tf"
 
@@ -83,6 +92,67 @@ def set_seed(seed: int) -> None:
     TensorFlow: ``keras.utils.set_random_seed`` (it also resets Keras' global seed generator).
     """
     keras.utils.set_random_seed(seed)
+
+
+def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
+    """Join the data-parallel run this process was started in; a :class:`~txcourse.distributed.Replicas`.
+
+    Call it before building the model; build the model and the Trainer inside
+    ``replicas.scope()``. ``replicas`` is the number of model replicas this
+    process runs.
+
+    TensorFlow: with ``TF_CONFIG`` set, a ``MultiWorkerMirroredStrategy``
+    across its workers (each with its GPUs, or its CPU; the chief, worker 0,
+    writes); else ``replicas`` > 1 makes a ``MirroredStrategy`` over the first
+    ``replicas`` GPUs, or, with ``device`` 'cpu', over as many logical CPU
+    devices (this must run before TensorFlow initialises its devices).
+    """
+    cluster = tf_config()
+    if cluster is not None:
+        if replicas != 1:
+            raise ValueError(f"--replicas {replicas}: with TF_CONFIG set, MultiWorkerMirroredStrategy runs on every "
+                             f"GPU (or the CPU) of each worker; drop --replicas")
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        return _current_replicas(strategy)
+    if replicas == 1:
+        return SINGLE
+    if _gpu_index(device) is None and device != "auto" or not tf.config.list_physical_devices("GPU"):
+        if device not in ("cpu", "auto") and not device.upper().startswith("/CPU"):
+            raise ValueError(f"--replicas {replicas} --device {device}: TensorFlow sees no GPU here")
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        try:
+            tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
+        except RuntimeError:  # already initialised: use the logical devices it has, if enough
+            pass
+        names = [d.name for d in tf.config.list_logical_devices("CPU")]
+    else:
+        names = [d.name for d in tf.config.list_logical_devices("GPU")]
+    if len(names) < replicas:
+        raise ValueError(f"--replicas {replicas}: TensorFlow has {len(names)} device(s) of that kind here "
+                         f"({', '.join(names) or 'none'}); use at most {len(names)}")
+    return _current_replicas(tf.distribute.MirroredStrategy(names[:replicas]))
+
+
+def end_data_parallel() -> None:
+    """Leave the data-parallel run (PyTorch: destroy the process group), once training is over.
+
+    TensorFlow: nothing to do; the strategy ends with the process.
+    """
+
+
+def _current_replicas(strategy: Optional[tf.distribute.Strategy] = None) -> Replicas:
+    """The strategy given, else the one whose scope is open; SINGLE for none (or one replica)."""
+    if strategy is None and not tf.distribute.has_strategy():
+        return SINGLE
+    strategy = strategy or tf.distribute.get_strategy()
+    cluster = tf_config() if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) else None
+    workers, index = (cluster["workers"], cluster["index"]) if cluster else (1, 0)
+    count = strategy.num_replicas_in_sync
+    if count == 1 and workers == 1:
+        return SINGLE
+    local = count // workers
+    return Replicas(count=count, first=index * local, local=local, process_index=index, process_count=workers,
+                    engine=strategy)
 
 
 def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
@@ -150,11 +220,16 @@ class Trainer:
         self.device = resolve_device(config.device)
         self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
         self.pad_id = model_config.get("pad_id", 0)
+        self.replicas = _current_replicas()  # the strategy whose scope this Trainer is built in (data_parallel)
+        check_divisible(config.batch_size, self.replicas.count)
+        if self.replicas.count > 1:
+            _check_mirrored(model)
         width = _schedule_width(kind, model_config)
         self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
-        self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
-                                               beta_2=config.adam_betas[1], epsilon=config.adam_eps)
-        self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
+        with self.replicas.scope():
+            self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
+                                                   beta_2=config.adam_betas[1], epsilon=config.adam_eps)
+            self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
         self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
         self.step = 0
         self.history_path = history_path
@@ -164,7 +239,12 @@ class Trainer:
         self.amp_policy = self._amp_policy()
         # No Python control flow depends on tensors, so autograph is off (faster tracing).
         jit = uses_xla(bool(model_config.get("fused", False)), self.device)
-        if kind == "transformer":  # one graph for every batch shape (B, T): the same numerics after a resume
+        self._deadline: Optional[float] = None  # time.perf_counter() at which fit() stops (max_seconds)
+        if self.replicas.count > 1:  # the step of each replica runs inside strategy.run; only its gradients in XLA
+            self._gradients = tf.function(self._replica_gradients, autograph=False, jit_compile=jit)
+            self._step = tf.function(self._distributed_step, input_signature=[tf.TensorSpec((None, None), tf.int64)]
+                                     * 3 + [tf.TensorSpec((), tf.float32)], autograph=False, reduce_retracing=True)
+        elif kind == "transformer":  # one graph for every batch shape (B, T): the same numerics after a resume
             self._step = tf.function(self._train_step, input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3,
                                      autograph=False, jit_compile=jit)
         else:  # the GRU decoder loops over a known length: one graph per batch shape
@@ -180,15 +260,30 @@ class Trainer:
         return "mixed_bfloat16" if details.get("compute_capability", (0, 0)) >= (8, 0) else None
 
     def train_step(self, batch: Batch) -> dict[str, float]:
-        """One optimizer step on ``batch``; returns loss, accuracy, tokens and learning rate."""
+        """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
+
+        With N replicas ``batch`` is the global batch: each replica trains on
+        its rows (:func:`~txcourse.distributed.shard`) and the loss and
+        accuracy returned are those of the whole batch. ``stop`` is True when
+        any replica was asked to stop (a signal, ``max_seconds``), so all stop
+        after the same step.
+        """
         src = tf.constant(batch.src, tf.int64)  # (B, T_src)
         tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
         tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
         lr = float(self.schedule(self.optimizer.iterations))
+        stop = self.stop_requested or (self._deadline is not None and time.perf_counter() > self._deadline)
+        if self.replicas.count > 1:
+            total = target_tokens(batch)  # non-pad target tokens of the global batch
+            with _autocast(self.model, self.amp_policy):
+                loss_sum, correct, stops = self._step(src, tgt_in, tgt_out, tf.constant(float(stop)))
+            self.step += 1
+            return {"loss": float(loss_sum) / max(total, 1), "accuracy": float(correct) / max(total, 1),
+                    "tokens": total, "lr": lr, "stop": float(stops) > 0}
         with tf.device(self.device), _autocast(self.model, self.amp_policy):
             loss, count, accuracy = self._step(src, tgt_in, tgt_out)
         self.step += 1
-        return {"loss": float(loss), "accuracy": float(accuracy), "tokens": int(count), "lr": lr}
+        return {"loss": float(loss), "accuracy": float(accuracy), "tokens": int(count), "lr": lr, "stop": stop}
 
     def _train_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor
                     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -196,11 +291,55 @@ class Trainer:
         with tf.GradientTape() as tape:
             logits = self.model(src, tgt_in, training=True)  # (B, T_tgt, V)
             loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
-        gradients = tape.gradient(loss, self.model.trainable_variables)
+        # Dense: the embeddings' IndexedSlices hold one row per token occurrence, and the global norm of those
+        # rows is not the norm of the gradient (PyTorch's clip_grad_norm_ takes the dense gradient's).
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss, self.model.trainable_variables)]
         if self.config.clip_norm is not None:
             gradients, _ = tf.clip_by_global_norm(gradients, self.config.clip_norm)
         self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
         return loss, count, token_accuracy(logits, tgt_out, self.pad_id)
+
+    def _distributed_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
+                          ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """The compiled step with N replicas: each runs :meth:`_replica_step`; returns the sums over replicas
+        of the token losses, of the correct tokens and of the stop flags."""
+        strategy = self.replicas.engine
+        loss_sum, correct, stops = strategy.run(self._replica_step, args=(src, tgt_in, tgt_out, stop))
+        return (strategy.reduce(tf.distribute.ReduceOp.SUM, loss_sum, axis=None),
+                strategy.reduce(tf.distribute.ReduceOp.SUM, correct, axis=None),
+                strategy.experimental_local_results(stops)[0])  # already summed over the replicas
+
+    def _replica_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
+                      ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """One replica's part: its rows of the global batch, the summed gradients, clipping, Adam."""
+        context = tf.distribute.get_replica_context()
+        n = context.num_replicas_in_sync
+        total = tf.reduce_sum(tf.cast(tf.not_equal(tgt_out, self.pad_id), tf.float32))  # tokens of the global batch
+        src, tgt_in, tgt_out = _shard(src, tgt_in, tgt_out, context.replica_id_in_sync_group, n, self.pad_id)
+        loss_sum, correct, gradients = self._gradients(src, tgt_in, tgt_out, total)
+        # Replica r's gradient is that of S_r / total; their sum is the gradient of the global batch's loss.
+        gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
+        if self.config.clip_norm is not None:  # the global norm of the summed gradient, as with one replica
+            gradients, _ = tf.clip_by_global_norm(gradients, self.config.clip_norm)
+        # Keras 3 sums the replicas' gradients again inside apply_gradients: hand it each replica's 1/N share.
+        gradients = [g / n for g in gradients]
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
+        flags = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(stop))  # > 0: some replica stops
+        return loss_sum, correct, flags
+
+    def _replica_gradients(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, total: tf.Tensor
+                           ) -> tuple[tf.Tensor, tf.Tensor, list]:
+        """Forward and backward on one replica's rows: the sum of its token losses, its correct tokens and the
+        gradient of (its token losses) / ``total``."""
+        with tf.GradientTape() as tape:
+            logits = self.model(src, tgt_in, training=True)  # (B/N, T_tgt, V)
+            loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
+            loss_sum = loss * tf.cast(tf.maximum(count, 1), tf.float32)  # S_r
+            share = loss_sum / tf.maximum(total, 1.0)  # S_r / n
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(share, self.model.trainable_variables)]  # dense
+        keep = tf.not_equal(tgt_out, self.pad_id)  # (B/N, T_tgt)
+        hits = tf.equal(tf.argmax(logits, axis=-1, output_type=tgt_out.dtype), tgt_out) & keep  # (B/N, T_tgt)
+        return loss_sum, tf.reduce_sum(tf.cast(hits, tf.float32)), gradients
 
     def fit(self, steps: Optional[int] = None, checkpoint_path: Optional[str] = None) -> list[dict[str, Any]]:
         """Train until ``steps`` optimizer steps in total (default ``config.steps``).
@@ -212,11 +351,13 @@ class Trainer:
         """
         target = self.config.steps if steps is None else steps
         if self.history is None:
-            self.history = History(self.history_path, resume_step=self._resume_step)
+            path = self.history_path if self.replicas.writer else None  # one process writes the history
+            self.history = History(path, resume_step=self._resume_step)
         totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
         start = began = time.perf_counter()
+        self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
         bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
-                   disable=not self.config.progress, dynamic_ncols=True)
+                   disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
         while self.step < target:
             out = self.train_step(next(self.stream))
             if not math.isfinite(out["loss"]):
@@ -228,8 +369,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            out_of_time = self.stop_requested or (self.config.max_seconds is not None
-                                                  and time.perf_counter() - began > self.config.max_seconds)
+            # agreed by every replica (all stop after the same step); alone, a request made during the step counts
+            out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
@@ -246,10 +387,14 @@ class Trainer:
         return self.history.records
 
     def _save_finite(self, path: str) -> None:
-        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one."""
+        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one.
+
+        With several processes only the writer (the chief) saves; the weights are the same in every one.
+        """
         if not all(np.isfinite(v.numpy()).all() for v in self.model.trainable_variables):
             raise FloatingPointError(diverged("a weight is not finite", self.step, self.config))
-        self.save(path)
+        if self.replicas.writer:
+            self.save(path)
 
     def save(self, path: str) -> None:
         """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
@@ -283,6 +428,32 @@ def _num_heads(model: keras.Model, config: dict[str, Any]) -> int:
     if len(heads) != 1:
         raise ValueError(f"expected one number of heads in the model, found {sorted(heads)}")
     return heads.pop()
+
+
+def _shard(src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, index: tf.Tensor, count: int, pad_id: int
+           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """:func:`txcourse.distributed.shard` in TensorFlow ops: replica ``index``'s rows of the global batch.
+
+    Shape:
+        (B, T) each; returns (ceil or floor of B / count, T) each, at least one row (a row of padding
+        targets, which counts for nothing, when B < count leaves this replica none).
+    """
+    rows = tf.shape(src)[0]
+    base, extra = rows // count, rows % count  # the first `extra` replicas take one row more
+    index = tf.cast(index, tf.int32)
+    start = index * base + tf.minimum(index, extra)
+    size = base + tf.cast(index < extra, tf.int32)
+    take = tf.minimum(tf.range(start, start + tf.maximum(size, 1)), rows - 1)  # (B/N,)
+    targets = tf.where(size > 0, tf.gather(tgt_out, take), tf.cast(pad_id, tgt_out.dtype))
+    return tf.gather(src, take), tf.gather(tgt_in, take), targets
+
+
+def _check_mirrored(model: keras.Model) -> None:
+    """A model for several replicas must be built inside ``replicas.scope()`` (its variables mirrored)."""
+    plain = [v.path for v in model.variables if not isinstance(getattr(v, "value", v), tf.distribute.DistributedValues)]
+    if plain or not model.variables:
+        raise ValueError(f"the model's variables are not mirrored ({plain[:3] or 'none built'}): build the model "
+                         f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))")
 
 
 def _reseed_dropout(model: keras.Model) -> None:

@@ -4,6 +4,12 @@
 (Transformer, Bahdanau GRU, GRU without attention), with gradient clipping,
 mixed precision on a GPU, a tqdm progress bar, a history file, atomic
 checkpoints and an exact resume.
+
+Data-parallel (book: appendix "Scaling up"; :mod:`txcourse.distributed`):
+started by ``torchrun``, :func:`data_parallel` joins the process group
+(``nccl`` on a GPU, ``gloo`` on the CPU) and the Trainer wraps the model in
+``DistributedDataParallel``; N processes with B/N sentences each then take
+the steps of one process with batch B.
 """
 
 from __future__ import annotations
@@ -12,23 +18,28 @@ import io
 import math
 import random
 import time
+from datetime import timedelta
 from typing import Any, Optional
 
 import numpy as np
 import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
 from txcourse.checkpoint import (bytes_to_array, check_checkpoint, check_resumable, check_weights, heads_array,
                                  read_checkpoint, write_checkpoint)
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.distributed import SINGLE, Replicas, check_divisible, shard, target_tokens, torchrun_env
 from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, diverged, noam_lr
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
 
-__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed"]
+__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed", "data_parallel",
+           "end_data_parallel"]
 
 FRAMEWORK = "torch"
 
@@ -74,6 +85,53 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
+    """Join the data-parallel run this process was started in; a :class:`~txcourse.distributed.Replicas`.
+
+    Call it before building the model; build the model and the Trainer inside
+    ``replicas.scope()``. ``replicas`` is the number of model replicas this
+    process runs.
+
+    PyTorch: one replica per process, the processes started by ``torchrun
+    --nproc-per-node N`` (``--nnodes`` for several machines), which sets RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT. Under torchrun this
+    initialises ``torch.distributed`` (backend ``nccl`` when ``device`` is a
+    GPU, each process on GPU LOCAL_RANK; ``gloo`` on the CPU); without it,
+    plain training. ``replicas`` must be 1: torchrun chooses the count.
+    """
+    if replicas != 1:
+        raise ValueError(f"--replicas {replicas}: PyTorch runs one replica per process; start N processes with "
+                         f"'torchrun --nproc-per-node N -m txcourse train ...' instead")
+    env = torchrun_env()
+    if env is None or env["world_size"] == 1:
+        return SINGLE
+    if not dist.is_initialized():
+        gpu = resolve_device(device).type == "cuda"
+        if gpu:
+            torch.cuda.set_device(env["local_rank"] % torch.cuda.device_count())
+        dist.init_process_group("nccl" if gpu else "gloo", timeout=timedelta(minutes=10))
+    return _current_replicas()
+
+
+def end_data_parallel() -> None:
+    """Leave the data-parallel run (PyTorch: destroy the process group), once training is over."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _current_replicas() -> Replicas:
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return SINGLE
+    rank, world = dist.get_rank(), dist.get_world_size()
+    return Replicas(count=world, first=rank, local=1, process_index=rank, process_count=world,
+                    engine=dist.get_backend())
+
+
+def _replica_seed(seed: int, replica: int, step: int) -> int:
+    """The dropout stream of replica > 0: its own, from (seed, replica, step), so replicas never share masks."""
+    return int(np.random.SeedSequence([seed, replica, step]).generate_state(1)[0])
 
 
 def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
@@ -132,7 +190,16 @@ class Trainer:
         self.stop_requested = False  # set (by a signal handler) to stop fit() after the current step
         self.amp_dtype = self._amp_dtype()
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
+        self.replicas = _current_replicas()  # the process group this Trainer runs in (data_parallel)
+        check_divisible(config.batch_size, self.replicas.count)
+        self.net = self.model  # what the step calls: the model, or DistributedDataParallel around it
+        if self.replicas.count > 1:  # broadcasts process 0's weights; averages the gradients in backward()
+            self.net = DistributedDataParallel(self.model, device_ids=[self.device.index or 0]
+                                               if self.device.type == "cuda" else None)
+        self._deadline: Optional[float] = None  # time.perf_counter() at which fit() stops (max_seconds)
         set_seed(config.seed)
+        if self.replicas.first:
+            torch.manual_seed(_replica_seed(config.seed, self.replicas.first, 0))
 
     def _amp_dtype(self) -> Optional[torch.dtype]:
         if not self.config.mixed_precision or self.device.type != "cuda":
@@ -140,18 +207,31 @@ class Trainer:
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
     def train_step(self, batch: Batch) -> dict[str, float]:
-        """One optimizer step on ``batch``; returns loss, accuracy, tokens and learning rate."""
+        """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
+
+        With N replicas ``batch`` is the global batch: each replica trains on
+        its rows (:func:`~txcourse.distributed.shard`) and the loss and
+        accuracy returned are those of the whole batch. ``stop`` is True when
+        any replica was asked to stop (a signal, ``max_seconds``), so all stop
+        after the same step.
+        """
         self.model.train()
-        src = torch.from_numpy(batch.src).to(self.device)  # (B, T_src)
-        tgt_in = torch.from_numpy(batch.tgt_in).to(self.device)  # (B, T_tgt)
-        tgt_out = torch.from_numpy(batch.tgt_out).to(self.device)  # (B, T_tgt)
+        n = self.replicas.count
+        total = target_tokens(batch)  # non-pad target tokens of the global batch
+        part = shard(batch, self.replicas.first, n) if n > 1 else batch
+        src = torch.from_numpy(part.src).to(self.device)  # (B/N, T_src)
+        tgt_in = torch.from_numpy(part.tgt_in).to(self.device)  # (B/N, T_tgt)
+        tgt_out = torch.from_numpy(part.tgt_out).to(self.device)  # (B/N, T_tgt)
         lr = self.scheduler.get_last_lr()[0]
         with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32,
                             enabled=self.amp_dtype is not None):
-            logits = self.model(src, tgt_in)  # (B, T_tgt, V)
+            logits = self.net(src, tgt_in)  # (B/N, T_tgt, V)
         loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
+        # Replica r's share of the global batch's loss is S_r / total (S_r: the sum of its token losses);
+        # DistributedDataParallel averages the N gradients, so each replica scales its share by N.
+        objective = loss * (count.clamp(min=1) * n / max(total, 1)) if n > 1 else loss
         self.optimizer.zero_grad(set_to_none=True)
-        self.scaler.scale(loss).backward()
+        self.scaler.scale(objective).backward()
         if self.config.clip_norm is not None:
             self.scaler.unscale_(self.optimizer)
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
@@ -161,8 +241,17 @@ class Trainer:
         if self.scaler.get_scale() >= scale:  # float16 only: a step skipped for inf/NaN gradients keeps the schedule
             self.scheduler.step()
         self.step += 1
-        return {"loss": loss.item(), "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
-                "tokens": int(count), "lr": lr}
+        stop = self.stop_requested or (self._deadline is not None and time.perf_counter() > self._deadline)
+        if n == 1:
+            return {"loss": loss.item(), "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
+                    "tokens": int(count), "lr": lr, "stop": stop}
+        correct = ((logits.detach().argmax(dim=-1) == tgt_out) & (tgt_out != self.pad_id)).sum()  # ()
+        sums = torch.stack([loss.detach().double() * count, correct.double(), torch.tensor(float(stop),
+                            dtype=torch.float64, device=self.device)])  # (3,): S_r, correct_r, stop_r
+        dist.all_reduce(sums)  # summed over the replicas
+        loss_sum, correct_sum, stops = sums.tolist()
+        return {"loss": loss_sum / max(total, 1), "accuracy": correct_sum / max(total, 1), "tokens": total,
+                "lr": lr, "stop": stops > 0}
 
     def fit(self, steps: Optional[int] = None, checkpoint_path: Optional[str] = None) -> list[dict[str, Any]]:
         """Train until ``steps`` optimizer steps in total (default ``config.steps``).
@@ -174,11 +263,13 @@ class Trainer:
         """
         target = self.config.steps if steps is None else steps
         if self.history is None:
-            self.history = History(self.history_path, resume_step=self._resume_step)
+            path = self.history_path if self.replicas.writer else None  # one process writes the history
+            self.history = History(path, resume_step=self._resume_step)
         totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
         start = began = time.perf_counter()
+        self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
         bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
-                   disable=not self.config.progress, dynamic_ncols=True)
+                   disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
         while self.step < target:
             out = self.train_step(next(self.stream))
             if not math.isfinite(out["loss"]):
@@ -190,8 +281,8 @@ class Trainer:
             elapsed = time.perf_counter() - start
             bar.update(1)
             bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            out_of_time = self.stop_requested or (self.config.max_seconds is not None
-                                                  and time.perf_counter() - began > self.config.max_seconds)
+            # agreed by every replica (all stop after the same step); alone, a request made during the step counts
+            out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
                 self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
                                      "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
@@ -208,10 +299,14 @@ class Trainer:
         return self.history.records
 
     def _save_finite(self, path: str) -> None:
-        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one."""
+        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one.
+
+        With several processes only the writer (process 0) saves; the weights are the same in every one.
+        """
         if not all(torch.isfinite(p).all() for p in self.model.parameters()):
             raise FloatingPointError(diverged("a weight is not finite", self.step, self.config))
-        self.save(path)
+        if self.replicas.writer:
+            self.save(path)
 
     def save(self, path: str) -> None:
         """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
@@ -244,6 +339,8 @@ class Trainer:
         self.step = int(meta["step"])
         self.stream.load_state(meta["stream"])
         self._resume_step, self.history = self.step, None
+        if self.replicas.first:  # the checkpoint holds process 0's random state; the others draw their own
+            torch.manual_seed(_replica_seed(self.config.seed, self.replicas.first, self.step))
 
 
 def _num_heads(model: torch.nn.Module, config: dict[str, Any]) -> int:

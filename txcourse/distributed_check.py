@@ -1,0 +1,143 @@
+"""Check that data-parallel training computes the single-replica step. Book: appendix "Scaling up".
+
+Trains a tiny Transformer (dropout 0) for a few steps on :func:`mixed_lengths`,
+a synthetic set whose every batch has a short half and a long half, so the
+replicas hold very different numbers of target tokens (n_0 != n_1): the
+mean of per-replica mean losses then differs from the loss of the global
+batch, and only the normalisation by the global token count reproduces the
+single-replica step (:mod:`txcourse.distributed`).
+
+Run (each writes ``OUT/<scenario>.npz``: the step losses and the weights)::
+
+    torchrun --nproc-per-node 2 -m txcourse.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
+    python -m txcourse.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
+    python -m txcourse.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
+
+(``--no-resume`` skips 'cut-2' and 'resumed-1'.) 
+'cut-2' is a checkpoint of 2 replicas after half the steps; 'resumed-1'
+continues it with one replica (when it exists) to the end. ``compare`` gives
+the largest loss and weight differences of two scenarios; tests/test_distributed.py
+requires them below 1e-5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from txcourse.checkpoint import read_checkpoint
+from txcourse.data.batching import EncodedPairs
+from txcourse.experiment import default_model_config, set_threads
+from txcourse.training import TrainConfig
+
+STEPS = 4
+BATCH = 8
+TINY = {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_encoder_layers": 1, "num_decoder_layers": 1,
+        "dropout": 0.0}
+VOCAB = 12
+
+
+def mixed_lengths(seed: int = 0) -> EncodedPairs:
+    """16 pairs of target lengths 1, 9, 10 and 18 (4 each): sorted into batches of 8 by length, each batch is
+    4 short rows then 4 long ones, so with 2 replicas one holds (1+1)*4 = 8 target tokens (with <eos>) and the
+    other 10*4 = 40 (first batch), or 11*4 = 44 and 19*4 = 76 (second)."""
+    rng = np.random.default_rng(seed)
+    src, tgt = [], []
+    for length in (1, 9, 10, 18):
+        for _ in range(4):
+            src.append(rng.integers(3, VOCAB, size=length, dtype=np.int64))
+            tgt.append(rng.integers(3, VOCAB, size=length, dtype=np.int64))
+    return EncodedPairs(src, tgt, np.arange(len(src)))
+
+
+def _config(steps: int) -> TrainConfig:
+    return TrainConfig(steps=steps, batch_size=BATCH, warmup_steps=2, lr_factor=0.02, log_every=1, progress=False,
+                       device="cpu", seed=0)
+
+
+def _run(fw: Any, replicas: Any, steps: int, out: Path, name: str, resume: Path | None = None) -> None:
+    """Train to ``steps`` (from the checkpoint ``resume`` if given) and, in the writing process, save the
+    checkpoint ``out/name.npz`` with the step losses in its metadata."""
+    model_config = default_model_config("transformer", VOCAB, VOCAB, TINY)
+    fw.set_seed(0)
+    with replicas.scope():
+        trainer = fw.Trainer(fw.build_model("transformer", model_config), "transformer", model_config,
+                             mixed_lengths(), _config(steps))
+    if resume is not None:
+        trainer.load(str(resume))
+    records = trainer.fit()
+    trainer.metadata["losses"] = [r["loss"] for r in records]
+    trainer.metadata["first_step"] = records[0]["step"]
+    if replicas.writer:
+        trainer.save(str(out / f"{name}.npz"))
+
+
+def run(framework: str, out: Path, replicas: int = 1, steps: int = STEPS, resume: bool = True) -> None:
+    """The scenarios this process takes part in (see the module docstring); ``resume`` False: no 'cut-N'."""
+    out.mkdir(parents=True, exist_ok=True)
+    set_threads(1, [framework])
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    group = train.data_parallel("cpu", replicas)  # TensorFlow: the logical CPUs before it initialises
+    try:
+        if framework == "tf" or group.count == 1:
+            from txcourse.distributed import SINGLE
+            _run(train, SINGLE, steps, out, "full-1")
+        if group.count > 1:
+            _run(train, group, steps, out, f"full-{group.count}")
+            if resume:
+                _run(train, group, steps // 2, out, f"cut-{group.count}")
+        cut = sorted(out.glob("cut-*.npz"))
+        if (framework == "tf" or group.count == 1) and cut:
+            from txcourse.distributed import SINGLE
+            _run(train, SINGLE, steps, out, "resumed-1", resume=cut[0])
+    finally:
+        train.end_data_parallel()
+
+
+def compare(a: Path, b: Path) -> dict[str, Any]:
+    """The largest differences of two scenarios: ``loss`` (over the steps both logged) and ``weight`` with its
+    name. The key projections' biases are left out: their gradient is 0 in exact arithmetic (softmax is
+    shift-invariant, Eq. (1)), so Adam turns rounding noise into steps of about lr; they change no output."""
+    (ma, wa), (mb, wb) = read_checkpoint(str(a)), read_checkpoint(str(b))
+    first = max(ma["first_step"], mb["first_step"])
+    la = np.array(ma["losses"][first - ma["first_step"]:])
+    lb = np.array(mb["losses"][first - mb["first_step"]:])
+    if la.shape != lb.shape or not len(la):
+        raise ValueError(f"compare: {a} and {b} logged different steps ({len(la)} and {len(lb)} from step {first})")
+    keep = [k for k in wa if k.startswith("model/") and wa[k].dtype.kind == "f"
+            and not (k.endswith("w_k.bias") or k.endswith("w_k/bias"))]
+    if sorted(keep) != sorted(k for k in wb if k in keep) or not keep:
+        raise ValueError(f"compare: {a} and {b} hold different weights")
+    worst = max((float(np.abs(wa[k] - wb[k]).max()), k) for k in keep)
+    return {"loss": float(np.abs(la - lb).max()), "weight": worst[0], "weight_name": worst[1],
+            "steps": len(la), "losses": la.tolist()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m txcourse.distributed_check", description=__doc__.split("\n")[0])
+    parser.add_argument("--framework", choices=("torch", "tf"), required=True)
+    parser.add_argument("--out", type=Path, required=True, help="folder for the scenario files")
+    parser.add_argument("--replicas", type=int, default=1, help="TensorFlow: logical CPU replicas (torch: use "
+                        "torchrun --nproc-per-node)")
+    parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--no-resume", action="store_true", help="skip the 'cut-N' and 'resumed-1' scenarios")
+    args = parser.parse_args(argv)
+    if args.steps < 2:
+        parser.error(f"--steps must be at least 2 (the cut run takes half), got {args.steps}")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    run(args.framework, args.out, args.replicas, args.steps, resume=not args.no_resume)
+    if args.framework == "tf" or "WORLD_SIZE" not in os.environ:
+        for other in sorted(args.out.glob("*.npz")):
+            if other.stem not in ("full-1",) and not other.stem.startswith("cut") and (args.out / "full-1.npz").exists():
+                print(other.stem, compare(args.out / "full-1.npz", other), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
