@@ -610,3 +610,36 @@ def test_warnings_never_cost_points_and_feedback_hides_hidden_tests(tmp_path):
     assert grading.feedback_leaks('<span class="n">assert</span> f(-3) <span>==</span> -6', hidden) == \
         ["assert f(-3) == -6"]
     assert grading.feedback_leaks("### BEGIN HIDDEN TESTS", hidden) == ["BEGIN HIDDEN TESTS"]
+
+
+def test_no_calls_to_detects_delegation_however_it_is_reached():
+    from txcourse.checks import no_calls_to
+
+    def reference(x):
+        return 2 * x
+
+    class Layer:
+        def __init__(self):
+            self.k = 2
+
+        def forward(self, x):
+            return self.k * x
+
+    class Mine(Layer):  # a subclass that delegates through super()
+        def forward(self, x):
+            return super().forward(x)
+
+    alias = reference
+    with no_calls_to(reference, what="mine"):
+        assert (lambda x: x + x)(3) == 6  # written, not delegated
+    for delegate in (lambda x: alias(x), lambda x: Mine().forward(x)):
+        with pytest.raises(AssertionError, match="calls txcourse's .*write it yourself"):
+            with no_calls_to(reference, Layer, what="mine"):
+                delegate(3)
+    with pytest.raises(AssertionError, match="len"):  # builtins too
+        with no_calls_to(len):
+            len([1])
+    with pytest.raises(ZeroDivisionError):  # the code's own error comes first
+        with no_calls_to(reference):
+            reference(1) / 0
+    assert sys.getprofile() is None
