@@ -78,16 +78,21 @@ class HideHiddenTestOutput(Preprocessor):
     end = "### END HIDDEN TESTS"
 
     def hidden_lines(self, source):
-        inside, hidden, shown = False, set(), set()
+        """The hidden lines (6 characters or more) that the visible part of the cell does not hold."""
+        inside, hidden, shown = False, set(), []
         for line in source.splitlines():
             text = line.strip()
             if self.begin in line:
                 inside = True
             elif self.end in line:
                 inside = False
-            elif len(text) >= 6:
-                (hidden if inside else shown).add(text)
-        return hidden - shown
+            elif inside:
+                if len(text) >= 6:
+                    hidden.add(text)
+            else:
+                shown.append(text)
+        visible = "\n".join(shown)
+        return {line for line in hidden if line not in visible}
 
     def scrub(self, text, hidden):
         lines = []

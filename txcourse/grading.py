@@ -270,22 +270,27 @@ HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 def hidden_test_lines(source_notebook: str | os.PathLike) -> set[str]:
     """The code lines (stripped, 12 characters or more) that only the hidden tests of a source notebook
-    hold: each appears between the hidden-test markers and nowhere else in the notebook."""
+    hold: each appears between the hidden-test markers and nowhere else in the notebook (not even as
+    part of a longer line)."""
     import nbformat
 
     nb = nbformat.read(str(source_notebook), as_version=4)
-    hidden, shown = set(), set()
+    hidden, shown = set(), []
     for cell in nb.cells:
         inside = False
         for line in cell.source.splitlines():
-            text = line.strip()
+            text = " ".join(line.split())
             if HIDDEN_BEGIN in line:
                 inside = True
             elif HIDDEN_END in line:
                 inside = False
-            elif len(text) >= 12:
-                (hidden if inside else shown).add(text)
-    return hidden - shown
+            elif inside:
+                if len(text) >= 12:
+                    hidden.add(text)
+            else:
+                shown.append(text)
+    visible = "\n".join(shown)
+    return {line for line in hidden if line not in visible}
 
 
 def feedback_leaks(html: str, hidden_lines: Iterable[str]) -> list[str]:
@@ -296,7 +301,7 @@ def feedback_leaks(html: str, hidden_lines: Iterable[str]) -> list[str]:
     text = html_module.unescape(re.sub(r"<[^>]*>", "", html))
     text = "\n".join(" ".join(line.split()) for line in text.splitlines())
     found = [marker for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if marker in text]
-    found += sorted(line for line in hidden_lines if " ".join(line.split()) in text)
+    found += sorted(line for line in hidden_lines if line in text)
     return found
 
 
