@@ -29,8 +29,10 @@ CELLS = [
 
         Masking: set the masked scores to the most negative number of their dtype
         (`torch.finfo(scores.dtype).min` / `scores.dtype.min`) before the softmax. The source notes added
-        `mask * -1e9`: in float16 `-1e9` overflows to `-inf` and `0 * -inf` is NaN, so every score becomes
-        NaN under mixed precision (errata E6); the hidden tests run your function in float16. After the
+        `mask * -1e9`: TensorFlow rounds `-1e9` to float16 first, where it overflows to `-inf`, and `0 * -inf`
+        is NaN, so every score becomes NaN under mixed precision (PyTorch rounds the product instead and gets
+        no NaN there, but a float16 `-1e9` tensor or a fully masked row does give NaN: errata E6); the hidden
+        tests run your function in float16. After the
         softmax, set the masked weights to 0, so that a row whose keys are all masked gives zeros, not NaN
         or a uniform average.
         """),
