@@ -17,6 +17,7 @@ not be graded or a feedback file shows hidden tests.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -70,6 +71,8 @@ def grade_lab(lab: str, mutants: list[Mutant], frameworks: tuple[str, ...], out:
               sandbox: bool, timeout: int, verbose: bool) -> list[dict]:
     """Grade the solution and ``mutants`` of ``lab``; one result row per (mutant or solution, framework)."""
     subs = out / lab / "submissions"
+    if subs.exists():  # a previous run's mutants are not this run's
+        shutil.rmtree(subs)
     for fw in frameworks:
         name = grading.notebook_name(lab, fw)
         (subs / "solution").mkdir(parents=True, exist_ok=True)
