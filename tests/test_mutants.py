@@ -33,6 +33,8 @@ def test_every_exercise_is_in_the_subset_and_names_are_unique():
     names = [(m.lab, run.student_id(m)) for m in MUTANTS]
     assert len(names) == len(set(names))
     for lab, exercises in EXERCISES.items():
+        if lab in ("week1_seq2seq", "week6_training"):  # they train models: `make mutants` only
+            continue
         for exercise in exercises:
             assert any(m.subset for m in MUTANTS if m.lab == lab and m.exercise == exercise), (lab, exercise)
         assert any(m.kind == "correct" and m.subset for m in MUTANTS if m.lab == lab) or lab in (

@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 
 # exercise -> (solution cell, test cells) per lab
 EXERCISES = {
+    "week1_seq2seq": {
+        "ex1 BahdanauAttention": ("bahdanau_attention", ("test_attention_properties", "test_attention_matches_reference",
+                                                         "test_context_of_the_states",
+                                                         "test_training_with_your_attention")),
+    },
     "week2_positional": {
         "ex1 positional_encoding": ("positional_encoding", ("test_positional_encoding", "test_shared_frequency",
                                                             "test_distance_depends_on_offset")),
@@ -34,6 +39,11 @@ EXERCISES = {
         "ex1 DecoderLayer": ("decoder_layer", ("test_decoder_layer_parts", "test_decoder_layer_matches_reference")),
         "ex2 decoder mask": ("decoder_mask", ("test_decoder_mask",)),
         "ex3 future_leak": ("future_leak", ("test_future_leak_detects_leaks", "test_decoder_does_not_look_ahead")),
+    },
+    "week6_training": {  # test_training_worked judges txcourse's Trainer, no exercise
+        "ex1 label smoothing": ("label_smoothed_loss", ("test_loss_without_smoothing", "test_loss_matches_reference",
+                                                        "test_loss_ignores_padding")),
+        "ex2 greedy decoding": ("greedy_decode", ("test_greedy_decode", "test_your_decoder_translates")),
     },
 }
 
@@ -66,7 +76,9 @@ def M(lab, exercise, name, kind="wrong", subset=(), **edits):
     return Mutant(lab, exercise, name, edits, kind, tuple(subset))
 
 
-W2, W3, W4, W5 = "week2_positional", "week3_attention", "week4_encoder", "week5_decoder"
+W1, W2, W3, W4, W5, W6 = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
+                          "week6_training")
+BAH, LOSS, GREEDY = "ex1 BahdanauAttention", "ex1 label smoothing", "ex2 greedy decoding"
 PE, WT = "ex1 positional_encoding", "ex2 worked table"
 SDPA, MASKS, HEADS, MHA = "ex1 attention", "ex2 masks", "ex3 heads", "ex4 multi-head"
 ENC = "ex1 EncoderLayer"
@@ -74,6 +86,23 @@ DEC, DMASK, LEAK = "ex1 DecoderLayer", "ex2 decoder mask", "ex3 future_leak"
 WARN = 'import sys, warnings\nwarnings.warn("a warning never costs points")\nprint("nor does stderr", file=sys.stderr)\n'
 
 MUTANTS = [
+    # week 1 (a GPU lab: each notebook trains two models, about a minute on a CPU; not in the subset)
+    M(W1, BAH, "errata_E7_context_of_projections",
+      torch=[("torch.sum(weights[:, :, None] * values, dim=1)", "torch.sum(weights[:, :, None] * self.u_a(values), dim=1)")],
+      tf=[("tf.reduce_sum(weights[:, :, tf.newaxis] * values, axis=1)",
+           "tf.reduce_sum(weights[:, :, tf.newaxis] * self.u_a(values), axis=1)")]),
+    M(W1, BAH, "ignores_the_mask", both=[("if mask is not None:", "if False:")]),
+    M(W1, BAH, "softmax_over_the_batch", torch=[("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=0)")],
+      tf=[("tf.nn.softmax(scores, axis=-1)", "tf.nn.softmax(scores, axis=0)")]),
+    M(W1, BAH, "w_a_without_bias", torch=[("self.w_a = linear(units, units)", "self.w_a = linear(units, units, bias=False)")],
+      tf=[('self.w_a = linear(units, units, name="w_a")', 'self.w_a = linear(units, units, bias=False, name="w_a")')]),
+    M(W1, BAH, "subclasses_tx_bahdanau",
+      torch=[("class BahdanauAttention(nn.Module):", "class BahdanauAttention(tx.BahdanauAttention):"),
+             ("super().__init__()", "super().__init__(units)"),
+             ("scores = self.v_a(", "return super().forward(query, values, mask)\nscores = self.v_a(")],
+      tf=[("class BahdanauAttention(keras.layers.Layer):", "class BahdanauAttention(tx.BahdanauAttention):"),
+          ("super().__init__(**kwargs)", "super().__init__(units, **kwargs)"),
+          ("scores = self.v_a(", "return super().call(query, values, mask)\nscores = self.v_a(")]),
     # week 2, exercise 1
     M(W2, PE, "errata_E1_exponent", both=[("(2 * (j // 2)) / d_model", "(2 * j // 2) / d_model")]),
     M(W2, PE, "own_frequency_per_column", both=[("(2 * (j // 2)) / d_model", "j / d_model")]),
@@ -213,4 +242,23 @@ MUTANTS = [
                                           ("changed[:, t + 1:] = (tail", "changed[:, t:] = (tail")]),
     M(W5, LEAK, "compares_every_position", both=[("[:, :t + 1]", "[:, :]")]),
     M(W5, LEAK, "not_a_python_float", both=[("return float(", "return np.float32(")]),
+    # week 6 (a GPU lab: each notebook trains a Transformer, about a minute on a CPU; not in the subset)
+    M(W6, LOSS, "log_of_softmax", torch=[("torch.log_softmax(logits.float(), dim=-1)", "torch.log(torch.softmax(logits.float(), dim=-1))")],
+      tf=[("tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)", "tf.math.log(tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1))")]),
+    M(W6, LOSS, "mean_over_padding_too", torch=[("(per_token * keep).sum() / keep.sum().clamp(min=1.0)", "per_token.mean()")],
+      tf=[("tf.reduce_sum(per_token * keep) / tf.maximum(tf.reduce_sum(keep), 1.0)", "tf.reduce_mean(per_token)")]),
+    M(W6, LOSS, "smoothing_added_not_mixed", both=[("(1.0 - smoothing) * nll + smoothing * uniform", "nll + smoothing * uniform")]),
+    M(W6, LOSS, "nan_for_padding_only", torch=[(".clamp(min=1.0)", "")],
+      tf=[("tf.maximum(tf.reduce_sum(keep), 1.0)", "tf.reduce_sum(keep)")]),
+    M(W6, LOSS, "calls_tx_loss", torch=[("log_probs = torch.log_softmax(", "return label_smoothed_cross_entropy(logits, targets, smoothing, pad_id)[0]\nlog_probs = torch.log_softmax(")],
+      tf=[("log_probs = tf.nn.log_softmax(", "return label_smoothed_cross_entropy(logits, targets, smoothing, pad_id)[0]\nlog_probs = tf.nn.log_softmax(")]),
+    M(W6, GREEDY, "may_generate_pad_and_sos", torch=[('logits[:, [pad_id, sos_id]] = float("-inf")', "pass")],
+      tf=[('logits = tf.where(banned, float("-inf"), logits)', "pass")]),
+    M(W6, GREEDY, "no_padding_after_eos", torch=[("token = torch.where(finished, torch.full_like(token, pad_id), token)", "pass")],
+      tf=[("token = tf.where(finished, tf.constant(pad_id, tf.int64), token)", "pass")]),
+    M(W6, GREEDY, "never_stops_early", torch=[("if bool(finished.all()):", "if False:")],
+      tf=[("if bool(tf.reduce_all(finished)):", "if False:")]),
+    M(W6, GREEDY, "calls_tx_greedy_decode",
+      torch=[("model.eval()", "return tx_greedy_decode(model, src, max_len=max_len).tokens")],
+      tf=[("state = model.start_decoding(src)", "return tx_greedy_decode(model, src, max_len=max_len).tokens")]),
 ]

@@ -171,6 +171,8 @@ def main(argv=None) -> int:
         chosen = [m for m in MUTANTS if m.lab == lab and (not args.subset or m.subset)]
         fws = tuple(fw for fw in frameworks if not args.subset or any(fw in m.subset for m in chosen))
         chosen = [m for m in chosen if any(fw in (m.subset if args.subset else m.frameworks()) for fw in fws)]
+        if not chosen:
+            continue
         if args.subset:  # a subset mutant is graded only in the frameworks it names
             chosen = [Mutant(m.lab, m.exercise, m.name, {fw: m.edits_for(fw) for fw in m.subset}, m.kind, m.subset)
                       for m in chosen]
