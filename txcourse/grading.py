@@ -13,7 +13,8 @@ Three jobs, each also a command (``python -m txcourse.grading ...``):
   the source version with papermill (smoke parameters), re-run the result
   under ``pytest --nbval-lax``, then autograde the source version (it must get
   full marks) and the unchanged student version (it must get zero) and print
-  a table of the scores read from nbgrader's gradebook;
+  a table of the scores read from nbgrader's gradebook, and check that their
+  feedback shows no hidden test code (:func:`feedback_leaks`);
 - :func:`grade_submissions` (``make grade``): autograde a folder of student
   submissions, each notebook in a workspace of its own (a copy of the
   gradebook, the config, the notebook) with its kernel confined by bubblewrap
