@@ -539,9 +539,10 @@ def test_real_lab_submissions(tmp_path):
     rows = grading.grade_submissions(subs, lab, tmp_path / "grades.csv", timeout=30, labs_dir=LABS)
     got = {(r["student"], r["framework"]): r for r in rows}
     assert got["correct", "torch"]["score"] == got["correct", "torch"]["max_score"] == 17.0
-    # the loop is interrupted: split_heads/merge_heads never exist, so their test and the multi-head test fail
-    assert got["looping", "torch"]["score"] == 12.0
-    assert got["looping", "torch"]["failed_tests"] == "test_heads;test_multi_head_attention"
+    # the loop is interrupted: split_heads/merge_heads never exist, so their test fails; the multi-head test
+    # runs with txcourse's pieces (one mistake costs points once)
+    assert got["looping", "torch"]["score"] == 15.0
+    assert got["looping", "torch"]["failed_tests"] == "test_heads"
     # the deleted test cell is restored from the gradebook and run
     assert got["deleted", "torch"]["score"] == 17.0
     assert all(got[s, "tf"]["status"] == "missing" for s in ("correct", "looping", "deleted"))

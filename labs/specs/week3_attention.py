@@ -305,7 +305,8 @@ CELLS = [
     tests("test_multi_head_attention", 3, """
         # This test judges exercise 4 alone: your multi_head_attention runs with txcourse's attention and heads
         # in place of yours (exercises 1 and 3 have their own tests).
-        yours = split_heads, merge_heads, scaled_dot_product_attention
+        pieces = ("split_heads", "merge_heads", "scaled_dot_product_attention")
+        yours = {name: globals()[name] for name in pieces if name in globals()}  # put back at the end
         def use_txcourse_pieces(layer):
             global split_heads, merge_heads, scaled_dot_product_attention
             split_heads = lambda x, num_heads: layer.split_heads(x)
@@ -330,7 +331,7 @@ CELLS = [
         use_txcourse_pieces(mha8)
         assert_close(multi_head_attention(mha8, x, x, x)[0], mha8(x, x, x), 1e-5, "8 heads")
         ### END HIDDEN TESTS
-        split_heads, merge_heads, scaled_dot_product_attention = yours
+        globals().update(yours)
     """),
     md("""
         ## Looking at masks and attention
