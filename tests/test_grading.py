@@ -644,3 +644,17 @@ def test_no_calls_to_detects_delegation_however_it_is_reached():
         with no_calls_to(reference):
             reference(1) / 0
     assert sys.getprofile() is None
+
+
+def test_numpy_token_ids_get_a_clear_error():
+    """A week-5 student passing NumPy ids to a txcourse layer is told so, not "'numpy.ndarray' object has no
+    attribute 'is_floating_point'"."""
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    import txcourse.torch as tx
+
+    embed = tx.TransformerEmbedding(12, 16, max_len=10)
+    with pytest.raises(TypeError, match=r"must be a torch.Tensor of integer token ids, got numpy.ndarray"):
+        embed(np.array([[1, 2, 3]]))
+    assert tuple(embed(torch.tensor([[1, 2, 3]])).shape) == (1, 3, 16)
