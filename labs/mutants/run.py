@@ -176,10 +176,9 @@ def main(argv=None) -> int:
         if args.subset:  # a subset mutant is graded only in the frameworks it names
             chosen = [Mutant(m.lab, m.exercise, m.name, {fw: m.edits_for(fw) for fw in m.subset}, m.kind, m.subset)
                       for m in chosen]
-        results += grade_lab(lab, chosen, fws, out, args.jobs, sandbox, args.timeout, not args.quiet)
-    print()
-    print(format_table(results))
-    print()
+        lab_results = grade_lab(lab, chosen, fws, out, args.jobs, sandbox, args.timeout, not args.quiet)
+        print(f"\n{format_table(lab_results)}\n", flush=True)  # as each lab is done: a long run shows progress
+        results += lab_results
     print(summary(results))
     print(f"\n{len(results)} notebooks in {time.perf_counter() - start:.0f} s; submissions, grades and feedback in {out}")
     return 0 if all(r["ok"] for r in results) else 1
