@@ -155,6 +155,7 @@ def main(argv=None) -> int:
     parser.add_argument("--subset", action="store_true", help="only the mutants marked for `make test`")
     parser.add_argument("--lab", action="append", choices=sorted(EXERCISES), help="only this lab (repeatable)")
     parser.add_argument("--framework", action="append", choices=grading.FRAMEWORKS, help="only this framework")
+    parser.add_argument("--mutant", action="append", help="only the mutant of this name (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks graded at the same time")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
     parser.add_argument("--out", default=None, help="folder for the submissions, CSVs and feedback "
@@ -168,7 +169,8 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     results = []
     for lab in args.lab or sorted(EXERCISES):
-        chosen = [m for m in MUTANTS if m.lab == lab and (not args.subset or m.subset)]
+        chosen = [m for m in MUTANTS if m.lab == lab and (not args.subset or m.subset)
+                  and (not args.mutant or m.name in args.mutant)]
         fws = tuple(fw for fw in frameworks if not args.subset or any(fw in m.subset for m in chosen))
         chosen = [m for m in chosen if any(fw in (m.subset if args.subset else m.frameworks()) for fw in fws)]
         if not chosen:
