@@ -11,6 +11,10 @@
 #                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
 #                    each notebook's kernel runs in bubblewrap (bwrap)
 #   make sandbox-deps   install bubblewrap when `bwrap` is missing (a prerequisite of the above)
+#   make mutants     grade every mutant of labs/mutants/catalogue.py (wrong answers and shortcuts, one
+#                    exercise each) like a student's notebook: each must lose points on its exercise,
+#                    the solutions and the correct variants keep full marks, no feedback shows hidden tests
+#   make test-mutants   the same for the subset marked in the catalogue (part of `make test`)
 
 LABS_DIR      := labs
 LABS_BUILD    := _build/labs
@@ -22,9 +26,11 @@ GRADES        ?= _build/grades/$(LAB).csv
 CELL_TIMEOUT  ?= 300
 GRADE_ARGS    ?=
 
-TEST_STEPS += test-labs
+MUTANT_ARGS   ?=
 
-.PHONY: labs test-labs grade sandbox-deps
+TEST_STEPS += test-labs test-mutants
+
+.PHONY: labs test-labs grade sandbox-deps mutants test-mutants
 
 # bubblewrap from apt when `bwrap` is missing (txcourse/sandbox.py runs each graded notebook's
 # kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
@@ -46,6 +52,13 @@ sandbox-deps:
 # under make they must not skip for want of bwrap.
 test-python: sandbox-deps
 test-python test-labs: export TXCOURSE_SANDBOX_TESTS = 1
+
+# Mutants are graded as students are: in the sandbox (sandbox-deps); the runner fails without bwrap.
+mutants: $(VENV_STAMP) sandbox-deps
+	$(PY) $(LABS_DIR)/mutants/run.py --jobs $(LABS_JOBS) --out _build/mutants $(MUTANT_ARGS)
+
+test-mutants: $(VENV_STAMP) sandbox-deps
+	$(PY) $(LABS_DIR)/mutants/run.py --subset --jobs $(LABS_JOBS) --out _build/mutants-subset --quiet $(MUTANT_ARGS)
 
 labs: $(VENV_STAMP)
 	$(PY) $(LABS_DIR)/make_sources.py

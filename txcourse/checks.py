@@ -14,11 +14,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import inspect
+import sys
+from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["to_numpy", "normal", "assert_close", "assert_equal"]
+__all__ = ["to_numpy", "normal", "assert_close", "assert_equal", "no_calls_to"]
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -93,3 +96,48 @@ def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:
         i = tuple(int(j) for j in np.argwhere(wrong)[0])
         raise AssertionError(f"{what}: {int(wrong.sum())} of {wrong.size} entries differ, first at index {i} "
                              f"(got {a[i].item()!r}, expected {e[i].item()!r})")
+
+
+def _code_objects(target: Any) -> dict[Any, str]:
+    """The functions ``target`` stands for (a function, a method, a class's own methods, a builtin)
+    -> their names: code objects for Python functions, the object itself for builtins."""
+    name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
+    if inspect.isclass(target):
+        out: dict[Any, str] = {}
+        for attr, value in vars(target).items():
+            if inspect.isfunction(value):
+                out[value.__code__] = f"{name}.{attr}"
+        return out
+    function = getattr(target, "python_function", target)  # a tf.function's Python function
+    function = inspect.unwrap(getattr(function, "__func__", function))
+    code = getattr(function, "__code__", None)
+    return {code if code is not None else function: name}
+
+
+@contextlib.contextmanager
+def no_calls_to(*targets: Any, what: str = "your code") -> Iterator[None]:
+    """Fail with an AssertionError when the code run inside the block calls one of ``targets``
+    (functions, methods, classes: their own methods, builtins), however it got hold of them
+    (``tx.f``, ``from ... import f``, a subclass's ``super()``). How a lab checks that an exercise
+    was written rather than delegated to txcourse's version. An error raised inside the block
+    propagates unchanged."""
+    watched: dict[Any, str] = {}
+    for target in targets:
+        watched.update(_code_objects(target))
+    hits: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in watched:
+            hits.append(watched[frame.f_code])
+        elif event == "c_call" and arg in watched:
+            hits.append(watched[arg])
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+    if hits:
+        raise AssertionError(f"{what} calls txcourse's {hits[0]}: this exercise asks you to write it yourself "
+                             f"(see 'How this lab works')")

@@ -65,7 +65,13 @@ ERRATA: tuple[Erratum, ...] = (
         "E6", "001 (notebook), scaled_dot_product_attention", "masking under mixed precision",
         "scaled_attention_logits += (mask * -1e9)",
         "logits = where(mask, finfo(dtype).min, logits)",
-        "In float16, -1e9 overflows to -inf, and 0 * -inf is NaN: every unmasked logit becomes NaN.",
+        "TensorFlow rounds -1e9 to the tensor's dtype before multiplying: in float16 it is -inf, and "
+        "0 * -inf is NaN, so every unmasked logit (mask 0) and every output becomes NaN. PyTorch's "
+        "mask.half() * -1e9 multiplies by the Python number in float32 and rounds the product: 0 for "
+        "unmasked and -inf for masked logits, no NaN; it does give NaN when the -1e9 is itself a float16 "
+        "tensor (torch.tensor(-1e9, dtype=torch.half) * mask) or when a row has all its keys masked "
+        "(softmax of only -inf). In float32, -1e9 is finite in both frameworks: no NaN, but a fully "
+        "masked row gets uniform weights instead of zeros.",
         "test_E6_mask_in_float16"),
     Erratum(
         "E7", "002 (notebook), BahdanauAttention.call", "the context vector",

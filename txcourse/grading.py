@@ -13,7 +13,8 @@ Three jobs, each also a command (``python -m txcourse.grading ...``):
   the source version with papermill (smoke parameters), re-run the result
   under ``pytest --nbval-lax``, then autograde the source version (it must get
   full marks) and the unchanged student version (it must get zero) and print
-  a table of the scores read from nbgrader's gradebook;
+  a table of the scores read from nbgrader's gradebook, and check that their
+  feedback shows no hidden test code (:func:`feedback_leaks`);
 - :func:`grade_submissions` (``make grade``): autograde a folder of student
   submissions, each notebook in a workspace of its own (a copy of the
   gradebook, the config, the notebook) with its kernel confined by bubblewrap
@@ -49,7 +50,7 @@ from txcourse.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUna
 __all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
            "normalise_notebook", "release", "make_course", "read_scores", "NotebookScore", "LabCheck",
            "check_labs", "format_check_table", "grade_submissions", "GradingInterrupted", "DEFAULT_NOTEBOOK_TIMEOUT",
-           "CSV_FIELDS", "failures", "add_grade_options", "grade_command", "default_grades_csv", "format_grades", "main"]
+           "CSV_FIELDS", "failures", "hidden_test_lines", "feedback_leaks", "add_grade_options", "grade_command", "default_grades_csv", "format_grades", "main"]
 
 LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
         "week6_training")
@@ -265,6 +266,46 @@ def read_scores(course: Path, lab: str, student: str) -> dict[str, NotebookScore
     return out
 
 
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+def hidden_test_lines(source_notebook: str | os.PathLike) -> set[str]:
+    """The code lines (stripped, 12 characters or more) that only the hidden tests of a source notebook
+    hold: each appears between the hidden-test markers and nowhere else in the notebook (not even as
+    part of a longer line)."""
+    import nbformat
+
+    nb = nbformat.read(str(source_notebook), as_version=4)
+    hidden, shown = set(), []
+    for cell in nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            text = " ".join(line.split())
+            if HIDDEN_BEGIN in line:
+                inside = True
+            elif HIDDEN_END in line:
+                inside = False
+            elif inside:
+                if len(text) >= 12:
+                    hidden.add(text)
+            else:
+                shown.append(text)
+    visible = "\n".join(shown)
+    return {line for line in hidden if line not in visible}
+
+
+def feedback_leaks(html: str, hidden_lines: Iterable[str]) -> list[str]:
+    """What a feedback file shows of the hidden tests: the markers, and each hidden code line found in its
+    text (tags taken out and entities decoded, so a highlighted or escaped line is found too)."""
+    import html as html_module
+
+    text = html_module.unescape(re.sub(r"<[^>]*>", "", html))
+    text = "\n".join(" ".join(line.split()) for line in text.splitlines())
+    found = [marker for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if marker in text]
+    found += sorted(line for line in hidden_lines if line in text)
+    return found
+
+
 # ---------------------------------------------------------------------------
 # make test-labs
 # ---------------------------------------------------------------------------
@@ -368,7 +409,19 @@ def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[s
         if r.blank.passed:
             r.problems.append(f"the unchanged student version of {r.notebook} passes {r.blank.passed}: "
                               f"those tests do not call the student's code")
-    say(f"  {lab}: autograde {run.seconds:.0f} s")
+    # the feedback both pseudo-students would get: never any hidden test code (markers, lines, tracebacks)
+    feedback = _nbgrader(["generate_feedback", lab, "--force"], course, env, logs / "feedback.log")
+    for r in results:
+        hidden = hidden_test_lines(labs_dir / "source" / lab / f"{r.notebook}.ipynb")
+        for student in (SOLUTION, BLANK):
+            html = course / "feedback" / student / lab / f"{r.notebook}.html"
+            if not html.exists():
+                r.problems.append(f"nbgrader generate_feedback wrote no {html} (log {feedback.log})")
+                continue
+            leaks = feedback_leaks(html.read_text(encoding="utf-8"), hidden)
+            if leaks:
+                r.problems.append(f"the feedback {html} shows hidden tests: {leaks[:5]}")
+    say(f"  {lab}: autograde {run.seconds:.0f} s, feedback {feedback.seconds:.0f} s")
     return results
 
 
@@ -573,7 +626,8 @@ def _grade_one(task: _Task, lab: str, master: Path, runtime_root: Optional[Path]
     elif score is None:
         out["status"] = "error: nbgrader could not grade it: " + _last_error(task.log)
     else:
-        out.update(status=GRADED, score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed))
+        out.update(status=GRADED, score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed),
+                   cells=dict(score.cells))
         html = ws / "feedback" / task.student / lab / f"{task.name}.html"
         if feedback and html.exists():
             out["html"] = html
@@ -653,7 +707,8 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     the kernel died, ...) or ``timeout: ...``. nbgrader's log of each graded notebook is kept in
     ``<out_csv stem>-logs/<student>-<notebook>.log``, the feedback in ``<out_csv folder>/feedback/
     <student>/<notebook>.html``. SIGINT/SIGTERM end every process started and remove the temporary
-    files, then raise :class:`GradingInterrupted`. Returns the rows.
+    files, then raise :class:`GradingInterrupted`. Returns the rows, each also with ``cells`` (grade id ->
+    (score, max score) of each test cell; not in the CSV).
     """
     labs_dir = Path(labs_dir).resolve()
     submissions = Path(submissions_dir).resolve()
@@ -777,11 +832,12 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
                    "score": 0.0, "max_score": top.get(name, ""), "status": "", "failed_tests": "", "feedback": "",
                    "log": "", "note": ""}
             row.update({k: v for k, v in found_row.items() if k in CSV_FIELDS})
+            row["cells"] = found_row.get("cells", {})  # grade id -> (score, max); not in the CSV
             rows.append(row)
         rows.sort(key=lambda r: (r["student"], r["notebook"]))
         out_csv.parent.mkdir(parents=True, exist_ok=True)
         with open(out_csv, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+            writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
         say(f"wrote {out_csv} ({len(rows)} rows)")

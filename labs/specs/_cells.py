@@ -64,6 +64,14 @@ HOW_IT_WORKS = """
     cells: grading restores them from the master copy. Before you submit, run everything from the top
     (*Kernel → Restart Kernel and Run All Cells*).
 
+    Grading judges the `assert`s only: a warning or anything your code writes to stderr never costs points
+    (the grader shows it as ordinary output). Where an exercise asks you to write something `txcourse` also
+    has (`tx.positional_encoding`, `tx.scaled_dot_product_attention`, the heads of `tx.MultiHeadAttention`,
+    `tx.EncoderLayer`, ...), write it yourself: the hidden tests check that your code does not call
+    txcourse's version of it (the building blocks an exercise names, such as `tx.MultiHeadAttention` inside
+    your layer, are fine). The tests of a later exercise run with txcourse's versions of the earlier
+    pieces, so one mistake costs points once.
+
     This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
     The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and
     functions have the same names and arguments in both frameworks.

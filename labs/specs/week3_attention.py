@@ -29,8 +29,10 @@ CELLS = [
 
         Masking: set the masked scores to the most negative number of their dtype
         (`torch.finfo(scores.dtype).min` / `scores.dtype.min`) before the softmax. The source notes added
-        `mask * -1e9`: in float16 `-1e9` overflows to `-inf` and `0 * -inf` is NaN, so every score becomes
-        NaN under mixed precision (errata E6); the hidden tests run your function in float16. After the
+        `mask * -1e9`: TensorFlow rounds `-1e9` to float16 first, where it overflows to `-inf`, and `0 * -inf`
+        is NaN, so every score becomes NaN under mixed precision (PyTorch rounds the product instead and gets
+        no NaN there, but a float16 `-1e9` tensor or a fully masked row does give NaN: errata E6); the hidden
+        tests run your function in float16. After the
         softmax, set the masked weights to 0, so that a row whose keys are all masked gives zeros, not NaN
         or a uniform average.
         """),
@@ -89,8 +91,12 @@ CELLS = [
         assert_close(weights, ref_weights, 1e-5, "attention weights")
         assert_close(out, ref_out, 1e-5, "attention output")
         ### BEGIN HIDDEN TESTS
+        from txcourse.checks import no_calls_to
         q, k, v = tensor(normal(4, 6, 16, seed=4)), tensor(normal(4, 9, 16, seed=5)), tensor(normal(4, 9, 3, seed=6))
-        out, weights = scaled_dot_product_attention(q, k, v)
+        references = [tx.scaled_dot_product_attention, getattr(tx, "fused_attention", None),
+                      *([torch.nn.functional.scaled_dot_product_attention] if "torch" in globals() else [])]
+        with no_calls_to(*[r for r in references if r is not None], what="scaled_dot_product_attention"):
+            out, weights = scaled_dot_product_attention(q, k, v)
         ref_out, ref_weights = tx.scaled_dot_product_attention(q, k, v)
         assert_close(weights, ref_weights, 1e-5, "weights without heads")
         assert_close(out, ref_out, 1e-5, "output without heads")
@@ -178,25 +184,31 @@ CELLS = [
         assert to_numpy(la).dtype == bool, f"look_ahead_mask must be boolean, got {to_numpy(la).dtype}"
         assert_equal(la, np.triu(np.ones((4, 4), dtype=bool), k=1), "look_ahead_mask(4)")
         ### BEGIN HIDDEN TESTS
+        from txcourse.checks import no_calls_to
         tokens = tensor(np.array([[5, 5, 9, 9, 9], [9, 1, 2, 3, 4]]))
-        assert_equal(padding_mask(tokens, pad_id=9), tx.padding_mask(tokens, pad_id=9), "padding_mask with pad_id=9")
+        with no_calls_to(tx.padding_mask, what="padding_mask"):
+            mine = padding_mask(tokens, pad_id=9)
+        assert_equal(mine, tx.padding_mask(tokens, pad_id=9), "padding_mask with pad_id=9")
         for n in (1, 2, 7):
-            assert_equal(look_ahead_mask(n), tx.look_ahead_mask(n), f"look_ahead_mask({n})")
+            with no_calls_to(tx.look_ahead_mask, what="look_ahead_mask"):
+                mine = look_ahead_mask(n)
+            assert_equal(mine, tx.look_ahead_mask(n), f"look_ahead_mask({n})")
         ### END HIDDEN TESTS
     """),
     tests("test_no_look_ahead", 2, """
-        # With your look-ahead mask, no query attends to a later key, and changing the later values
-        # leaves the earlier outputs unchanged.
+        # With your look-ahead mask (and txcourse's attention), no query attends to a later key, and changing
+        # the later values leaves the earlier outputs unchanged.
+        attend = tx.scaled_dot_product_attention
         q, k, v = tensor(normal(1, 6, 8, seed=10)), tensor(normal(1, 6, 8, seed=11)), normal(1, 6, 4, seed=12)
-        out, weights = scaled_dot_product_attention(q, k, tensor(v), look_ahead_mask(6))
+        out, weights = attend(q, k, tensor(v), look_ahead_mask(6))
         assert (np.triu(to_numpy(weights)[0], k=1) == 0).all(), "a query attended to a later key"
         v_changed = v.copy()
         v_changed[:, 3:] += 100.0  # change positions 3, 4, 5
-        out_changed, _ = scaled_dot_product_attention(q, k, tensor(v_changed), look_ahead_mask(6))
+        out_changed, _ = attend(q, k, tensor(v_changed), look_ahead_mask(6))
         assert_close(to_numpy(out_changed)[:, :3], to_numpy(out)[:, :3], 1e-5, "outputs 0-2 after changing values 3-5")
         ### BEGIN HIDDEN TESTS
         combined = np.logical_or(to_numpy(look_ahead_mask(6)), np.array([False] * 5 + [True]))
-        _, weights = scaled_dot_product_attention(q, k, tensor(v), tensor(combined))
+        _, weights = attend(q, k, tensor(v), tensor(combined))
         assert (to_numpy(weights)[0][combined] == 0).all(), "look-ahead + padding: masked weights must be 0"
         ### END HIDDEN TESTS
     """),
@@ -256,9 +268,13 @@ CELLS = [
         assert_close(to_numpy(heads)[:, 1], x[:, :, 4:8], 0.0, "head 1 holds columns 4-7")
         assert_close(merge_heads(heads), x, 0.0, "merge_heads(split_heads(x))")
         ### BEGIN HIDDEN TESTS
+        from txcourse.checks import no_calls_to
         mha = tx.MultiHeadAttention(12, 4)
-        assert_close(split_heads(tensor(x), 4), mha.split_heads(tensor(x)), 0.0, "split_heads vs txcourse")
         y = normal(3, 2, 7, 5, seed=14)
+        with no_calls_to(tx.MultiHeadAttention.split_heads, tx.MultiHeadAttention.merge_heads,
+                         what="split_heads / merge_heads"):
+            split_heads(tensor(x), 4), merge_heads(tensor(y))
+        assert_close(split_heads(tensor(x), 4), mha.split_heads(tensor(x)), 0.0, "split_heads vs txcourse")
         assert tuple(merge_heads(tensor(y)).shape) == (3, 7, 10)
         assert_close(split_heads(merge_heads(tensor(y)), 2), y, 0.0, "split_heads(merge_heads(y))")
         ### END HIDDEN TESTS
@@ -287,20 +303,35 @@ CELLS = [
             ### END SOLUTION
     """),
     tests("test_multi_head_attention", 3, """
+        # This test judges exercise 4 alone: your multi_head_attention runs with txcourse's attention and heads
+        # in place of yours (exercises 1 and 3 have their own tests).
+        pieces = ("split_heads", "merge_heads", "scaled_dot_product_attention")
+        yours = {name: globals()[name] for name in pieces if name in globals()}  # put back at the end
+        def use_txcourse_pieces(layer):
+            global split_heads, merge_heads, scaled_dot_product_attention
+            split_heads = lambda x, num_heads: layer.split_heads(x)
+            merge_heads, scaled_dot_product_attention = layer.merge_heads, tx.scaled_dot_product_attention
+
         set_seed(0)
         mha = tx.MultiHeadAttention(16, 4)  # fixed weights from the seed; txcourse computes the reference
+        use_txcourse_pieces(mha)
         x, memory = tensor(normal(2, 5, 16, seed=15)), tensor(normal(2, 7, 16, seed=16))
-        mask = padding_mask(tensor([[1, 2, 3, 4, 5, 0, 0], [1, 2, 3, 0, 0, 0, 0]]))
+        mask = tx.padding_mask(tensor([[1, 2, 3, 4, 5, 0, 0], [1, 2, 3, 0, 0, 0, 0]]))
         out, weights = multi_head_attention(mha, x, memory, memory, mask)
         assert tuple(out.shape) == (2, 5, 16) and tuple(weights.shape) == (2, 4, 5, 7)
         assert_close(out, mha(x, memory, memory, mask), 1e-5, "your multi-head attention vs tx.MultiHeadAttention")
         assert_close(weights, mha.attention_weights, 1e-5, "attention weights per head")
         ### BEGIN HIDDEN TESTS
-        out, weights = multi_head_attention(mha, x, x, x, look_ahead_mask(5))
-        assert_close(out, mha(x, x, x, look_ahead_mask(5)), 1e-5, "masked self-attention")
+        from txcourse.checks import no_calls_to
+        layer_code = tx.MultiHeadAttention.forward if hasattr(tx.MultiHeadAttention, "forward") else tx.MultiHeadAttention.call
+        with no_calls_to(layer_code, what="multi_head_attention"):
+            out, weights = multi_head_attention(mha, x, x, x, tx.look_ahead_mask(5))
+        assert_close(out, mha(x, x, x, tx.look_ahead_mask(5)), 1e-5, "masked self-attention")
         mha8 = tx.MultiHeadAttention(16, 8)
+        use_txcourse_pieces(mha8)
         assert_close(multi_head_attention(mha8, x, x, x)[0], mha8(x, x, x), 1e-5, "8 heads")
         ### END HIDDEN TESTS
+        globals().update(yours)
     """),
     md("""
         ## Looking at masks and attention

@@ -158,14 +158,19 @@ CELLS = [
         mask = tx.padding_mask(tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]))
         assert_close(run(mine, x, mask), run(reference, x, mask), 1e-5, "encoder layer output with a padding mask")
         ### BEGIN HIDDEN TESTS
+        from txcourse.checks import no_calls_to
         set_seed(3)
-        reference = tx.EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=1e-5)
-        mine = EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=1e-5)
-        x = tensor(normal(3, 7, 24, seed=4))
-        run(mine, x)
+        # a layer_norm_eps far from the default, so that ignoring it shows
+        reference = tx.EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=0.5)
+        with no_calls_to(tx.EncoderLayer, what="EncoderLayer"):
+            mine = EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=0.5)
+            x = tensor(normal(3, 7, 24, seed=4))
+            run(mine, x)
         copy_weights(reference, mine)
-        assert_close(run(mine, x, tx.look_ahead_mask(7)), run(reference, x, tx.look_ahead_mask(7)), 1e-5,
-                     "24-wide layer, 3 heads, look-ahead mask")
+        with no_calls_to(tx.EncoderLayer, what="EncoderLayer"):
+            out = run(mine, x, tx.look_ahead_mask(7))
+        assert_close(out, run(reference, x, tx.look_ahead_mask(7)), 1e-5,
+                     "24-wide layer, 3 heads, layer_norm_eps=0.5, look-ahead mask")
         ### END HIDDEN TESTS
     """)),
     tests("test_padding_does_not_leak", 2, """
@@ -187,7 +192,7 @@ CELLS = [
         assert np.abs(unmasked[0, :4] - out[0, :4]).max() > 1e-3, "without the mask the padding should matter"
         ### END HIDDEN TESTS
     """),
-    tests("test_dropout_in_training_only", 2, """
+    tests("test_dropout_in_training_only", 2, (COPY_WEIGHTS, """
         # Dropout is active in training mode only; in inference mode the layer is deterministic.
         set_seed(7)
         layer = EncoderLayer(16, 4, 32, dropout=0.5)
@@ -198,8 +203,24 @@ CELLS = [
         ### BEGIN HIDDEN TESTS
         quiet = EncoderLayer(16, 4, 32, dropout=0.0)
         assert_close(run(quiet, x, training=True), run(quiet, x), 1e-6, "dropout 0: training mode = inference mode")
+        # where the dropout goes: a stand-in that halves its input in training mode, in your layer and txcourse's
+        if "torch" in globals():
+            class HalfDropout(nn.Module):
+                def forward(self, x):
+                    return 0.5 * x if self.training else x
+        else:
+            class HalfDropout(keras.layers.Layer):
+                def call(self, x, training=None):
+                    return 0.5 * x if training else x
+        reference = tx.EncoderLayer(16, 4, 32, dropout=0.5)
+        run(reference, x)
+        copy_weights(reference, layer)
+        for target in (layer, reference):  # Keras: no new sublayer on a built layer, so past its tracking
+            (setattr if "torch" in globals() else object.__setattr__)(target, "dropout", HalfDropout())
+        assert_close(run(layer, x, training=True), run(reference, x, training=True), 1e-5,
+                     "training mode: dropout (a stand-in that halves) on each sublayer's output, before the residual sum")
         ### END HIDDEN TESTS
-    """),
+    """)),
     md("""
         ## Stacking layers: a small encoder
 

@@ -144,15 +144,35 @@ CELLS = [
         assert_close(run(mine, x, memory, self_mask, cross_mask), run(reference, x, memory, self_mask, cross_mask),
                      1e-5, "decoder layer with look-ahead and source padding masks")
         ### BEGIN HIDDEN TESTS
+        from txcourse.checks import no_calls_to
         set_seed(1)
-        reference = tx.DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=1e-5)
-        mine = DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=1e-5)
-        x, memory = tensor(normal(3, 4, 24, seed=7)), tensor(normal(3, 3, 24, seed=8))
-        run(mine, x, memory)
+        # a layer_norm_eps far from the default, so that ignoring it shows
+        reference = tx.DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=0.5)
+        with no_calls_to(tx.DecoderLayer, what="DecoderLayer"):
+            mine = DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=0.5)
+            x, memory = tensor(normal(3, 4, 24, seed=7)), tensor(normal(3, 3, 24, seed=8))
+            run(mine, x, memory)
         copy_weights(reference, mine)
-        assert_close(run(mine, x, memory, None, tx.padding_mask(tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1]]))),
-                     run(reference, x, memory, None, tx.padding_mask(tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1]]))),
-                     1e-5, "cross-attention mask only")
+        cross_mask = tx.padding_mask(tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1]]))
+        with no_calls_to(tx.DecoderLayer, what="DecoderLayer"):
+            out = run(mine, x, memory, None, cross_mask)
+        assert_close(out, run(reference, x, memory, None, cross_mask), 1e-5,
+                     "cross-attention mask only, layer_norm_eps=0.5")
+        # training mode, with a stand-in for dropout that halves its input: LayerNorm(x + Dropout(Sublayer(x)))
+        # in each of the three sublayers, dropout on the sublayer's output only
+        if "torch" in globals():
+            class HalfDropout(nn.Module):
+                def forward(self, x):
+                    return 0.5 * x if self.training else x
+        else:
+            class HalfDropout(keras.layers.Layer):
+                def call(self, x, training=None):
+                    return 0.5 * x if training else x
+        for target in (mine, reference):  # Keras: no new sublayer on a built layer, so past its tracking
+            (setattr if "torch" in globals() else object.__setattr__)(target, "dropout", HalfDropout())
+        assert_close(run(mine, x, memory, None, cross_mask, training=True),
+                     run(reference, x, memory, None, cross_mask, training=True), 1e-5,
+                     "training mode: dropout (a stand-in that halves) on each sublayer's output, before the residual sum")
         ### END HIDDEN TESTS
     """)),
     md("""
@@ -219,7 +239,7 @@ CELLS = [
             tail = changed[:, t + 1:]
             shift = rng.integers(1, vocab_size - 1, size=tail.shape)  # in [1, V - 2]
             changed[:, t + 1:] = (tail - 1 + shift) % (vocab_size - 1) + 1  # a different id in [1, V)
-            before = to_numpy(decode(tgt))[:, :t + 1]
+            before = to_numpy(decode(tensor(ids)))[:, :t + 1]
             after = to_numpy(decode(tensor(changed)))[:, :t + 1]
             return float(np.abs(after.astype(np.float64) - before.astype(np.float64)).max())
             ### END SOLUTION
@@ -245,20 +265,47 @@ CELLS = [
         # positions 0..t must be kept
         first_tokens = lambda ids: to_numpy(ids).astype(float)
         assert future_leak(first_tokens, tgt, 4, vocab_size=3) == 0.0, "positions 0..t must be kept as they were"
+        # what decode sees: positions 0..t as they were; each later token a different id in [1, vocab_size);
+        # the result is the LARGEST absolute change (here only output 0 of each sentence moves, by the last token)
+        original = to_numpy(tgt)
+        for seed in range(8):
+            for vocab_size in (3, 5, 12):
+                seen = []
+                def spy(ids):
+                    seen.append(to_numpy(ids).copy())
+                    out = np.zeros(to_numpy(ids).shape, dtype=np.float64)
+                    out[:, 0] = to_numpy(ids)[:, -1]
+                    return out
+                for t in (0, 2, 4):
+                    seen.clear()
+                    leak = future_leak(spy, tgt, t, vocab_size=vocab_size, seed=seed)
+                    changed = [ids for ids in seen if not np.array_equal(ids, original)]
+                    assert len(changed) == 1, "decode must see the original ids and one changed copy"
+                    new = changed[0]
+                    assert (new[:, :t + 1] == original[:, :t + 1]).all(), f"positions 0..{t} must be kept"
+                    assert (new[:, t + 1:] != original[:, t + 1:]).all(), \\
+                        f"every token after t={t} must get a DIFFERENT id (seed={seed}, vocab_size={vocab_size})"
+                    assert ((new[:, t + 1:] >= 1) & (new[:, t + 1:] < vocab_size)).all(), "new ids in [1, vocab_size)"
+                    expected = np.abs(new[:, -1].astype(np.float64) - original[:, -1]).max()
+                    assert abs(leak - expected) < 1e-9, \\
+                        f"future_leak should be the largest absolute change of the outputs: {expected}, got {leak}"
         ### END HIDDEN TESTS
     """),
     tests("test_decoder_does_not_look_ahead", 3, ("""
-        # Your layer with your mask: no leak at any position. The same layer without the mask leaks.
+        # future_leak on a real decoder layer (txcourse's, so that this test judges exercise 3 alone): with the
+        # decoder mask, no leak at any position; the same layer without the mask leaks.
         set_seed(2)
-        layer, embed = DecoderLayer(16, 4, 32, dropout=0.1), tx.TransformerEmbedding(12, 16, max_len=10, dropout=0.1)
+        layer, embed = tx.DecoderLayer(16, 4, 32, dropout=0.1), tx.TransformerEmbedding(12, 16, max_len=10, dropout=0.1)
         memory = tensor(normal(2, 5, 16, seed=9))
         tgt = tensor([[1, 3, 5, 7, 9, 11, 2], [1, 4, 4, 6, 2, 0, 0]])
 
-        masked = lambda ids: run(layer, run(embed, ids), memory, decoder_self_attention_mask(ids))
+        decoder_mask = lambda ids: tx.padding_mask(ids) | tx.look_ahead_mask(ids.shape[1]) if "torch" in globals() \\
+            else tf.logical_or(tx.padding_mask(ids), tx.look_ahead_mask(ids.shape[1]))
+        masked = lambda ids: run(layer, run(embed, ids), memory, decoder_mask(ids))
         unmasked = lambda ids: run(layer, run(embed, ids), memory)
         for t in range(6):
             leak = future_leak(masked, tgt, t, vocab_size=12)
-            assert leak < 1e-5, f"your decoder layer leaks at t={t}: outputs changed by {leak:.3g}"
+            assert leak < 1e-5, f"future_leak finds a leak at t={t} in a masked layer: {leak:.3g}"
         assert future_leak(unmasked, tgt, 2, vocab_size=12) > 1e-3, "without a mask the layer should leak"
         ### BEGIN HIDDEN TESTS
         set_seed(3)
