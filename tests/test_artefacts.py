@@ -64,6 +64,56 @@ def test_values_are_the_artefacts():
     assert float(values["tx_final_lr"]) == pytest.approx(logged[train["steps"]], rel=5e-2)
 
 
+def test_validation_values_are_the_history():
+    """The validation numbers week 6 states, recomputed here from the raw history lines."""
+    meta, history = _meta(), _history()
+    values = artefacts.book_values(ROOT)
+    start = meta["train_config"]["steps"] - meta["train_config"]["cooldown_steps"]
+    losses = [(r["step"], r["valid_loss"]) for r in history]
+    assert len(losses) == len(history), "every logged record holds a validation loss"
+    assert float(values["tx_final_valid_loss"]) == pytest.approx(losses[-1][1], abs=5e-5)
+    assert float(values["tx_final_valid_accuracy"]) == pytest.approx(100 * history[-1]["valid_accuracy"], abs=5e-3)
+    best = min(losses, key=lambda sl: sl[1])
+    assert values["tx_min_valid_step"] == str(best[0])
+    assert float(values["tx_min_valid_loss"]) == pytest.approx(best[1], abs=5e-5)
+    assert values["tx_valid_below_train"] == str(sum(r["valid_loss"] < r["loss"] for r in history))
+    rises = [(b[0], b[1] - a[1]) for a, b in zip(losses, losses[1:])]
+    warm = max((r for r in rises if r[0] <= start), key=lambda r: r[1])
+    assert values["tx_valid_rise_warm_step"] == str(warm[0])
+    assert float(values["tx_valid_rise_warm"]) == pytest.approx(warm[1], abs=5e-4)
+    assert float(values["tx_valid_rise_cool"]) == pytest.approx(max(d for step, d in rises if step > start), abs=5e-4)
+
+
+def test_the_claims_week6_makes_about_its_validation_curve():
+    """week6_training.md reads the curve in words; a retrained artefact that no longer fits them fails here."""
+    meta, history = _meta(), _history()
+    values = artefacts.book_values(ROOT)
+    # "No overfitting": the validation loss is lowest at the last step
+    assert values["tx_min_valid_step"] == values["tx_steps"]
+    # "Validation scores better than training" in most records, and "the gap is widest early"
+    assert int(values["tx_valid_below_train"]) > len(history) / 2
+    gaps = [r["loss"] - r["valid_loss"] for r in history]
+    assert gaps.index(max(gaps)) < len(gaps) // 4
+    # the cool-down calms the curve
+    assert float(values["tx_valid_rise_cool"]) < float(values["tx_valid_rise_warm"]) / 5
+
+
+def test_history_validation_belongs_to_the_shipped_weights():
+    """The last record's validation loss is what the shipped checkpoint scores on the whole validation split."""
+    from txcourse.data import get_task
+    from txcourse.experiment import backend, tokenizers_from_meta
+
+    fw = backend("torch")
+    model, meta = fw.load_model(str(CHECKPOINT))
+    src_tok, tgt_tok = tokenizers_from_meta(meta)
+    splits = get_task(meta["task"]["name"], **meta["task"]["kwargs"])
+    scores = artefacts.teacher_forced(fw, model, splits.valid, src_tok, tgt_tok, meta["train_config"]["label_smoothing"])
+    last = _history()[-1]
+    assert last["step"] == meta["step"]
+    assert scores["loss"] == pytest.approx(last["valid_loss"], rel=1e-5)
+    assert scores["accuracy"] == pytest.approx(last["valid_accuracy"], abs=1e-9)
+
+
 def test_schedule_reproduces_every_logged_rate():
     meta = _meta()
     for record in _history():

@@ -25,8 +25,20 @@ def run(tmp_path_factory):
 
 def test_train_writes_checkpoint_and_history(run):
     assert (run / "model.npz").is_file()
-    assert [r["step"] for r in read_history(run / "history.jsonl")] == [2, 4, 6]
+    history = read_history(run / "history.jsonl")
+    assert [r["step"] for r in history] == [2, 4, 6]
     assert not list(run.glob("*.tmp"))
+    # by default every record scores the whole validation split (20 pairs here), teacher-forced
+    assert all(0 < r["valid_loss"] < 10 and 0 <= r["valid_accuracy"] <= 1 for r in history)
+    assert len({r["valid_loss"] for r in history}) == 3  # the weights change between the records
+
+
+def test_valid_pairs_zero_logs_no_validation(tmp_path):
+    out = tmp_path / "novalid"
+    assert main(["train", "--task", "copy", "--task-arg", "sizes=(200,20,20)", "--steps", "2", "--log-every", "1",
+                 "--batch-size", "16", "--no-progress", "--valid-pairs", "0", "--out", str(out), *TINY]) == 0
+    history = read_history(out / "history.jsonl")
+    assert [r["step"] for r in history] == [1, 2] and not any("valid_loss" in r for r in history)
 
 
 def test_translate_and_evaluate(run, capsys, tmp_path):
@@ -63,6 +75,9 @@ def test_resume_continues_the_step_count(run, capsys, tmp_path):
     (["train", "--task", "copy", "--set", "layer_norm_eps=1e999", "--steps", "1"],
      "--set layer_norm_eps must be a positive finite number such as 1e-6, got inf"),
     (["train", "--task", "copy", "--lr-factor", "nan"], "argument --lr-factor: expected a finite number > 0, got 'nan'"),
+    (["train", "--task", "copy", "--task-arg", "sizes=(50,5,5)", "--valid-pairs", "6", "--steps", "1"],
+     "--valid-pairs is 6, but the copy task's validation split holds 5 pairs; give at most 5 (0: no validation)"),
+    (["train", "--task", "copy", "--valid-pairs", "-1"], "argument --valid-pairs: expected an integer >= 0, got -1"),
     (["evaluate", "--checkpoint", "x.npz", "--limit", "-1"], "argument --limit: expected an integer >= 1, got -1"),
     (["translate", "--checkpoint", "x.npz", "--device", "gpu", "a"],
      "argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu'"),

@@ -42,7 +42,7 @@ def _check(cmd: list[str]) -> None:
 
 def _assert_same(a: Path, b: Path) -> None:
     diff = compare(a, b)
-    assert diff["loss"] < TOL and diff["weight"] < TOL, diff
+    assert diff["loss"] < TOL and diff["valid_loss"] < TOL and diff["weight"] < TOL, diff
 
 
 def test_the_halves_hold_unequal_token_counts():

@@ -220,14 +220,21 @@ def test_training_curves_figure_shows_the_history_validation_and_floor():
     history = read_history(REPO / "book/data/numbers-transformer-torch.history.jsonl")
     fig = figures.draw("week6_training_curves")
     loss_ax = next(ax for ax in fig.axes if ax.get_title() == "loss")
-    steps, losses = _line(loss_ax, "training batches (logged)").get_data()
+    accuracy_ax = next(ax for ax in fig.axes if ax.get_title() == "accuracy")
+    steps, losses = _line(loss_ax, "training batches (dropout on)").get_data()
     assert list(losses) == [r["loss"] for r in history]
-    valid_x, valid_y = _line(loss_ax, "validation split, final weights").get_data()
-    assert list(valid_x) == [meta["step"]] and 0 < valid_y[0] < 3
+    # the validation curve: one point per logged step, the history's own numbers
+    valid_x, valid_y = _line(loss_ax, figures.VALID_CURVE).get_data()
+    assert list(valid_x) == [r["step"] for r in history] and list(valid_y) == [r["valid_loss"] for r in history]
+    assert list(_line(accuracy_ax, figures.VALID_CURVE).get_ydata()) == [r["valid_accuracy"] for r in history]
+    final_x, final_y = _line(loss_ax, "training sentences, final weights (dropout off)").get_data()
+    assert list(final_x) == [meta["step"]] and 0 < final_y[0] < 3
     floor = smoothed_target_entropy(meta["model"]["config"]["tgt_vocab_size"], meta["train_config"]["label_smoothing"])
     floor_line = next(line for line in loss_ax.lines if line.get_label().startswith("floor"))
     assert floor_line.get_ydata()[0] == pytest.approx(floor)
-    assert valid_y[0] >= floor - 1e-6 and min(losses) >= floor - 0.01   # nothing beats the floor
+    assert min(valid_y) >= floor - 1e-6 and final_y[0] >= floor - 1e-6 and min(losses) >= floor - 0.01
+    # week 6 says the squares (training sentences, dropout off) sit on the validation curve
+    assert final_y[0] == pytest.approx(valid_y[-1], abs=0.005)
     matplotlib.pyplot.close("all")
 
 

@@ -11,6 +11,7 @@ in well under a minute.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import signal
@@ -175,8 +176,17 @@ def test_resume_with_other_settings_is_refused_unless_overridden(tmp_path, capsy
 
 
 def test_diverging_run_names_lr_factor_and_keeps_the_last_good_checkpoint(tmp_path, capsys):
-    out = tmp_path / "run"
+    # the validation loss sees it first: the weights of step 1 are finite, but their outputs overflow
+    out = tmp_path / "validated"
     _fails([*TRAIN, "--steps", "5", "--lr-factor", "1e30", "--checkpoint-every", "1", "--out", out], capsys,
+           re.escape("training diverged at step 1: the validation loss is nan (lr_factor 1e+30, warm-up 400 steps); "
+                     "lower --lr-factor (TrainConfig.lr_factor) or lengthen --warmup, then resume from the last "
+                     "checkpoint or start again; no checkpoint was written"))
+    assert not (out / "model.npz").exists()
+    # without validation the training loss sees it one step later
+    out = tmp_path / "run"
+    _fails([*TRAIN, "--steps", "5", "--lr-factor", "1e30", "--checkpoint-every", "1", "--valid-pairs", "0",
+            "--out", out], capsys,
            re.escape("training diverged at step 2: the loss is nan (lr_factor 1e+30, warm-up 400 steps); lower "
                      "--lr-factor (TrainConfig.lr_factor) or lengthen --warmup, then resume from the last checkpoint "
                      f"or start again; the last good checkpoint '{out / 'model.npz'}' (step 1) is kept"))
@@ -214,6 +224,18 @@ def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
         trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
     assert "\n" not in str(err.value)
     assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 2  # the last good one
+    # finite training losses but outputs that overflow on the validation pairs: diverged too
+    module = importlib.import_module(f"txcourse.{framework}.train")
+    trainer.train_step = step
+    trainer.valid = prepared.train
+    real_evaluate = module.evaluate
+    try:
+        module.evaluate = lambda *args, **kwargs: {**real_evaluate(*args, **kwargs), "loss": float("inf")}
+        with pytest.raises(FloatingPointError, match=r"^training diverged at step 10: the validation loss is inf "):
+            trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
+    finally:
+        module.evaluate = real_evaluate
+    assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 2
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -19,7 +19,7 @@ from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta
 from txcourse.config import TransformerConfig
 from txcourse.convert import torch_to_tf
 from txcourse.data import EOS_ID, PAD_ID, SOS_ID, WordTokenizer, encode_pairs, get_task
-from txcourse.training import TrainConfig, noam_lr, read_history
+from txcourse.training import TrainConfig, noam_lr, read_history, validation_curve
 
 FRAMEWORKS = ["torch", "tf"]
 
@@ -229,6 +229,85 @@ def test_history_records_and_no_duplicated_steps_after_resume(scenario):
     assert scenario["resumed"].history.records == resumed
     for a, b in zip(straight, resumed):  # the same run, interrupted or not
         assert a["loss"] == b["loss"] and a["accuracy"] == b["accuracy"] and a["lr"] == b["lr"]
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_validation_curve_leaves_the_run_unchanged(name):
+    """The same run with and without ``valid``: the same losses and weights (evaluating draws no random number,
+    and the PyTorch model is back in training mode, dropout on, afterwards); each record's valid_loss is
+    evaluate() of the weights at that step."""
+    train = _module(name, "train")
+    tok, data = _copy_data(n=64)
+    valid = encode_pairs(get_task("copy", vocab="abcdefgh", min_len=2, max_len=6, sizes=(64, 12, 4)).valid, tok, tok)
+    cfg = _tiny_config(len(tok.vocab))
+    config = SCENARIO_CONFIG.replace(log_every=2)
+    runs = {}
+    for key, held_out in (("plain", None), ("valid", valid)):
+        train.set_seed(0)
+        trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config, valid=held_out)
+        first = list(trainer.fit(4))
+        scores = train.evaluate(trainer.model, valid, config.label_smoothing)  # the weights of step 4
+        runs[key] = (first + list(trainer.fit())[len(first):], _weights(name, trainer.model), scores)
+    plain, with_valid = runs["plain"], runs["valid"]
+    assert [r["loss"] for r in plain[0]] == [r["loss"] for r in with_valid[0]]
+    assert all(np.array_equal(a, b) for a, b in zip(plain[1].values(), with_valid[1].values()))
+    assert "valid_loss" not in plain[0][0]
+    records = with_valid[0]
+    assert [r["step"] for r in records] == [2, 4, 6]
+    assert records[1]["valid_loss"] == with_valid[2]["loss"]
+    assert records[1]["valid_accuracy"] == with_valid[2]["accuracy"]
+    assert len({r["valid_loss"] for r in records}) == 3
+
+
+def test_evaluate_is_the_token_mean_in_any_batching(fw):
+    """evaluate() weights each batch by its tokens: batches of 3 and one batch of all give the same mean, which
+    is PyTorch's cross_entropy over every non-pad token (dropout off)."""
+    train = _module(fw, "train")
+    tok, data = _copy_data(n=10)
+    cfg = _tiny_config(len(tok.vocab), dropout=0.5)
+    train.set_seed(0)
+    model = train.build_model("transformer", cfg)
+    small, whole = (train.evaluate(model, data, 0.1, batch_size=b) for b in (3, 100))
+    assert small["tokens"] == whole["tokens"] == sum(len(t) + 1 for t in data.tgt)  # + <eos>
+    assert small["loss"] == pytest.approx(whole["loss"], rel=1e-6)
+    assert small["accuracy"] == pytest.approx(whole["accuracy"], rel=1e-6)
+    from txcourse.data import make_batches
+
+    batch = make_batches(data, batch_size=100, shuffle=False)[0]
+    if fw.name == "torch":
+        model.eval()
+        logits = fw.numpy(model(fw.tensor(batch.src), fw.tensor(batch.tgt_in)))  # (B, T_tgt, V)
+    else:
+        logits = fw.numpy(model(fw.tensor(batch.src), fw.tensor(batch.tgt_in), training=False))
+    expected = torch.nn.functional.cross_entropy(torch.from_numpy(np.asarray(logits)).double().flatten(0, 1),
+                                                 torch.from_numpy(batch.tgt_out).flatten(), ignore_index=PAD_ID,
+                                                 label_smoothing=0.1)
+    assert whole["loss"] == pytest.approx(expected.item(), rel=1e-5)
+    if fw.name == "torch":
+        assert not model.training  # model.eval() above; evaluate() leaves the mode as it found it
+        model.train()
+        train.evaluate(model, data)
+        assert model.training
+
+
+@pytest.mark.parametrize("bad", [[], "pairs", None])
+def test_evaluate_and_trainer_refuse_bad_validation_data(fw, bad):
+    train = _module(fw, "train")
+    tok, data = _copy_data(n=8)
+    cfg = _tiny_config(len(tok.vocab))
+    empty = encode_pairs([], tok, tok) if bad is None else bad
+    with pytest.raises(ValueError, match=r"valid must be None or non-empty EncodedPairs .* got \w+ of length"):
+        train.evaluate(train.build_model("transformer", cfg), empty)
+    with pytest.raises(ValueError, match=r"valid must be None or non-empty EncodedPairs"):
+        train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, SCENARIO_CONFIG, valid=empty)
+
+
+def test_validation_curve_needs_a_history_with_validation():
+    assert validation_curve([{"step": 1, "loss": 2.0}, {"step": 2, "loss": 1.0, "valid_loss": 1.5,
+                                                                 "valid_accuracy": 0.5}]) == [
+        {"step": 2, "loss": 1.5, "accuracy": 0.5}]
+    with pytest.raises(ValueError, match="history holds no valid_loss: retrain"):
+        validation_curve([{"step": 1, "loss": 2.0}])
 
 
 def test_reported_lr_equals_noam_lr(scenario):

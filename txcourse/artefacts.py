@@ -121,6 +121,33 @@ def length_curve_values(path: str | os.PathLike) -> dict[str, str]:
     return {name: str(value) for name, value in values.items()}
 
 
+def validation_values(history: list[dict[str, Any]], cooldown_start: int) -> dict[str, str]:
+    """Week 6's numbers about the validation curve of a history (without the prefix).
+
+    ``final_valid_loss``, ``final_valid_accuracy`` (%), ``min_valid_loss`` and
+    ``min_valid_step`` (the first step where it is lowest); ``valid_below_train``
+    of ``logged_steps`` records score lower on the validation split than on
+    their training batches; ``valid_rise_warm`` and ``valid_rise_cool``: the
+    largest rise of the validation loss between two records before and
+    after ``cooldown_start``, and ``valid_rise_warm_step``, where the first is.
+
+    Raises:
+        ValueError: the history holds no validation loss.
+    """
+    from txcourse.training import validation_curve
+
+    curve = validation_curve(history)
+    losses = {r["step"]: r["loss"] for r in curve}
+    best = min(curve, key=lambda r: r["loss"])
+    rises = [(b["step"], b["loss"] - a["loss"]) for a, b in zip(curve, curve[1:])]  # (step, rise into it)
+    warm = max([(0, 0.0)] + [r for r in rises if r[0] <= cooldown_start], key=lambda r: r[1])
+    return {"final_valid_loss": _fmt(curve[-1]["loss"], 4), "final_valid_accuracy": _fmt(100 * curve[-1]["accuracy"], 2),
+            "min_valid_loss": _fmt(best["loss"], 4), "min_valid_step": str(best["step"]),
+            "valid_below_train": str(sum(r["valid_loss"] < r["loss"] for r in history if r["step"] in losses)),
+            "valid_rise_warm": _fmt(warm[1]), "valid_rise_warm_step": str(warm[0]),
+            "valid_rise_cool": _fmt(max([0.0] + [d for step, d in rises if step > cooldown_start]))}
+
+
 def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
     """The named values the prose may state about the shipped Transformer, as strings (name -> text).
 
@@ -153,6 +180,7 @@ def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
         "final_loss": _fmt(losses[-1]), "min_loss": _fmt(min(losses)),
         "log_every": train["log_every"], "logged_steps": len(history),
     }
+    values.update(validation_values(history, values["cooldown_start"]))
     values.update(length_curve_values(root / LENGTH_CURVES))
     return {PREFIX + k: str(v) for k, v in values.items()}
 
@@ -175,31 +203,9 @@ def teacher_forced(fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoot
     Returns:
         ``{"loss": ..., "accuracy": ..., "tokens": ...}``, means over the non-padding target tokens.
     """
-    from txcourse.data import encode_pairs, make_batches
+    from txcourse.data import encode_pairs
 
     if not pairs:
         raise ValueError("pairs must hold at least one (source, target) pair, got none")
-    lib = importlib.import_module(f"txcourse.{fw.name}")
-    encoded = encode_pairs(list(pairs), src_tok, tgt_tok)
-    loss_sum = correct = tokens = 0.0
-    if fw.name == "torch":
-        import torch
-
-        model.eval()
-        grad_off = torch.no_grad()
-        forward = model
-    else:
-        import contextlib
-
-        grad_off = contextlib.nullcontext()
-        forward = lambda s, t: model(s, t, training=False)  # noqa: E731
-    with grad_off:
-        for batch in make_batches(encoded, batch_size=batch_size, shuffle=False):
-            src, tgt_in, tgt_out = (fw.to_tensor(a) for a in (batch.src, batch.tgt_in, batch.tgt_out))
-            logits = forward(src, tgt_in)  # (B, T_tgt, V)
-            loss, count = lib.label_smoothed_cross_entropy(logits, tgt_out, smoothing=smoothing)
-            n = float(fw.to_numpy(count))
-            loss_sum += float(fw.to_numpy(loss)) * n
-            correct += float(fw.to_numpy(lib.token_accuracy(logits, tgt_out))) * n
-            tokens += n
-    return {"loss": loss_sum / tokens, "accuracy": correct / tokens, "tokens": tokens}
+    train = importlib.import_module(f"txcourse.{fw.name}.train")
+    return train.evaluate(model, encode_pairs(list(pairs), src_tok, tgt_tok), smoothing, batch_size)

@@ -142,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--label-smoothing", type=_number(0, 1, closed=True), default=0.1)
     train.add_argument("--seed", type=_count(0), default=0)
     train.add_argument("--log-every", type=_count(1), default=50)
+    train.add_argument("--valid-pairs", type=_count(0), default=None, metavar="N",
+                       help="score the first N pairs of the task's validation split at every logged step "
+                            "(teacher-forced, dropout off: valid_loss and valid_accuracy in the history; "
+                            "default: the whole split; 0: none)")
     train.add_argument("--checkpoint-every", type=_count(0), default=0, help="steps between checkpoints "
                        "(0: at the end, and when stopped by Ctrl-C or SIGTERM)")
     train.add_argument("--out", type=Path, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
@@ -417,6 +421,21 @@ def _train(args: argparse.Namespace) -> int:
         train.end_data_parallel()
 
 
+def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
+    """The encoded validation pairs ``--valid-pairs`` asks for (None: none)."""
+    from txcourse.data import encode_pairs
+
+    available = len(prepared.splits.valid)
+    if count is None:
+        count = available
+    elif count > available:
+        raise ValueError(f"--valid-pairs is {count}, but the {prepared.task} task's validation split holds "
+                         f"{available} pairs; give at most {available} (0: no validation)")
+    if count == 0:
+        return None
+    return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
+
+
 def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
                     prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
     """The training part of :func:`_train`, in every process of a data-parallel run (one writes)."""
@@ -432,9 +451,10 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
     fw.set_seed(args.seed)
     metadata = {"task": task,
                 "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
+    valid = _valid_pairs(prepared, args.valid_pairs)
     with replicas.scope():  # TensorFlow: the model's variables are mirrored on every replica
         trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
-                             config, history_path=str(out / "history.jsonl"), metadata=metadata)
+                             config, history_path=str(out / "history.jsonl"), metadata=metadata, valid=valid)
     if args.resume:
         trainer.load(str(checkpoint))
     if replicas.count > 1 and replicas.writer:

@@ -7,7 +7,10 @@ mean of per-replica mean losses then differs from the loss of the global
 batch, and only the normalisation by the global token count reproduces the
 single-replica step (:mod:`txcourse.distributed`).
 
-Run (each writes ``OUT/<scenario>.npz``: the step losses and the weights)::
+Every logged step also scores a validation set (the Trainer's ``valid``),
+which must agree as well.
+
+Run (each writes ``OUT/<scenario>.npz``: the step and validation losses and the weights)::
 
     torchrun --nproc-per-node 2 -m txcourse.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
     python -m txcourse.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
@@ -68,11 +71,12 @@ def _run(fw: Any, replicas: Any, steps: int, out: Path, name: str, resume: Path 
     fw.set_seed(0)
     with replicas.scope():
         trainer = fw.Trainer(fw.build_model("transformer", model_config), "transformer", model_config,
-                             mixed_lengths(), _config(steps))
+                             mixed_lengths(), _config(steps), valid=mixed_lengths(seed=1))
     if resume is not None:
         trainer.load(str(resume))
     records = trainer.fit()
     trainer.metadata["losses"] = [r["loss"] for r in records]
+    trainer.metadata["valid_losses"] = [r["valid_loss"] for r in records]  # every replica scores the same weights
     trainer.metadata["first_step"] = records[0]["step"]
     if replicas.writer:
         trainer.save(str(out / f"{name}.npz"))
@@ -101,13 +105,13 @@ def run(framework: str, out: Path, replicas: int = 1, steps: int = STEPS, resume
 
 
 def compare(a: Path, b: Path) -> dict[str, Any]:
-    """The largest differences of two scenarios: ``loss`` (over the steps both logged) and ``weight`` with its
-    name. The key projections' biases are left out: their gradient is 0 in exact arithmetic (softmax is
+    """The largest differences of two scenarios: ``loss`` and ``valid_loss`` (over the steps both logged) and
+    ``weight`` with its name. The key projections' biases are left out: their gradient is 0 in exact arithmetic (softmax is
     shift-invariant, Eq. (1)), so Adam turns rounding noise into steps of about lr; they change no output."""
     (ma, wa), (mb, wb) = read_checkpoint(str(a)), read_checkpoint(str(b))
     first = max(ma["first_step"], mb["first_step"])
-    la = np.array(ma["losses"][first - ma["first_step"]:])
-    lb = np.array(mb["losses"][first - mb["first_step"]:])
+    la, lb = (np.array(m["losses"][first - m["first_step"]:]) for m in (ma, mb))
+    va, vb = (np.array(m["valid_losses"][first - m["first_step"]:]) for m in (ma, mb))
     if la.shape != lb.shape or not len(la):
         raise ValueError(f"compare: {a} and {b} logged different steps ({len(la)} and {len(lb)} from step {first})")
     keep = [k for k in wa if k.startswith("model/") and wa[k].dtype.kind == "f"
@@ -115,7 +119,8 @@ def compare(a: Path, b: Path) -> dict[str, Any]:
     if sorted(keep) != sorted(k for k in wb if k in keep) or not keep:
         raise ValueError(f"compare: {a} and {b} hold different weights")
     worst = max((float(np.abs(wa[k] - wb[k]).max()), k) for k in keep)
-    return {"loss": float(np.abs(la - lb).max()), "weight": worst[0], "weight_name": worst[1],
+    return {"loss": float(np.abs(la - lb).max()), "valid_loss": float(np.abs(va - vb).max()),
+            "weight": worst[0], "weight_name": worst[1],
             "steps": len(la), "losses": la.tolist()}
 
 

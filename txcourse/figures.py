@@ -502,11 +502,15 @@ def label_smoothing(ctx: _Context, title: str):
     return fig
 
 
+VALID_CURVE = "validation split (dropout off)"
+
+
 @_recipe("week6_training_curves", ["week6_training"], "fig-training-curves",
          "Training curves of the week 6 Transformer: label-smoothed loss and token accuracy on the training "
-         "batches (with dropout), averaged over each logging interval; the points at the last step are the final "
-         "weights' teacher-forced loss and accuracy on the validation split and on training sentences "
-         "(dropout off); the dashed line is the loss floor, the entropy of the smoothed target.",
+         "batches (with dropout), averaged over each logging interval, and on the validation split at every "
+         "logged step (teacher-forced, dropout off, from the history); the squares are the final weights on "
+         "training sentences with dropout off; the dashed line is the loss floor, the entropy of the smoothed "
+         "target.",
          plots.plot_training_curves,
          params={"keys": ["loss", "accuracy"], "train_sentences": 1000,
                  "title": "Training a small Transformer on numbers (en -> ko)"},
@@ -514,20 +518,19 @@ def label_smoothing(ctx: _Context, title: str):
 def training_curves(ctx: _Context, keys: Sequence[str], train_sentences: int, title: str):
     from txcourse.artefacts import smoothed_target_entropy, teacher_forced
     from txcourse.data import get_task
+    from txcourse.training import validation_curve
 
     history = _history(ctx)
     model, meta, src_tok, tgt_tok = _load_checkpoint(ctx, TRANSFORMER_CHECKPOINT, "transformer")
     splits = get_task(meta["task"]["name"], **meta["task"]["kwargs"])
     eps = float(meta["train_config"]["label_smoothing"])
-    step = int(meta["step"])
-    runs = {"training batches (logged)": history}
-    for name, pairs in (("validation split, final weights", splits.valid),
-                        ("training sentences, final weights", splits.train[:train_sentences])):
-        runs[name] = [{"step": step, **teacher_forced(ctx.fw, model, pairs, src_tok, tgt_tok, eps)}]
+    final = teacher_forced(ctx.fw, model, splits.train[:train_sentences], src_tok, tgt_tok, eps)
+    runs = {"training batches (dropout on)": history, VALID_CURVE: validation_curve(history),
+            "training sentences, final weights (dropout off)": [{"step": int(meta["step"]), **final}]}
     fig = plots.plot_training_curves(runs, keys=tuple(keys), title=title)
     for ax in fig.axes:
-        for line, marker in zip(ax.lines[1:], "os"):
-            line.set(linestyle="none", marker=marker, markersize=7, markerfacecolor="none")
+        ax.lines[1].set(marker="o", markersize=3)
+        ax.lines[2].set(linestyle="none", marker="s", markersize=7, markerfacecolor="none")
         if ax.get_title() == "loss":
             floor = smoothed_target_entropy(int(meta["model"]["config"]["tgt_vocab_size"]), eps)
             ax.axhline(floor, color="0.3", linestyle="--", linewidth=1, label=f"floor H(q) = {floor:.3f}")

@@ -15,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
 
@@ -188,6 +188,31 @@ def read_history(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Read a history file written by :class:`History`."""
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def check_valid(data: Any) -> Any:
+    """``data`` if it is None or non-empty encoded pairs (a Trainer's ``valid``); else a ValueError naming it."""
+    from txcourse.data.batching import EncodedPairs
+
+    if data is not None and (not isinstance(data, EncodedPairs) or len(data) == 0):
+        size = len(data) if hasattr(data, "__len__") else "?"
+        raise ValueError(f"valid must be None or non-empty EncodedPairs (txcourse.data.encode_pairs), got "
+                         f"{type(data).__name__} of length {size}")
+    return data
+
+
+def validation_curve(history: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+    """The validation records of a training history: step, loss and accuracy from valid_loss/valid_accuracy.
+
+    Raises:
+        ValueError: no record holds a validation loss (trained with ``--valid-pairs 0``, or before it existed).
+    """
+    curve = [{"step": r["step"], "loss": r["valid_loss"], "accuracy": r["valid_accuracy"]}
+             for r in history if r.get("valid_loss") is not None]
+    if not curve:
+        raise ValueError("the training history holds no valid_loss: retrain with `txcourse train` and its default "
+                         "--valid-pairs (book/instructor.md lists the command)")
+    return curve
 
 
 def diverged(what: str, step: int, config: TrainConfig) -> str:

@@ -15,12 +15,12 @@ PARAMETERS = """
 IMPORTS = {
     "torch": """
         from txcourse import TransformerConfig
-        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
+        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
         from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
         from txcourse.metrics import exact_match, format_length_table
         from txcourse.torch.decode import greedy_decode as tx_greedy_decode
         from txcourse.torch.loss import label_smoothed_cross_entropy
-        from txcourse.training import TrainConfig
+        from txcourse.training import TrainConfig, validation_curve
 
 
         def run(model, *args):
@@ -31,12 +31,12 @@ IMPORTS = {
     """,
     "tf": """
         from txcourse import TransformerConfig
-        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, make_batches, pad_sequences
+        from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
         from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
         from txcourse.metrics import exact_match, format_length_table
         from txcourse.tf.decode import greedy_decode as tx_greedy_decode
         from txcourse.tf.loss import label_smoothed_cross_entropy
-        from txcourse.training import TrainConfig
+        from txcourse.training import TrainConfig, validation_curve
 
 
         def run(model, *args):
@@ -306,7 +306,8 @@ CELLS = [
 
         The model is `tx.Transformer` built from txcourse's defaults for this task (`default_model_config`),
         trained by txcourse's `Trainer`: Adam with the warm-up schedule of Eq. (3), label smoothing 0.1,
-        gradient clipping, and a tokenizer per side (English words, Korean characters). Before training, the
+        gradient clipping, and a tokenizer per side (English words, Korean characters). At every logged step
+        it also scores the validation split, teacher-forced with dropout off (`valid=`). Before training, the
         next cell checks your loss on one batch against txcourse's: the untrained model's loss is about
         $\\log V$.
         """),
@@ -321,7 +322,8 @@ CELLS = [
             model_config = default_model_config("transformer", src_tok.vocab_size, tgt_tok.vocab_size, MODEL)
             model = fw.build_model("transformer", model_config)
             train_config = TrainConfig(seed=SEED, device=DEVICE, progress=PROGRESS, **TRAIN)
-            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config)
+            valid = encode_pairs(prepared.splits.valid, src_tok, tgt_tok)  # scored at every logged step
+            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config, valid=valid)
             print(f"{sum(p.numel() for p in model.parameters())} parameters on {trainer.device}")
         """,
         "tf": """
@@ -334,7 +336,8 @@ CELLS = [
             model_config = default_model_config("transformer", src_tok.vocab_size, tgt_tok.vocab_size, MODEL)
             model = fw.build_model("transformer", model_config)
             train_config = TrainConfig(seed=SEED, device=DEVICE, progress=PROGRESS, **TRAIN)
-            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config)
+            valid = encode_pairs(prepared.splits.valid, src_tok, tgt_tok)  # scored at every logged step
+            trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config, valid=valid)
             print(f"{model.count_params()} parameters on {trainer.device}")
         """,
     }),
@@ -349,7 +352,8 @@ CELLS = [
 
         history = trainer.fit()
         print(f"{trainer.step} steps: loss {history[0]['loss']:.3f} -> {history[-1]['loss']:.3f}, "
-              f"token accuracy {history[-1]['accuracy']:.3f}")
+              f"token accuracy {history[-1]['accuracy']:.3f}; validation loss {history[-1]['valid_loss']:.3f}, "
+              f"token accuracy {history[-1]['valid_accuracy']:.3f}")
     """),
     md("""
         ## Evaluation
@@ -412,11 +416,16 @@ CELLS = [
         Left to right: the label-smoothed loss (it cannot reach 0: with $\\varepsilon = 0.1$ the best
         possible loss is the entropy of the smoothed targets), the token accuracy under teacher forcing, and
         the learning rate of Eq. (3), rising for the warm-up steps and then decaying as $1/\\sqrt{step}$.
+        The training curve averages each logging interval with dropout on; the validation curve scores the
+        weights of its step with dropout off, which is why it can lie below the training curve (week 6,
+        part 1, "How to read the two curves").
         Below: the encoder-decoder attention of the last decoder layer while translating one test sentence,
         one panel per head.
         """),
     code("""
-        plots.plot_training_curves(history, title=f"Transformer on numbers ([[FW]], {trainer.step} steps)")
+        plots.plot_training_curves({"training batches (dropout on)": history,
+                                    "validation split (dropout off)": validation_curve(history)},
+                                   title=f"Transformer on numbers ([[FW]], {trainer.step} steps)")
         plt.show()
 
         source = max(test_pairs[:50], key=lambda pair: len(pair[0].split()))[0]

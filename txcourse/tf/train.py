@@ -3,7 +3,8 @@
 :class:`Trainer` runs teacher-forced training for any of the three models
 (Transformer, Bahdanau GRU, GRU without attention), with gradient clipping,
 mixed precision on a GPU, a tqdm progress bar, a history file, atomic
-checkpoints and an exact resume.
+checkpoints and an exact resume. Given validation pairs, each history
+record also holds their teacher-forced loss and accuracy (:func:`evaluate`).
 
 Data-parallel (book: appendix "Scaling up"; :mod:`txcourse.distributed`):
 :func:`data_parallel` makes a ``tf.distribute`` strategy (MirroredStrategy
@@ -29,15 +30,15 @@ from tqdm.auto import tqdm
 from txcourse.checkpoint import (check_checkpoint, check_resumable, check_weights, heads_array, read_checkpoint,
                                  write_checkpoint)
 from txcourse.config import TransformerConfig
-from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.data.batching import Batch, EncodedPairs, make_batches
 from txcourse.distributed import SINGLE, Replicas, check_divisible, target_tokens, tf_config
-from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, diverged
+from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, check_valid, diverged
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
 
-__all__ = ["Trainer", "build_model", "load_model", "resolve_device", "set_seed", "data_parallel",
+__all__ = ["Trainer", "build_model", "evaluate", "load_model", "resolve_device", "set_seed", "data_parallel",
            "end_data_parallel"]
 
 FRAMEWORK = "tf"
@@ -203,6 +204,10 @@ class Trainer:
         config: a :class:`~txcourse.training.TrainConfig`.
         history_path: a JSON-lines history file (None: keep in memory only).
         metadata: extra JSON-able facts saved in checkpoints (tokenizers, task).
+        valid: encoded validation pairs; each history record then adds
+            ``valid_loss`` and ``valid_accuracy`` (:func:`evaluate`: teacher-forced,
+            dropout off). Evaluating draws no random number, so the weights
+            are those of the same run without ``valid``.
 
     Example:
         >>> trainer = Trainer(model, "transformer", cfg.to_dict(), data, TrainConfig(steps=100))
@@ -212,11 +217,12 @@ class Trainer:
 
     def __init__(self, model: keras.Model, kind: str, model_config: dict[str, Any], data: EncodedPairs,
                  config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
-                 metadata: Optional[dict[str, Any]] = None):
+                 metadata: Optional[dict[str, Any]] = None, valid: Optional[EncodedPairs] = None):
         if kind not in MODEL_KINDS:
             raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
         self.kind, self.model_config, self.config = kind, dict(model_config), config
         self.metadata = dict(metadata or {})
+        self.valid = check_valid(valid)
         self.device = resolve_device(config.device)
         self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
         self.pad_id = model_config.get("pad_id", 0)
@@ -372,9 +378,17 @@ class Trainer:
             # agreed by every replica (all stop after the same step); alone, a request made during the step counts
             out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
-                self.history.append({"step": self.step, "loss": totals["loss"] / totals["n"],
-                                     "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
-                                     "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)})
+                record = {"step": self.step, "loss": totals["loss"] / totals["n"],
+                          "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
+                          "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)}
+                if self.valid is not None:  # every replica evaluates the same weights: their records agree
+                    scores = evaluate(self.model, self.valid, self.config.label_smoothing)
+                    if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
+                        raise FloatingPointError(diverged(f"the validation loss is {scores['loss']}", self.step,
+                                                          self.config))
+                    record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
+                    bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
+                self.history.append(record)
                 totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
                 start = time.perf_counter()
             if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
@@ -420,6 +434,39 @@ class Trainer:
         self.step = int(meta["step"])
         self.stream.load_state(meta["stream"])
         self._resume_step, self.history = self.step, None
+
+
+def evaluate(model: keras.Model, data: EncodedPairs, smoothing: float = 0.1,
+             batch_size: int = 256) -> dict[str, float]:
+    """Teacher-forced label-smoothed loss and token accuracy of ``model`` on ``data``, dropout off.
+
+    The loss :class:`Trainer` logs (Sec. 5.4), but of fixed weights and
+    without dropout: the validation curve. Draws no random number, and the
+    model is left in the mode it was in.
+
+    Args:
+        model: a model built by :func:`build_model`.
+        data: encoded pairs (at least one).
+        smoothing: eps of the label-smoothed loss.
+        batch_size: sentences per forward pass.
+
+    Returns:
+        ``{"loss": ..., "accuracy": ..., "tokens": ...}``: means over the non-pad target tokens, and their count.
+    """
+    check_valid(data)
+    pad_id = data.pad_id
+    loss_sum = correct = tokens = 0.0
+    for batch in make_batches(data, batch_size=batch_size, shuffle=False):
+        src = tf.constant(batch.src, tf.int64)  # (B, T_src)
+        tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
+        tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
+        logits = model(src, tgt_in, training=False)  # (B, T_tgt, V)
+        loss, count = label_smoothed_cross_entropy(logits, tgt_out, smoothing, pad_id)  # (), ()
+        n = float(count)
+        loss_sum += float(loss) * n
+        correct += float(token_accuracy(logits, tgt_out, pad_id)) * n
+        tokens += n
+    return {"loss": loss_sum / max(tokens, 1.0), "accuracy": correct / max(tokens, 1.0), "tokens": tokens}
 
 
 def _num_heads(model: keras.Model, config: dict[str, Any]) -> int:
