@@ -192,8 +192,6 @@ def read_history(path: str | os.PathLike) -> list[dict[str, Any]]:
 
 def check_valid(data: Any) -> Any:
     """``data`` if it is None or non-empty encoded pairs (a Trainer's ``valid``); else a ValueError naming it."""
-    from txcourse.data.batching import EncodedPairs
-
     if data is not None and (not isinstance(data, EncodedPairs) or len(data) == 0):
         size = len(data) if hasattr(data, "__len__") else "?"
         raise ValueError(f"valid must be None or non-empty EncodedPairs (txcourse.data.encode_pairs), got "
