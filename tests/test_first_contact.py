@@ -285,7 +285,16 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
     ([*TRAIN, "--lr-factor", "-1"],
      r"argument --lr-factor: expected a finite number > 0, got '-1' \(see 'txcourse train --help'\)"),
     ([*TRAIN, "--label-smoothing", "2"],
-     r"argument --label-smoothing: expected a finite number in \[0, 1\], got '2' \(see 'txcourse train --help'\)"),
+     r"argument --label-smoothing: expected a finite number in \[0, 1\), got '2' \(see 'txcourse train --help'\)"),
+    ([*TRAIN, "--label-smoothing", "1"],  # every target spread uniformly: nothing to learn
+     r"argument --label-smoothing: expected a finite number in \[0, 1\), got '1' \(see 'txcourse train --help'\)"),
+    (["train", "--out", ""], r"argument --out: expected a folder name, got '' \(use '\.' for the current folder\) "
+                             r"\(see 'txcourse train --help'\)"),
+    (["figures", "--out", " "], r"argument --out: expected a folder name, got ' ' \(use '\.' for the current "
+                                r"folder\) \(see 'txcourse figures --help'\)"),
+    (["figures", "--dpi", "-5"], r"argument --dpi: expected an integer >= 1, got -5 \(see 'txcourse figures --help'\)"),
+    (["translate", "--checkpoint", "x.npz", "--threads", "0", "a"],
+     r"argument --threads: expected an integer >= 1, got 0 \(see 'txcourse translate --help'\)"),
     ([*TRAIN, "--steps", "0"], r"argument --steps: expected an integer >= 1, got 0 \(see 'txcourse train --help'\)"),
     ([*TRAIN, "--device", "gpu"],
      r"argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu' \(see 'txcourse train --help'\)"),
@@ -298,7 +307,7 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
      r"argument --beam: expected an integer >= 1, got 0 \(see 'txcourse translate --help'\)"),
 ])
 def test_user_errors_are_one_line(argv, pattern, capsys, tmp_path):
-    _fails([*argv, "--out", tmp_path / "run"] if argv[0] == "train" and argv != ["train", "--bogus"] else argv,
+    _fails([*argv, "--out", tmp_path / "run"] if argv[0] == "train" and len(argv) > 2 else argv,
            capsys, pattern)
     assert not (tmp_path / "run" / "model.npz").exists()
 
@@ -320,12 +329,105 @@ def test_missing_gpu_is_one_line_in_every_command(framework, device, saved, caps
 
 def test_evaluate_json_must_name_a_file(saved, capsys, tmp_path):
     _fails(["evaluate", "--checkpoint", saved["torch"], "--json", tmp_path], capsys,
-           re.escape(f"--json '{tmp_path}': expected the name of a file to write the scores to, in an existing "
-                     f"folder; got a folder: use for example --json scores.json"))
+           re.escape(f"--json '{tmp_path}': expected the name of a file to write the scores to, in an existing, "
+                     f"writable folder; got a folder: use for example --json scores.json"))
     _fails(["evaluate", "--checkpoint", saved["torch"], "--json", tmp_path / "no" / "s.json"], capsys,
            re.escape(f"--json '{tmp_path / 'no' / 's.json'}': expected the name of a file to write the scores to, "
-                     f"in an existing folder; got a path whose folder '{tmp_path / 'no'}' does not exist: use for "
-                     f"example --json scores.json"))
+                     f"in an existing, writable folder; got a path whose folder '{tmp_path / 'no'}' does not exist: "
+                     f"use for example --json scores.json"))
+    a_file = tmp_path / "afile.txt"
+    a_file.write_text("")
+    _fails(["evaluate", "--checkpoint", saved["torch"], "--json", a_file / "s.json"], capsys,
+           re.escape(f"--json '{a_file / 's.json'}': expected the name of a file to write the scores to, in an "
+                     f"existing, writable folder; got a path whose folder '{a_file}' is a file: use for example "
+                     f"--json scores.json"))
+    if Path("/proc/self").is_dir():  # a folder that refuses new files, to root as well: checked before evaluating
+        _fails(["evaluate", "--checkpoint", saved["torch"], "--json", "/proc/self/s.json"], capsys,
+               r"--json '/proc/self/s\.json': .*; got a path whose folder '/proc/self' is not writable: .*")
+
+
+def test_version_prints_the_package_version(capsys):
+    from txcourse import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0 and capsys.readouterr().out == f"txcourse {__version__}\n"
+
+
+def test_beam_larger_than_the_target_vocabulary_is_refused_before_loading(saved, capsys):
+    from txcourse.experiment import tokenizers_from_meta
+
+    size = tokenizers_from_meta(read_checkpoint_meta(saved["torch"]))[1].vocab_size
+    for command in (["translate", "--checkpoint", saved["torch"], "a b"],
+                    ["evaluate", "--checkpoint", saved["torch"], "--limit", "2"]):
+        _fails([*command, "--beam", 1000000], capsys,
+               re.escape(f"--beam 1000000: expected at most the target vocabulary size of the checkpoint ({size} "
+                         f"tokens); beams of 4-10 are usual"))
+    assert main(["translate", "--checkpoint", str(saved["torch"]), "--beam", str(size), "--threads", "1", "a b"]) == 0
+    assert capsys.readouterr().out.startswith("a b\t")
+
+
+@pytest.mark.parametrize("make, pattern", [
+    (lambda p: p.mkdir(), r"checkpoint '{path}' is a folder; expected a \.npz file written by 'txcourse train'"),
+    (lambda p: os.mkfifo(p), r"checkpoint '{path}' is not a regular file \(a device, a pipe or a socket\); "
+                             r"expected a \.npz file written by 'txcourse train'"),
+    (lambda p: np.savez(p, __meta__=np.frombuffer(b"[1, 2]", np.uint8)),
+     r"'{path}' is not a txcourse checkpoint: its header is a JSON list, expected a JSON object with format "
+     r"'txcourse-checkpoint-1'"),
+    (lambda p: np.savez(p, __meta__=np.array([{"format": 1}], dtype=object)),
+     r"'{path}' is not a txcourse checkpoint: array '__meta__' cannot be read \(Object arrays cannot be loaded when "
+     r"allow_pickle=False\); a checkpoint holds numeric arrays only"),
+])
+def test_checkpoints_that_are_no_checkpoints_say_what_they_are(make, pattern, capsys, tmp_path):
+    path = tmp_path / "model.npz"
+    make(path)
+    for command in (["translate", "--checkpoint", path, "a"], ["evaluate", "--checkpoint", path]):
+        _fails(command, capsys, pattern.format(path=re.escape(str(path))))
+    _fails(["translate", "--checkpoint", "/dev/null", "a"], capsys, r"checkpoint '/dev/null' is not a regular file .*")
+
+
+def test_resume_with_no_steps_left_is_refused(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TRAIN, "--steps", "3", "--out", str(out)]) == 0
+    header, history = read_checkpoint_meta(out / "model.npz"), (out / "history.jsonl").read_text()
+    capsys.readouterr()
+    for steps in (1, 3):
+        _fails([*TRAIN, "--steps", steps, "--out", out, "--resume"], capsys,
+               re.escape(f"--steps {steps}: '{out / 'model.npz'}' is already at step 3, so --resume would train "
+                         f"nothing; give --steps above 3 (the total step count, not the steps to add)"))
+    assert read_checkpoint_meta(out / "model.npz") == header and (out / "history.jsonl").read_text() == history
+
+
+def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_CPP")}
+    return subprocess.run([sys.executable, "-m", "txcourse", *map(str, args)], stdout=kwargs.get("stdout",
+                          subprocess.PIPE), stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+
+
+def test_tensorflow_start_up_log_is_silenced(saved):
+    done = _cli("translate", "--checkpoint", saved["tf"], "a b")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", done.stderr  # no absl / oneDNN / cpu_feature_guard lines
+    assert done.stdout.startswith("a b\t")
+
+
+def test_closed_or_full_standard_output_is_not_a_traceback(saved, tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\n" * 8000)  # 8000 output lines: more than a pipe buffer (64 KiB) holds
+    with source.open() as stdin:
+        reader = subprocess.Popen([sys.executable, "-m", "txcourse", "translate", "--checkpoint",
+                                   str(saved["torch"])], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        assert reader.stdout.readline().startswith("a b\t")  # `| head -1`
+        reader.stdout.close()
+        err = reader.stderr.read()
+        reader.wait(timeout=300)
+    assert reader.returncode == 141 and "Traceback" not in err and "BrokenPipe" not in err, err
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            done = _cli("translate", "--checkpoint", saved["torch"], "a b", stdout=full)
+        assert done.returncode == 2 and done.stderr == ("txcourse: error: cannot write the output to standard "
+                                                        "output: No space left on device\n"), done.stderr
 
 
 @pytest.mark.parametrize("framework", ["torch", "tf"])

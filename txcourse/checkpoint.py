@@ -219,21 +219,40 @@ def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict
 
 def _open(path: str | os.PathLike, with_arrays: bool) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"checkpoint {str(path)!r} does not exist")
+    if not path.is_file():  # a folder, a FIFO, /dev/null: say what it is, not that it is missing
+        what = "a folder" if path.is_dir() else "not a regular file (a device, a pipe or a socket)"
+        raise ValueError(f"checkpoint {str(path)!r} is {what}; expected a .npz file written by 'txcourse train'")
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint (not an .npz zip file)")
     try:
         with np.load(path, allow_pickle=False) as data:
             if _META not in data.files:
                 raise ValueError(f"{str(path)!r} is not a txcourse checkpoint (no header)")
-            meta = json.loads(data[_META].tobytes().decode("utf-8"))
-            arrays = {name: data[name] for name in data.files if name != _META} if with_arrays else {}
+            header = _array(path, data, _META)
+            if header.dtype != np.uint8:
+                raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: its header is a {header.dtype} "
+                                 f"array, expected the uint8 bytes of a JSON object")
+            meta = json.loads(header.tobytes().decode("utf-8"))
+            arrays = {name: _array(path, data, name) for name in data.files if name != _META} if with_arrays else {}
     except (zipfile.BadZipFile, OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint: {err}") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: its header is a JSON "
+                         f"{type(meta).__name__}, expected a JSON object with format {FORMAT!r}")
     if meta.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
     return meta, arrays
+
+
+def _array(path: Path, data: Any, name: str) -> np.ndarray:
+    """One array of an open ``.npz``; an object (pickled) array is refused with the file's name, never unpickled."""
+    try:
+        return data[name]
+    except ValueError as err:  # numpy: "Object arrays cannot be loaded when allow_pickle=False"
+        raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: array {name!r} cannot be read ({err}); a "
+                         f"checkpoint holds numeric arrays only") from None
 
 
 def bytes_to_array(blob: bytes) -> np.ndarray:

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from txcourse import __version__
 from txcourse.data.tasks import TASKS
 from txcourse.experiment import FRAMEWORKS
 from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS
@@ -87,19 +88,28 @@ def _count(minimum: int):
     return parse
 
 
-def _number(low: float, high: float = math.inf, closed: bool = False):
-    """An argparse type: a finite float in (low, high), or [low, high] when ``closed``."""
+def _number(low: float, high: float = math.inf, closed: bool = False, high_open: bool = False):
+    """An argparse type: a finite float in (low, high), [low, high] when ``closed``, [low, high) when
+    ``high_open``."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        inside = low <= value <= high if closed else low < value < high
+        inside = (low <= value < high if high_open else low <= value <= high if closed else low < value < high)
         if not (inside and math.isfinite(value)):
-            span = f"in [{low:g}, {high:g}]" if closed else f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})"
+            span = (f"in [{low:g}, {high:g})" if high_open else f"in [{low:g}, {high:g}]" if closed
+                    else f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})")
             raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
         return value
     return parse
+
+
+def _folder(text: str) -> Path:
+    """An argparse type: a non-empty path (an empty one would silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a folder name, got {text!r} (use '.' for the current folder)")
+    return Path(text)
 
 
 def _device_name(text: str) -> str:
@@ -119,6 +129,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="txcourse", description="Train, run and evaluate the course's models; "
                                      "draw the book's figures; grade lab submissions.")
+    parser.add_argument("--version", action="version", version=f"txcourse {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train", help="train a model on a generated task and write a checkpoint")
@@ -139,7 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "those of one noisy step (default: 30%% of --steps; 0: Eq. (3) alone)")
     train.add_argument("--lr-factor", type=_number(0), default=0.5,
                        help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)")
-    train.add_argument("--label-smoothing", type=_number(0, 1, closed=True), default=0.1)
+    train.add_argument("--label-smoothing", type=_number(0, 1, high_open=True), default=0.1,
+                       help="epsilon_ls of Sec. 5.4, in [0, 1): 1 would spread every target uniformly over the "
+                            "vocabulary and teach nothing (default 0.1)")
     train.add_argument("--seed", type=_count(0), default=0)
     train.add_argument("--log-every", type=_count(1), default=50)
     train.add_argument("--valid-pairs", type=_count(0), default=None, metavar="N",
@@ -148,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "default: the whole split; 0: none)")
     train.add_argument("--checkpoint-every", type=_count(0), default=0, help="steps between checkpoints "
                        "(0: at the end, and when stopped by Ctrl-C or SIGTERM)")
-    train.add_argument("--out", type=Path, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
+    train.add_argument("--out", type=_folder, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
     train.add_argument("--resume", action="store_true", help="continue from OUT/model.npz")
     train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
     train.add_argument("--override", action="store_true", help="with --resume: continue with settings other than "
@@ -168,7 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--framework", choices=FRAMEWORKS, default=None, help="must match the checkpoint")
         p.add_argument("--model", choices=MODELS, default=None, help="must match the checkpoint")
         p.add_argument("--device", type=_device_name, default="cpu", help="auto, cpu, cuda, cuda:i or mps")
-        p.add_argument("--beam", type=_count(1), default=1, help="beam size (1: greedy)")
+        p.add_argument("--beam", type=_count(1), default=1, help="beam size (1: greedy; at most the target "
+                       "vocabulary size)")
+        p.add_argument("--threads", type=_count(1), default=None, help="CPU threads for the framework (default: "
+                       "its own choice; 1 is fastest on a busy machine)")
         if name == "translate":
             p.add_argument("text", nargs="*", help="sentences (default: one per line on standard input)")
             p.add_argument("--strict", action="store_true", help="refuse (exit 2, translate nothing) if any "
@@ -184,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
                                              "with a manifest.json")
-    figures.add_argument("--out", type=Path, default=Path("_build/figures"), help="folder to write "
+    figures.add_argument("--out", type=_folder, default=Path("_build/figures"), help="folder to write "
                          "(default _build/figures)")
     figures.add_argument("--only", nargs="+", action="extend", default=[], metavar="NAME",
                          help="only these figures (names or patterns such as 'week3_*'; see --list)")
@@ -193,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_argument("--strict", action="store_true", help="a missing input file is an error (default: "
                          "skip that figure with a warning)")
     figures.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
-    figures.add_argument("--dpi", type=int, default=150, help="resolution of PNG files")
+    figures.add_argument("--dpi", type=_count(1), default=150, help="resolution of PNG files")
     figures.add_argument("--root", type=Path, default=None, help="folder the inputs (book/data/..., "
                          "benchmarks/results/...) are read from (default: the current folder if it holds any, "
                          "else the repository the package comes from)")
@@ -222,9 +238,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "grade": _grade}[args.command](args)
     except KeyboardInterrupt:
         parser.exit(130, "txcourse: error: interrupted\n")
+    except BrokenPipeError:  # `txcourse translate ... | head -1`: the reader left; stop quietly, as cat does
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a killed pipe writer
     except _user_errors() as err:
         parser.exit(2, f"txcourse: error: {_one_line(err)}\n")
     return 0  # pragma: no cover
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _print_rows(rows: Sequence[str]) -> None:
+    """Print the results; a full disk or a closed pipe on stdout is a one-line error, not a traceback."""
+    try:
+        for row in rows:
+            print(row)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        _silence_stdout()
+        raise ValueError(f"cannot write the output to standard output: {err.strerror or err}") from None
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -269,6 +308,37 @@ def _name_options(err: ValueError) -> ValueError:
     text = re.sub(r"TrainConfig\.(\w+)", lambda m: _OPTIONS.get(m.group(1), m.group(0)), str(err))
     text = re.sub(r"TransformerConfig\.(\w+)", r"--set \1", text)
     return ValueError(text if text.startswith("--") else f"--set: {text}")
+
+
+def _import_quietly(framework: str) -> None:
+    """Import TensorFlow with its start-up log (absl's "All log messages before absl::InitializeLog()", oneDNN's
+    notice, the CPU feature guard) kept off the terminal: those lines are written by C++ at import time, before
+    ``TF_CPP_MIN_LOG_LEVEL`` is read, so the import runs with file descriptor 2 pointed at a temporary file. If the
+    import fails, what it wrote is shown after all."""
+    if framework != "tf" or "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # later C++ notices (below warnings) stay off too
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401
+        except BaseException:
+            os.dup2(saved, 2)
+            log.seek(0)
+            sys.stderr.write(log.read().decode("utf-8", "replace"))
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _check_beam(beam: int, tgt_tok: Any) -> None:
+    """More hypotheses than target tokens cannot differ; a huge beam would only exhaust memory."""
+    if beam > tgt_tok.vocab_size:
+        raise ValueError(f"--beam {beam}: expected at most the target vocabulary size of the checkpoint "
+                         f"({tgt_tok.vocab_size} tokens); beams of 4-10 are usual")
 
 
 def _check_device(fw: Any, device: str) -> None:
@@ -407,8 +477,13 @@ def _train(args: argparse.Namespace) -> int:
         meta = read_checkpoint_meta(checkpoint)
         check_checkpoint(checkpoint, meta, args.framework, args.model)
         check_resumable(checkpoint, meta)
+        if args.steps <= meta["step"]:
+            raise ValueError(f"--steps {args.steps}: {str(checkpoint)!r} is already at step {meta['step']}, so "
+                             f"--resume would train nothing; give --steps above {meta['step']} (the total step "
+                             f"count, not the steps to add)")
         if not args.override:
             _check_same_settings(meta, config, model_config, task, checkpoint)
+    _import_quietly(args.framework)
     if args.threads:
         set_threads(args.threads, [args.framework])  # before the framework runs anything
     fw = backend(args.framework)
@@ -483,15 +558,20 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
 
 def _load(args: argparse.Namespace):
     from txcourse.checkpoint import check_checkpoint, read_checkpoint_meta
-    from txcourse.experiment import backend, tokenizers_from_meta
+    from txcourse.experiment import backend, set_threads, tokenizers_from_meta
 
     meta = read_checkpoint_meta(args.checkpoint)
     framework = args.framework or meta.get("framework")
     check_checkpoint(args.checkpoint, meta, framework, args.model)
+    src_tok, tgt_tok = tokenizers_from_meta(meta)
+    _check_beam(args.beam, tgt_tok)
+    _import_quietly(framework)
+    if args.threads:
+        set_threads(args.threads, [framework])  # before the framework runs anything
     fw = backend(framework)
     _check_device(fw, args.device)
     model, meta = fw.load_model(str(args.checkpoint), device=args.device)
-    return fw, model, meta, *tokenizers_from_meta(meta)
+    return fw, model, meta, src_tok, tgt_tok
 
 
 def _translate(args: argparse.Namespace) -> int:
@@ -530,9 +610,8 @@ def _translate(args: argparse.Namespace) -> int:
               f"source vocabulary ({hint}); translated as <unk>", file=sys.stderr)
     targets = translate(fw, model, [text for _, text in kept], src_tok, tgt_tok, beam_size=args.beam,
                         device=args.device)
-    for (number, source), target in zip(kept, targets):
-        mark = f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else ""
-        print(f"{source}\t{target}{mark}")
+    _print_rows([f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
+                 for (number, source), target in zip(kept, targets)])
     return 0
 
 
@@ -549,10 +628,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     from txcourse.experiment import evaluate
     from txcourse.metrics import format_length_table
 
-    if args.json is not None and (args.json.is_dir() or not args.json.parent.is_dir()):
-        raise ValueError(f"--json {str(args.json)!r}: expected the name of a file to write the scores to, in an "
-                         f"existing folder; got " + ("a folder" if args.json.is_dir() else "a path whose folder "
-                         f"{str(args.json.parent)!r} does not exist") + f": use for example --json scores.json")
+    if args.json is not None:
+        _check_json_target(args.json)
     fw, model, meta, src_tok, tgt_tok = _load(args)
     task = meta.get("task")
     if not task:
@@ -592,6 +669,21 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_json_target(path: Path) -> None:
+    """``--json`` names a file that can be written, checked before the evaluation runs, not after it."""
+    parent = path.parent
+    got = ("a folder" if path.is_dir() else
+           f"a path whose folder {str(parent)!r} is a file" if parent.exists() and not parent.is_dir() else
+           f"a path whose folder {str(parent)!r} does not exist" if not parent.exists() else None)
+    if got is None and not os.access(parent, os.W_OK | os.X_OK):
+        got = f"a path whose folder {str(parent)!r} is not writable"
+    if got is None and path.exists() and not os.access(path, os.W_OK):
+        got = "a file that is not writable"
+    if got is not None:
+        raise ValueError(f"--json {str(path)!r}: expected the name of a file to write the scores to, in an "
+                         f"existing, writable folder; got {got}: use for example --json scores.json")
+
+
 def _figures(args: argparse.Namespace) -> int:
     import matplotlib
 
@@ -604,6 +696,7 @@ def _figures(args: argparse.Namespace) -> int:
     if args.framework == "tf":  # TensorFlow's start-up logs, and oneDNN's reordered float sums, off
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+        _import_quietly("tf")
     start = time.perf_counter()
     manifest = build_figures(args.out, args.only or None, root=args.root, framework=args.framework,
                              fmt=args.format, dpi=args.dpi, strict=args.strict, progress=not args.no_progress)
