@@ -196,6 +196,89 @@ def test_diverging_run_names_lr_factor_and_keeps_the_last_good_checkpoint(tmp_pa
 
 
 @pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_a_finite_but_exploding_loss_is_divergence(framework, tmp_path, capsys):
+    """--lr-factor 1e6 used to train to a loss of 2.3e7 and report success; now the loss itself tells."""
+    out = tmp_path / "run"
+    _fails([*TRAIN, "--framework", framework, "--steps", "40", "--lr-factor", "1e6", "--valid-pairs", "0",
+            "--out", out], capsys,
+           r"training diverged at step \d+: the loss is [0-9.e+]+, more than 4 times the larger of its first value "
+           r"\([0-9.]+\) and log V \([0-9.]+, a uniform guess over the vocabulary\) \(lr_factor 1000000\.0, .*; "
+           r"no checkpoint was written")
+
+
+def test_one_training_per_run_folder(tmp_path, capsys):
+    import fcntl
+
+    out = tmp_path / "run"
+    out.mkdir()
+    with open(out / ".lock", "w") as held:
+        held.write("pid 4242, started 2026-11-24 10:00:00: txcourse train --out run\n")
+        held.flush()
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # another training holds the folder
+        _fails([*TRAIN, "--steps", "1", "--out", out], capsys,
+               re.escape(f"--out '{out}' is in use by another training (pid 4242, started 2026-11-24 10:00:00: "
+                         f"txcourse train --out run): wait for it to end, or choose another --out"))
+    assert not (out / "model.npz").exists() and not (out / "history.jsonl").exists()
+    assert main([*TRAIN, "--steps", "1", "--out", str(out)]) == 0  # released: the folder is free again
+    assert f"pid {os.getpid()}" in (out / ".lock").read_text()
+
+
+def test_a_full_disk_at_the_save_is_one_line_naming_what_is_kept(tmp_path, capsys, monkeypatch):
+    import errno
+
+    import txcourse.checkpoint
+
+    out = tmp_path / "run"
+    assert main([*TRAIN, "--steps", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+
+    def full(path, write):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(txcourse.checkpoint, "atomic_write", full)
+    _fails([*TRAIN, "--steps", "4", "--out", out, "--resume"], capsys,
+           re.escape(f"could not write to --out '{out}' at step 4 (No space left on device): free space or fix the "
+                     f"folder, then resume; the last checkpoint '{out / 'model.npz'}' (step 2) is kept"))
+
+
+def test_a_second_ctrl_c_says_what_was_saved(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "txcourse", *map(str, TRAIN), "--task-arg", "sizes=(2000,8,8)", "--steps", "100000",
+           "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.time() + 120
+    while not ((out / "history.jsonl").is_file() and (out / "history.jsonl").stat().st_size) and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    said = err.strip().splitlines()[-1]
+    if "interrupted a second time" in said:  # the usual case: inside a step, nothing of it saved
+        assert re.fullmatch(r"txcourse: interrupted a second time, inside step \d+: no checkpoint of it was saved; "
+                            r"no checkpoint was written", said), said
+        assert not (out / "model.npz").exists()
+    else:  # the step ended and its checkpoint was written before the second signal arrived
+        step = int(re.fullmatch(r"txcourse: stopped by SIGINT at step (\d+): saved checkpoint .*", said).group(1))
+        assert read_checkpoint_meta(out / "model.npz")["step"] == step
+
+
+def test_divergence_watch_rules():
+    from txcourse.training import DivergenceWatch
+
+    watch = DivergenceWatch(vocab_size=100, patience=3)  # log V = 4.605
+    assert watch(5.0) is None and watch(19.0) is None  # 19 < 4 * max(5, 4.6)
+    assert "more than 4 times" in watch(20.5)
+    assert "the loss is nan" == DivergenceWatch(100)(float("nan"))
+    slow = DivergenceWatch(vocab_size=100, patience=3)
+    assert [slow(x) for x in (5.0, 5.5, 5.2)] == [None, None, None]  # above max(5, log V) twice in a row
+    assert slow(4.0) is None and slow(5.1) is None and slow(5.1) is None  # the count restarts below the line
+    assert "stayed above" in slow(5.1)
+    healthy = DivergenceWatch(vocab_size=100, patience=3)
+    assert all(healthy(x) is None for x in (5.0, 4.0, 3.0, 2.0, 1.0, 2.5, 0.5))
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
 def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
     """The Trainer half of SIGINT (stop_requested: a history record, a checkpoint) and of divergence, both halves."""
     from txcourse.experiment import backend, default_model_config, prepare_task

@@ -381,6 +381,39 @@ def _check_writable(out: Path) -> None:
                          f"--out") from None
 
 
+@contextlib.contextmanager
+def _run_folder_lock(out: Path):
+    """One training per run folder at a time: an exclusive lock on ``OUT/.lock``, held while training.
+
+    A second ``txcourse train`` into the same folder is refused with the holder named (its pid and command),
+    instead of both writing one checkpoint and interleaving one history. The lock is the kernel's (flock):
+    it goes with the process, so a killed run leaves no stale lock behind.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no flock; runs are not guarded there
+        yield
+        return
+    path = out / ".lock"
+    handle = open(path, "a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise ValueError(f"--out {str(out)!r} is in use by another training ({holder}): wait for it to end, "
+                             f"or choose another --out") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}: "
+                     f"{' '.join(sys.argv[:1] + sys.argv[1:])[:200]}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
 def _check_model_config(config: dict[str, Any], prepared: Any) -> None:
     """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
     src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
@@ -514,12 +547,19 @@ def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
 def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
                     prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
     """The training part of :func:`_train`, in every process of a data-parallel run (one writes)."""
-    from txcourse.checkpoint import read_checkpoint_meta
     from txcourse.distributed import check_divisible
-    from txcourse.training import remove_stale_temporaries
 
     check_divisible(config.batch_size, replicas.count)
     _check_writable(out)
+    with _run_folder_lock(out) if replicas.writer else contextlib.nullcontext():
+        return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint)
+
+
+def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
+                  prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
+    """The run itself, with the run folder locked by the writing process."""
+    from txcourse.training import remove_stale_temporaries
+
     if replicas.writer:
         for path in (checkpoint, out / "history.jsonl"):
             remove_stale_temporaries(path)
@@ -540,9 +580,16 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
         with _stop_on_signals(trainer) as received:
             records = trainer.fit(checkpoint_path=str(checkpoint))
     except FloatingPointError as err:
-        kept = (f"the last good checkpoint {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) "
-                f"is kept" if checkpoint.is_file() else "no checkpoint was written")
-        raise ValueError(f"{err}; {kept}") from None
+        raise ValueError(f"{err}; {_kept(checkpoint, 'the last good checkpoint')}") from None
+    except KeyboardInterrupt:  # a second Ctrl-C: stopped inside a step, whose weights may be half updated
+        if replicas.writer:
+            print(f"txcourse: interrupted a second time, inside step {trainer.step + 1}: no checkpoint of it was "
+                  f"saved; {_kept(checkpoint, 'the last checkpoint')}", file=sys.stderr)
+        return 130
+    except OSError as err:  # a full disk or a folder made read-only while training
+        raise ValueError(f"could not write to --out {str(out)!r} at step {trainer.step} ({err.strerror or err}): "
+                         f"free space or fix the folder, then resume; "
+                         f"{_kept(checkpoint, 'the last checkpoint')}") from None
     if not replicas.writer:
         return 128 + received[0] if received else 0
     if received:
@@ -554,6 +601,16 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
           f"{time.perf_counter() - start:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
           f"token accuracy {last.get('accuracy', float('nan')):.4f}; checkpoint {checkpoint}")
     return 0
+
+
+def _kept(checkpoint: Path, what: str) -> str:
+    """What is on disk after a run that failed: '<what> 'PATH' (step N) is kept' or 'no checkpoint was written'."""
+    from txcourse.checkpoint import read_checkpoint_meta
+
+    try:
+        return f"{what} {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) is kept"
+    except (FileNotFoundError, ValueError):
+        return "no checkpoint was written"
 
 
 def _load(args: argparse.Namespace):

@@ -32,7 +32,7 @@ from txcourse.checkpoint import (check_checkpoint, check_resumable, check_weight
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
 from txcourse.distributed import SINGLE, Replicas, check_divisible, target_tokens, tf_config
-from txcourse.training import MODEL_KINDS, BatchStream, History, TrainConfig, check_valid, diverged
+from txcourse.training import MODEL_KINDS, BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
@@ -364,10 +364,12 @@ class Trainer:
         self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
         bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
                    disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
+        watch = DivergenceWatch(self.model_config["tgt_vocab_size"])
         while self.step < target:
             out = self.train_step(next(self.stream))
-            if not math.isfinite(out["loss"]):
-                raise FloatingPointError(diverged(f"the loss is {out['loss']}", self.step, self.config))
+            problem = watch(out["loss"])  # the same in every replica: the whole batch's loss
+            if problem is not None:
+                raise FloatingPointError(diverged(problem, self.step, self.config))
             for key in ("loss", "accuracy"):
                 totals[key] += out[key]
             totals["tokens"] += out["tokens"]
