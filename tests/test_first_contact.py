@@ -541,6 +541,27 @@ def test_checkpoint_header_is_checked_against_the_weights(framework, change, pat
     _fails(["translate", "--checkpoint", path, "a b"], capsys, pattern.format(path=re.escape(str(path))))
 
 
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_pad_id_and_weights_are_checked_when_loading(framework, saved, capsys, tmp_path):
+    """A header with pad_id=5 used to load silently and mask the word of id 5; NaN weights gave empty translations."""
+    from txcourse.experiment import tokenizers_from_meta
+
+    path = _edit_header(saved[framework], tmp_path / "pad.npz", lambda m: m["model"]["config"].update(pad_id=5))
+    word = tokenizers_from_meta(read_checkpoint_meta(path))[0].vocab[5]
+    for command in (["translate", "--checkpoint", path, "a b"], ["evaluate", "--checkpoint", path, "--limit", "2"]):
+        _fails(command, capsys, re.escape(f"checkpoint '{path}': its header says pad_id=5, but its src tokenizer pads "
+                                          f"with id 0; id 5 is the word {word!r}, which would be masked (was the "
+                                          f"header edited?)"))
+    meta, arrays = read_checkpoint(saved[framework])
+    name = next(n for n in sorted(arrays) if n.startswith("model/") and arrays[n].dtype.kind == "f")
+    arrays[name] = np.full_like(arrays[name], np.nan)
+    nan_path = tmp_path / "nan.npz"
+    write_checkpoint(nan_path, {k: v for k, v in meta.items() if k != "format"}, arrays)
+    _fails(["evaluate", "--checkpoint", nan_path, "--limit", "2"], capsys,
+           re.escape(f"checkpoint '{nan_path}' holds non-finite weights (NaN or inf) in 1 array(s), e.g. {name!r}: it "
+                     f"cannot translate; use an earlier checkpoint or train again"))
+
+
 def test_tf_errors_reach_the_cli_with_their_cause(saved, capsys):
     """A layer's error inside Keras ("Exception encountered when calling PositionalEncoding.call().") prints its
     cause, the same line as PyTorch's."""

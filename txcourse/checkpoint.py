@@ -115,6 +115,12 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
     positional-encoding table is a constant, not a weight), nor are dropout,
     pad_id, layer_norm_eps and fused: those come from the header alone.
     """
+    broken = [name for name, a in arrays.items() if name.startswith("model/") and a.dtype.kind == "f"
+              and not np.isfinite(a).all()]
+    if broken:
+        raise ValueError(f"checkpoint {str(path)!r} holds non-finite weights (NaN or inf) in {len(broken)} array(s), "
+                         f"e.g. {broken[0]!r}: it cannot translate; use an earlier checkpoint or train again")
+    _check_pad_ids(path, meta)
     found = weights_architecture(meta["framework"], arrays)
     if not found:
         return
@@ -129,6 +135,25 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
         raise ValueError(f"checkpoint {str(path)!r}: its header does not describe its weights: "
                          + "; ".join(differ) + " (model.config must be the one the weights were trained with: "
                          "was the header edited, or copied from another run?)")
+
+
+def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
+    """The header's pad_id is the id its tokenizers pad with: another id would mask a real word."""
+    from txcourse.data.vocab import tokenizer_from_json
+
+    pad_id = meta["model"]["config"].get("pad_id")
+    tokenizers = meta.get("tokenizers")
+    if pad_id is None or not isinstance(tokenizers, dict):
+        return
+    for side in ("src", "tgt"):
+        if side not in tokenizers:
+            continue
+        tok = tokenizer_from_json(tokenizers[side], f"checkpoint {str(path)!r}: {side} tokenizer")
+        if pad_id != tok.pad_id:
+            word = tok.vocab[pad_id] if isinstance(pad_id, int) and 0 <= pad_id < tok.vocab_size else None
+            raise ValueError(f"checkpoint {str(path)!r}: its header says pad_id={pad_id!r}, but its {side} tokenizer "
+                             f"pads with id {tok.pad_id}" + (f"; id {pad_id} is the word {word!r}, which would be "
+                             f"masked" if word else "") + " (was the header edited?)")
 
 
 def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
