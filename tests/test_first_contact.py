@@ -363,6 +363,13 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
                                      r"\(the target with <sos>\); use --set max_len=11 or more"),
     ([*TRAIN, "--set", "bogus=1"],
      r"--set: TransformerConfig has unknown field\(s\) \['bogus'\]; fields are \['src_vocab_size', .*, 'fused'\]"),
+    ([*TRAIN, "--set", "d_model=100000"],  # used to die in an allocation, leaving an empty run folder
+     r"--set d_model=100000 num_heads=2 d_ff=32 num_encoder_layers=1 num_decoder_layers=1 max_len=16: "
+     r"the transformer model would have [0-9,]{15,} parameters and training needs at least [0-9,.]+ GiB \(weights, "
+     r"gradients and Adam's two moments in float32\), but [0-9,.]+ GiB of memory is available: choose a smaller "
+     r"model"),
+    (["train", *TASK, "--model", "bahdanau", "--set", "units=1000000"],
+     r"--set units=1000000: the bahdanau model would have [0-9,]+ parameters .*: choose a smaller model"),
     ([*TRAIN, "--lr-factor", "inf"],
      r"argument --lr-factor: expected a finite number > 0, got 'inf' \(see 'txcourse train --help'\)"),
     ([*TRAIN, "--lr-factor", "-1"],

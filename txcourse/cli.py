@@ -414,6 +414,49 @@ def _run_folder_lock(out: Path):
         handle.close()  # releases the lock
 
 
+def _parameter_count(kind: str, config: dict[str, Any]) -> int:
+    """The model's number of parameters, from its config (no framework needed)."""
+    if kind == "transformer":
+        from txcourse.accounting import count_parameters
+        from txcourse.config import TransformerConfig
+
+        return count_parameters(TransformerConfig.from_dict(config)).total
+    e, u, vs, vt = config["embedding_dim"], config["units"], config["src_vocab_size"], config["tgt_vocab_size"]
+    gru = lambda inputs: 3 * (inputs * u + u * u + 2 * u)  # noqa: E731 - three gates, two biases each
+    return (vs + vt) * e + gru(e) + gru(e + u) + (u + e) * vt + vt + 2 * u * u  # generous for either GRU model
+
+
+def _available_memory() -> Optional[int]:
+    """Bytes of memory available to a new allocation (Linux: MemAvailable), or None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_model_fits(kind: str, config: dict[str, Any], settings: Sequence[tuple[str, Any]]) -> None:
+    """A model too large for this machine fails here, naming --set, not in an allocation inside the framework.
+
+    Training holds four float32 copies of every parameter (the weights, their gradients and Adam's two
+    moments), so it needs at least 16 bytes per parameter before a single activation.
+    """
+    count = _parameter_count(kind, config)
+    needed, available = 16 * count, _available_memory()
+    if available is not None and needed > available:
+        given = "--set " + " ".join(f"{key}={value}" for key, value in dict(settings).items()) if settings else \
+            "the default model"
+        raise ValueError(f"{given}: the {kind} model would have {count:,} parameters and training needs at least "
+                         f"{needed / 2**30:,.1f} GiB (weights, gradients and Adam's two moments in float32), but "
+                         f"{available / 2**30:,.1f} GiB of memory is available: choose a smaller model")
+
+
 def _check_model_config(config: dict[str, Any], prepared: Any) -> None:
     """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
     src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
@@ -505,6 +548,7 @@ def _train(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise _name_options(err) from None
     _check_model_config(model_config, prepared)
+    _check_model_fits(args.model, model_config, args.set)
     task = {"name": args.task, "kwargs": prepared.task_kwargs}
     if args.resume:
         meta = read_checkpoint_meta(checkpoint)
