@@ -126,6 +126,23 @@ def test_empty_lines_are_skipped_with_a_note(framework, checkpoints, capsys, mon
                    "txcourse: skipped line 4: no words in ', -'"]
 
 
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_line_longer_than_max_len_is_skipped_with_its_number(framework, checkpoints, capsys, monkeypatch):
+    """It used to abort the whole batch with a message about `x` and TransformerConfig.max_len, and no line number."""
+    max_len = read_checkpoint_meta(checkpoints[framework])["model"]["config"]["max_len"]
+    long_line = " ".join(["one hundred"] * max_len)  # 2 * max_len tokens
+    why = (f"line 2: {2 * max_len} tokens, more than the {max_len} positions this model reads (max_len of the "
+           f"checkpoint); split it into shorter sentences")
+    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "one", long_line, "", "two")
+    assert code == 0 and [line.split("\t")[0] for line in out] == ["one", "two"]
+    assert err == [f"txcourse: skipped {why}", "txcourse: skipped line 3: empty"]
+    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one", long_line)
+    assert (code, out, err) == (2, [], [f"txcourse: error: --strict: {why}"])
+    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], long_line)
+    assert (code, out) == (2, []) and err[-1] == "txcourse: error: nothing to translate: the only line is empty, " \
+                                                 "without words or too long"
+
+
 @pytest.mark.parametrize("args, stdin, expected", [
     ([""], None, ["txcourse: skipped line 1: empty", "txcourse: error: nothing to translate: the only line is empty"]),
     ([], "\n \n", ["txcourse: skipped line 1: empty", "txcourse: skipped line 2: empty",

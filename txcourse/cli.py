@@ -64,7 +64,8 @@ input: each sentence is normalised by the checkpoint's source tokenizer as in
 training (numbers task: case, runs of spaces, commas and hyphens do not
 matter). Line N is the Nth sentence, arguments or standard-input lines alike.
 An empty or blank line is skipped with a note on stderr and never translated
-("txcourse: skipped line 3: empty"); if nothing remains, exit 2. Words outside
+("txcourse: skipped line 3: empty"), and so is a line longer than the model's
+max_len tokens (--strict refuses it); if nothing remains, exit 2. Words outside
 the source vocabulary are named on stderr ("txcourse: warning: line 2: 'zebra'
 is not in the source vocabulary ...") and the line is marked; --strict refuses.
 
@@ -684,17 +685,28 @@ def _translate(args: argparse.Namespace) -> int:
         raise ValueError("nothing to translate: pass sentences or pipe them on standard input")
     texts = [" ".join(line.split()) for line in lines]  # stripped, inner whitespace collapsed: no tab left
     if any(texts):
-        fw, model, _, src_tok, tgt_tok = _load(args)
+        fw, model, meta, src_tok, tgt_tok = _load(args)
+        longest = meta["model"]["config"].get("max_len")  # the Transformer's positions; the GRUs have no limit
     kept: list[tuple[int, str]] = []  # (line number from 1, text)
+    skipped: list[str] = []  # why each skipped line was skipped, in line order
+    too_long: list[str] = []
     for number, text in enumerate(texts, 1):
         if not text:
-            print(f"txcourse: skipped line {number}: empty", file=sys.stderr)
-        elif not src_tok.encode(text):  # only punctuation the tokenizer ignores, e.g. ","
-            print(f"txcourse: skipped line {number}: no words in {text!r}", file=sys.stderr)
+            skipped.append(f"line {number}: empty")
+        elif not (ids := src_tok.encode(text)):  # only punctuation the tokenizer ignores, e.g. ","
+            skipped.append(f"line {number}: no words in {text!r}")
+        elif longest is not None and len(ids) > longest:
+            too_long.append(f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
+                            f"(max_len of the checkpoint); split it into shorter sentences")
+            skipped.append(too_long[-1])
         else:
             kept.append((number, text))
+    if too_long and args.strict:
+        raise ValueError(f"--strict: {too_long[0]}" + (f" (and {len(too_long) - 1} more)" if too_long[1:] else ""))
+    for why in skipped:
+        print(f"txcourse: skipped {why}", file=sys.stderr)
     if not kept:
-        why = "empty or without words" if any(texts) else "empty"
+        why = "empty, without words or too long" if too_long else "empty or without words" if any(texts) else "empty"
         raise ValueError(f"nothing to translate: {_lines(len(lines))} {why}")
     unknown = {number: src_tok.unknown_words(text) for number, text in kept}
     flagged = [number for number, _ in kept if unknown[number]]
