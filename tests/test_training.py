@@ -232,6 +232,43 @@ def test_history_records_and_no_duplicated_steps_after_resume(scenario):
 
 
 @pytest.mark.parametrize("name", FRAMEWORKS)
+def test_a_stop_between_two_records_resumes_into_the_same_history(name, tmp_path):
+    """Stopped at step 5 with a record every 4 steps, then resumed: the history reads as the uninterrupted run's
+    (records 4 and 8 average the same steps, no extra record at 5), not 4, 5, 8 with record 8 averaging 6-8."""
+    train = _module(name, "train")
+    tok, data = _copy_data(n=64)
+    cfg = _tiny_config(len(tok.vocab))
+    config = SCENARIO_CONFIG.replace(steps=8, log_every=4, cooldown_steps=0)
+    train.set_seed(0)
+    straight = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
+                             history_path=str(tmp_path / "straight.jsonl"))
+    straight.fit()
+    history = tmp_path / "stopped.jsonl"
+    train.set_seed(0)
+    stopped = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
+                            history_path=str(history))
+    step = stopped.train_step
+
+    def stop_at_five(batch):
+        out = step(batch)
+        stopped.stop_requested = stopped.step >= 5
+        return out
+
+    stopped.train_step = stop_at_five
+    stopped.fit(checkpoint_path=str(tmp_path / "model.npz"))
+    partial = read_history(history)
+    assert [r["step"] for r in partial] == [4, 5] and "partial" in partial[1] and "partial" not in partial[0]
+    resumed = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
+                            history_path=str(history))
+    resumed.load(str(tmp_path / "model.npz"))
+    resumed.fit()
+    expected, got = read_history(tmp_path / "straight.jsonl"), read_history(history)
+    assert [r["step"] for r in got] == [r["step"] for r in expected] == [4, 8]
+    for a, b in zip(expected, got):
+        assert (a["loss"], a["accuracy"], a["lr"]) == (b["loss"], b["accuracy"], b["lr"]) and "partial" not in b
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
 def test_validation_curve_leaves_the_run_unchanged(name):
     """The same run with and without ``valid``: the same losses and weights (evaluating draws no random number,
     and the PyTorch model is back in training mode, dropout on, afterwards); each record's valid_loss is

@@ -161,17 +161,29 @@ class History:
     """One JSON record per line: step, loss, accuracy, lr, tokens/s, ... (a history file).
 
     Opening an existing file for a resumed run drops the records after
-    ``resume_step``, so the file reads as if the run had never stopped.
+    ``resume_step``, so the file reads as if the run had never stopped. A
+    run stopped between two records (Ctrl-C, SIGTERM, ``max_seconds``) ends
+    with a record marked ``partial`` that carries the running sums; resuming
+    drops it and hands the sums to the Trainer (:meth:`take_pending`), so the
+    next record averages the same steps as in an uninterrupted run.
     """
 
     def __init__(self, path: Optional[str | os.PathLike], resume_step: Optional[int] = None):
         self.path = None if path is None else Path(path)
         self.records: list[dict[str, Any]] = []
+        self._pending: Optional[dict[str, float]] = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if resume_step is not None and self.path.exists():  # a resumed run keeps what came before
                 self.records = [r for r in read_history(self.path) if r["step"] <= resume_step]
+                if self.records and self.records[-1]["step"] == resume_step and "partial" in self.records[-1]:
+                    self._pending = dict(self.records.pop()["partial"])
             atomic_write(self.path, lambda f: f.write("".join(json.dumps(r) + "\n" for r in self.records).encode()))
+
+    def take_pending(self) -> Optional[dict[str, float]]:
+        """The running sums of the partial record a resumed run dropped (once), or None."""
+        pending, self._pending = self._pending, None
+        return pending
 
     def append(self, record: dict[str, Any]) -> None:
         clean = {k: (float(v) if isinstance(v, float) or hasattr(v, "dtype") else v) for k, v in record.items()}

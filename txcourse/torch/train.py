@@ -272,8 +272,11 @@ class Trainer:
         if self.history is None:
             path = self.history_path if self.replicas.writer else None  # one process writes the history
             self.history = History(path, resume_step=self._resume_step)
-        totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
-        start = began = time.perf_counter()
+        # a run stopped between two records resumes their sums, so its history reads as if it never stopped
+        pending = self.history.take_pending()
+        totals = pending or {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
+        began = time.perf_counter()
+        start = began - (totals.pop("seconds", 0.0) if pending else 0.0)
         self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
         bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
                    disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
@@ -303,6 +306,8 @@ class Trainer:
                                                           self.config))
                     record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
                     bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
+                if self.step % self.config.log_every and self.step != target:  # stopped between two records
+                    record["partial"] = {**totals, "seconds": elapsed}  # resumed by the next fit (take_pending)
                 self.history.append(record)
                 totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
                 start = time.perf_counter()
