@@ -377,7 +377,7 @@ def test_an_unreadable_input_fails_that_figure_only(data_root, tmp_path, capsys)
 @pytest.mark.parametrize("argv, message", [
     (["--only", "week9_nope"], "unknown figure 'week9_nope'; figures are ['week1_accuracy_by_length', "),
     (["--only", "week3_*", "bogus*"], "unknown figure 'bogus*'; figures are ["),
-    (["--dpi", "0"], "dpi must be an integer from 10 to 2000, got 0"),
+    (["--dpi", "0"], "argument --dpi: expected an integer from 10 to 2000, got 0"),
     (["--root", "no/such/folder"], "root folder 'no/such/folder' does not exist"),
 ])
 def test_bad_arguments_are_one_line_errors(argv, message, tmp_path, capsys, monkeypatch):

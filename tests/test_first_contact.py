@@ -382,7 +382,8 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
                              r"\(see 'txcourse train --help'\)"),
     (["figures", "--out", " "], r"argument --out: expected a folder name, got ' ' \(use '\.' for the current "
                                 r"folder\) \(see 'txcourse figures --help'\)"),
-    (["figures", "--dpi", "-5"], r"argument --dpi: expected an integer >= 1, got -5 \(see 'txcourse figures --help'\)"),
+    (["figures", "--dpi", "-5"], r"argument --dpi: expected an integer from 10 to 2000, got -5 \(see 'txcourse figures "
+                                 r"--help'\)"),
     (["translate", "--checkpoint", "x.npz", "--threads", "0", "a"],
      r"argument --threads: expected an integer >= 1, got 0 \(see 'txcourse translate --help'\)"),
     ([*TRAIN, "--steps", "0"], r"argument --steps: expected an integer >= 1, got 0 \(see 'txcourse train --help'\)"),
@@ -434,6 +435,41 @@ def test_evaluate_json_must_name_a_file(saved, capsys, tmp_path):
     if Path("/proc/self").is_dir():  # a folder that refuses new files, to root as well: checked before evaluating
         _fails(["evaluate", "--checkpoint", saved["torch"], "--json", "/proc/self/s.json"], capsys,
                r"--json '/proc/self/s\.json': .*; got a path whose folder '/proc/self' is not writable: .*")
+
+
+def test_figures_out_must_be_a_writable_folder(tmp_path, capsys):
+    a_file = tmp_path / "afile"
+    a_file.write_text("")
+    _fails(["figures", "--out", a_file, "--only", "week2_*"], capsys,
+           re.escape(f"--out '{a_file}' is a file, expected a folder to write into: choose another --out"))
+    _fails(["figures", "--out", a_file / "figs", "--only", "week2_*"], capsys,
+           re.escape(f"--out '{a_file / 'figs'}': '{a_file}' is a file, so no folder can be made there: choose "
+                     f"another --out"))
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o555)
+        try:
+            _fails(["figures", "--out", folder / "figs"], capsys,
+                   re.escape(f"--out '{folder / 'figs'}' is not a writable folder ('{folder}' may not be written): "
+                             f"choose another --out"))
+        finally:
+            folder.chmod(0o755)
+    assert a_file.read_text() == ""
+
+
+def test_checkpoint_strip_into_an_unwritable_place_is_one_line(saved, tmp_path, capsys):
+    from txcourse.checkpoint import main as checkpoint_main
+
+    a_file = tmp_path / "afile"
+    a_file.write_text("")
+    assert checkpoint_main(["strip", str(saved["torch"]), str(a_file / "x.npz")]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(re.escape(f"txcourse.checkpoint: error: cannot write DST '{a_file / 'x.npz'}' (") + r"[^)]+"
+                        + re.escape("); expected a file name in a writable folder with room for the copy") + "\n",
+                        err), err
+    assert checkpoint_main(["strip", str(tmp_path / "none.npz"), str(tmp_path / "x.npz")]) == 2
+    assert capsys.readouterr().err == f"txcourse.checkpoint: error: checkpoint '{tmp_path / 'none.npz'}' does not exist\n"
 
 
 def test_version_prints_the_package_version(capsys):

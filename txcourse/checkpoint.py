@@ -303,7 +303,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         counts = strip_training_state(args.src, args.dst)
-    except (FileNotFoundError, ValueError) as err:
+    except OSError as err:
+        if err.filename is None:  # ours: "checkpoint ... does not exist"
+            print(f"txcourse.checkpoint: error: {err}", file=sys.stderr)
+            return 2
+        # the system's: the source was read, what failed is writing DST (a read-only or missing folder, a full disk)
+        print(f"txcourse.checkpoint: error: cannot write DST {args.dst!r} ({err.strerror or err}); expected a file "
+              f"name in a writable folder with room for the copy", file=sys.stderr)
+        return 2
+    except ValueError as err:
         print(f"txcourse.checkpoint: error: {err}", file=sys.stderr)
         return 2
     size = os.path.getsize(args.dst)

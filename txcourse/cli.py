@@ -76,15 +76,17 @@ SOURCE is the sentence with its whitespace collapsed.
 """
 
 
-def _count(minimum: int):
-    """An argparse type: an integer >= minimum."""
+def _count(minimum: int, maximum: Optional[int] = None):
+    """An argparse type: an integer >= minimum (and <= maximum, when given)."""
+    span = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected an integer {span}, got {value}")
         return value
     return parse
 
@@ -210,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     figures.add_argument("--strict", action="store_true", help="a missing input file is an error (default: "
                          "skip that figure with a warning)")
     figures.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
-    figures.add_argument("--dpi", type=_count(1), default=150, help="resolution of PNG files")
+    figures.add_argument("--dpi", type=_count(10, 2000), default=150, help="resolution of PNG files (10-2000)")
     figures.add_argument("--root", type=Path, default=None, help="folder the inputs (book/data/..., "
                          "benchmarks/results/...) are read from (default: the current folder if it holds any, "
                          "else the repository the package comes from)")
@@ -456,6 +458,19 @@ def _check_model_fits(kind: str, config: dict[str, Any], settings: Sequence[tupl
         raise ValueError(f"{given}: the {kind} model would have {count:,} parameters and training needs at least "
                          f"{needed / 2**30:,.1f} GiB (weights, gradients and Adam's two moments in float32), but "
                          f"{available / 2**30:,.1f} GiB of memory is available: choose a smaller model")
+
+
+def _check_can_create(out: Path) -> None:
+    """``out`` is, or can become, a folder we may write in; checked without creating anything."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file, expected a folder to write into: choose another --out")
+    existing = next(p for p in (out, *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"--out {str(out)!r}: {str(existing)!r} is a file, so no folder can be made there: choose "
+                         f"another --out")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {str(out)!r} is not a writable folder ({str(existing)!r} may not be written): "
+                         f"choose another --out")
 
 
 def _check_model_config(config: dict[str, Any], prepared: Any) -> None:
@@ -805,14 +820,21 @@ def _figures(args: argparse.Namespace) -> int:
     if args.list:
         print(format_recipe_list(args.root, select(args.only)))
         return 0
+    _check_can_create(args.out)
     matplotlib.use("Agg")  # headless: no window, whatever MPLBACKEND says
     if args.framework == "tf":  # TensorFlow's start-up logs, and oneDNN's reordered float sums, off
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
         _import_quietly("tf")
     start = time.perf_counter()
-    manifest = build_figures(args.out, args.only or None, root=args.root, framework=args.framework,
-                             fmt=args.format, dpi=args.dpi, strict=args.strict, progress=not args.no_progress)
+    try:
+        manifest = build_figures(args.out, args.only or None, root=args.root, framework=args.framework,
+                                 fmt=args.format, dpi=args.dpi, strict=args.strict, progress=not args.no_progress)
+    except OSError as err:  # a full disk, or the folder made read-only while drawing
+        if isinstance(err, FileNotFoundError) and not str(args.out) in str(err.filename or ""):
+            raise  # a missing input (book/data/...): its own message
+        raise ValueError(f"could not write the figures into --out {str(args.out)!r} ({err.strerror or err}): free "
+                         f"space or choose another --out") from None
     entries = manifest["figures"].values()
     written = sum(e["status"] == "written" for e in entries)
     skipped = [name for name, e in manifest["figures"].items() if e["status"] == "skipped"]
