@@ -86,31 +86,71 @@ def test_variants_give_the_same_ids_and_translation(framework, checkpoints, cano
     assert rows == [[source, translation] for source, _ in rows], dict(zip(["canonical", *variants], rows))
 
 
-@pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_unknown_words_are_named_and_the_line_marked(framework, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "one hundred", "Zebra", "one million",
-                                "zebra, one million")
-    assert code == 0
-    assert [line.split("\t")[0] for line in out] == ["one hundred", "Zebra", "one million", "zebra, one million"]
-    assert [len(line.split("\t")) for line in out] == [2, 3, 3, 3]
-    assert [line.split("\t")[2:] for line in out[1:]] == [["?unknown: zebra"], ["?unknown: million"],
-                                                          ["?unknown: zebra million"]]
-    assert len(err) == 3, err
-    assert err[0].startswith("txcourse: warning: line 2: 'zebra' is not in the source vocabulary (")
-    assert err[1].startswith("txcourse: warning: line 3: 'million' is not in the source vocabulary (")
-    assert err[2].startswith("txcourse: warning: line 4: 'zebra', 'million' are not in the source vocabulary (")
-    assert "words, e.g. 'and', " in err[0] or "words, e.g. 'hundred', " in err[0], err[0]
+NOT_A_NUMBER = "txcourse: skipped line {}: not an English number from 0 to 999999: "
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_strict_refuses_unknown_words(framework, checkpoints, capsys, monkeypatch):
+def test_what_is_no_number_of_the_task_is_skipped_with_the_reason(framework, checkpoints, capsys, monkeypatch):
+    """Unknown words, numbers out of range and ill-formed phrases of known words are never translated."""
+    lines = ["one hundred", "Zebra", "one million", "one thousand thousand", "nineteen ninety-nine", "one two three",
+             "hundred thousand", "and", "ten hundred"]
+    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *lines)
+    assert code == 0 and [line.split("\t")[0] for line in out] == ["one hundred"] and len(out[0].split("\t")) == 2
+    assert err == [NOT_A_NUMBER.format(2) + "'Zebra' has words that are not number words: 'zebra'",
+                   NOT_A_NUMBER.format(3) + "'one million' uses 'million': numbers from 0 to 999999 only",
+                   NOT_A_NUMBER.format(4) + "'one thousand thousand': 'thousand' cannot follow here (a number says "
+                   "each scale once, largest first, e.g. 'one hundred thousand', not 'one thousand thousand' or "
+                   "'ten hundred')",
+                   NOT_A_NUMBER.format(5) + "'nineteen ninety-nine' reads as two numbers (nineteen, ninety nine), "
+                   "like a year; write it as one number, e.g. 'one thousand, nine hundred and ninety-nine'",
+                   NOT_A_NUMBER.format(6) + "'one two three' reads as more than one number (one, two three); write "
+                   "one number per line",
+                   NOT_A_NUMBER.format(7) + "'hundred thousand': 'hundred' needs a count before it, e.g. 'a "
+                   "hundred' or 'one hundred'",
+                   NOT_A_NUMBER.format(8) + "'and': 'and' joins two parts of a number, it cannot stand first",
+                   NOT_A_NUMBER.format(9) + "'ten hundred': ten hundred is not said; write one thousand (e.g. 'two "
+                   "thousand')"]
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_every_phrasing_of_a_number_gets_the_canonical_translation(framework, checkpoints, capsys, monkeypatch):
+    """'one hundred five' used to become 백 (the word 'five' dropped), 'a hundred' 이백, 'nineteen hundred' 백십구:
+    now the model reads the phrasing it was trained on, whatever the user wrote."""
+    from txcourse.data.english_numbers import variants
+
+    for n in (105, 100, 1001, 1900, 1999, 42, 20001, 305000, 999999):
+        phrasings = {**variants(n), "as typed": " ".join(variants(n)["canonical"].replace("-", " ").split())}
+        code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *phrasings.values())
+        assert code == 0 and err == [] and len(out) == len(phrasings), (n, err)
+        translations = {line.split("\t")[1] for line in out}
+        assert len(translations) == 1, (n, out)  # one model input, so one translation for every phrasing
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkeypatch):
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one hundred", "zebra",
                                 "one million")
     assert code == 2 and out == []
-    assert err == ["txcourse: error: --strict: line 2 has words outside the source vocabulary: 'zebra' "
-                   "(also line 3)"]
+    assert err == ["txcourse: error: --strict: line 2: not an English number from 0 to 999999: 'zebra' has words "
+                   "that are not number words: 'zebra' (and 1 more)"]
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "ONE HUNDRED, and one")
     assert code == 0 and err == [] and len(out) == 1 and len(out[0].split("\t")) == 2
+
+
+def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, capsys, monkeypatch):
+    """Outside the numbers task a word missing from the vocabulary is read as <unk>, named and marked."""
+    folder = tmp_path / "copy"
+    assert main(["train", "--task", "reverse", "--task-arg", "sizes=(64,8,8)", "--steps", "2", "--batch-size", "8",
+                 "--log-every", "2", "--no-progress", "--out", str(folder), *TINY]) == 0
+    capsys.readouterr()
+    code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "a b", "a 77 b", "77 xy")
+    assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", "a 77 b", "77 xy"]
+    assert [line.split("\t")[2:] for line in out] == [[], ["?unknown: 77"], ["?unknown: 77 xy"]]
+    assert len(err) == 2 and err[0].startswith("txcourse: warning: line 2: '77' is not in the source vocabulary (")
+    assert err[1].startswith("txcourse: warning: line 3: '77', 'xy' are not in the source vocabulary (")
+    code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "--strict", "a b", "a 77 b")
+    assert (code, out, err) == (2, [], ["txcourse: error: --strict: line 2 has words outside the source "
+                                        "vocabulary: '77'"])
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -140,7 +180,7 @@ def test_a_line_longer_than_max_len_is_skipped_with_its_number(framework, checkp
     assert (code, out, err) == (2, [], [f"txcourse: error: --strict: {why}"])
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], long_line)
     assert (code, out) == (2, []) and err[-1] == "txcourse: error: nothing to translate: the only line is empty, " \
-                                                 "without words or too long"
+                                                 "without words, too long or no number"
 
 
 @pytest.mark.parametrize("args, stdin, expected", [

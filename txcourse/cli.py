@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from txcourse import __version__
+from txcourse.data.english_numbers import NotANumber, canonical
 from txcourse.data.tasks import TASKS
 from txcourse.experiment import FRAMEWORKS
 from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS
@@ -65,7 +66,13 @@ training (numbers task: case, runs of spaces, commas and hyphens do not
 matter). Line N is the Nth sentence, arguments or standard-input lines alike.
 An empty or blank line is skipped with a note on stderr and never translated
 ("txcourse: skipped line 3: empty"), and so is a line longer than the model's
-max_len tokens (--strict refuses it); if nothing remains, exit 2. Words outside
+max_len tokens (--strict refuses it); if nothing remains, exit 2.
+
+numbers task: each line must be one English number of the task's range, in any
+usual phrasing ("one hundred five", "a thousand and one", "forty two", "twelve
+hundred"); the model is given the phrasing it was trained on. Anything else
+("one two three", "nineteen ninety-nine", "one million", "zebra") is skipped
+with the reason (--strict refuses it), never translated. Other tasks: words outside
 the source vocabulary are named on stderr ("txcourse: warning: line 2: 'zebra'
 is not in the source vocabulary ...") and the line is marked; --strict refuses.
 
@@ -702,9 +709,13 @@ def _translate(args: argparse.Namespace) -> int:
     if any(texts):
         fw, model, meta, src_tok, tgt_tok = _load(args)
         longest = meta["model"]["config"].get("max_len")  # the Transformer's positions; the GRUs have no limit
+        task = meta.get("task") or {}
+        numbers = _number_range(task) if task.get("name") == "numbers" else None
     kept: list[tuple[int, str]] = []  # (line number from 1, text)
+    model_input: dict[int, str] = {}  # numbers task: the canonical phrasing of what the line writes
     skipped: list[str] = []  # why each skipped line was skipped, in line order
     too_long: list[str] = []
+    not_numbers: list[str] = []
     for number, text in enumerate(texts, 1):
         if not text:
             skipped.append(f"line {number}: empty")
@@ -714,17 +725,27 @@ def _translate(args: argparse.Namespace) -> int:
             too_long.append(f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
                             f"(max_len of the checkpoint); split it into shorter sentences")
             skipped.append(too_long[-1])
+        elif numbers is not None:  # read as a number: every English phrasing, nothing that is not one number
+            try:
+                model_input[number] = canonical(text, *numbers)
+                kept.append((number, text))
+            except NotANumber as err:
+                not_numbers.append(f"line {number}: not an English number from {numbers[0]} to {numbers[1]}: {err}")
+                skipped.append(not_numbers[-1])
         else:
             kept.append((number, text))
-    if too_long and args.strict:
-        raise ValueError(f"--strict: {too_long[0]}" + (f" (and {len(too_long) - 1} more)" if too_long[1:] else ""))
+    refused = too_long + not_numbers
+    if refused and args.strict:
+        raise ValueError(f"--strict: {refused[0]}" + (f" (and {len(refused) - 1} more)" if refused[1:] else ""))
     for why in skipped:
         print(f"txcourse: skipped {why}", file=sys.stderr)
     if not kept:
-        why = "empty, without words or too long" if too_long else "empty or without words" if any(texts) else "empty"
+        why = ("empty, without words, too long or no number" if refused else "empty or without words" if any(texts)
+               else "empty")
         raise ValueError(f"nothing to translate: {_lines(len(lines))} {why}")
-    unknown = {number: src_tok.unknown_words(text) for number, text in kept}
-    flagged = [number for number, _ in kept if unknown[number]]
+    kept = [(number, text, model_input.get(number, text)) for number, text in kept]
+    unknown = {number: src_tok.unknown_words(text) for number, _, text in kept}
+    flagged = [number for number, _, _ in kept if unknown[number]]
     if args.strict and flagged:
         first, others = flagged[0], flagged[1:]
         also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
@@ -736,11 +757,17 @@ def _translate(args: argparse.Namespace) -> int:
         words = unknown[number]
         print(f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
               f"source vocabulary ({hint}); translated as <unk>", file=sys.stderr)
-    targets = translate(fw, model, [text for _, text in kept], src_tok, tgt_tok, beam_size=args.beam,
+    targets = translate(fw, model, [text for _, _, text in kept], src_tok, tgt_tok, beam_size=args.beam,
                         device=args.device)
     _print_rows([f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
-                 for (number, source), target in zip(kept, targets)])
+                 for (number, source, _), target in zip(kept, targets)])
     return 0
+
+
+def _number_range(task: dict[str, Any]) -> tuple[int, int]:
+    """The numbers a ``numbers`` checkpoint was trained on: its task's low and high (0 to 999999 by default)."""
+    kwargs = task.get("kwargs") or {}
+    return int(kwargs.get("low", 0)), int(kwargs.get("high", 999_999))
 
 
 def _lines(n: int) -> str:
