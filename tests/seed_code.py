@@ -149,17 +149,53 @@ SEED_DISTANCES_004 = np.array([
 # ---- E10-E21 -------------------------------------------------------------------------------
 
 
-def seed_decoder_gru_002(gru, x, h_dec):
-    """002, Decoder.call: ``out, h_dec = self.gru(out)`` (E10).
+def seed_bahdanau_decoder_002():
+    """002, ``class BahdanauAttention`` and ``class Decoder``, as written (E7, E10).
 
-    ``gru`` is ``tf.keras.layers.GRU(dec_units, return_sequences=True, return_state=True)``;
-    ``x`` (B, 1, U + E) is the concatenation of the context and the embedded token.
-    The incoming ``h_dec`` is never passed as ``initial_state``: the GRU starts from zeros
-    at every step (``h_dec`` only reaches the attention query).
+    ``Decoder.call`` ends with ``out, h_dec = self.gru(out)``: the incoming ``h_dec`` is
+    never passed as ``initial_state``, so the GRU restarts from zeros at every step and
+    the previous state reaches the step only as the attention query. (Line 7 of the class
+    is cut off in the notes after ``return_``; ``return_state=True`` is what
+    ``out, h_dec = self.gru(out)`` needs.)
     """
-    del h_dec  # not used by the GRU: that is the mistake
-    out, h_dec = gru(x)
-    return out, h_dec
+    import tensorflow as tf
+
+    class BahdanauAttention(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super(BahdanauAttention, self).__init__()
+            self.w_dec = tf.keras.layers.Dense(units)
+            self.w_enc = tf.keras.layers.Dense(units)
+            self.w_com = tf.keras.layers.Dense(1)
+
+        def call(self, h_enc, h_dec):
+            h_enc = self.w_enc(h_enc)
+            h_dec = tf.expand_dims(h_dec, 1)
+            h_dec = self.w_dec(h_dec)
+            score = self.w_com(tf.nn.tanh(h_dec + h_enc))
+            attn = tf.nn.softmax(score, axis=1)
+            context_vec = attn * h_enc
+            context_vec = tf.reduce_sum(context_vec, axis=1)
+            return context_vec, attn
+
+    class Decoder(tf.keras.Model):
+        def __init__(self, vocab_size, embedding_dim, dec_units):
+            super(Decoder, self).__init__()
+            self.dec_units = dec_units
+            self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_dim)
+            self.gru = tf.keras.layers.GRU(dec_units, return_sequences=True, return_state=True)
+            self.fc = tf.keras.layers.Dense(vocab_size)
+            self.attention = BahdanauAttention(self.dec_units)
+
+        def call(self, x, h_dec, enc_out):
+            context_vec, attn = self.attention(enc_out, h_dec)
+            out = self.embedding(x)
+            out = tf.concat([tf.expand_dims(context_vec, 1), out], axis=-1)
+            out, h_dec = self.gru(out)
+            out = tf.reshape(out, (-1, out.shape[2]))
+            out = self.fc(out)
+            return out, h_dec, attn
+
+    return Decoder
 
 
 def seed_initial_state_002(enc_out):
@@ -168,7 +204,9 @@ def seed_initial_state_002(enc_out):
 
 
 def seed_loss_function_002(real, pred):
-    """002, loss_function: masked, then ``tf.reduce_mean`` over every position, pads included (E12)."""
+    """002, loss_function, as written (E12). The notes call it once per decoder step, on
+    ``real = tgt[:, t]`` (B,) and ``pred`` (B, V): the masked losses of that step, averaged
+    over the B rows of the batch (rows already padded at step t included)."""
     import tensorflow as tf
 
     loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
@@ -177,6 +215,35 @@ def seed_loss_function_002(real, pred):
     mask = tf.cast(mask, dtype=loss.dtype)
     loss *= mask
     return tf.reduce_mean(loss)
+
+
+def seed_eval_step_002(src, tgt, encoder, decoder, dec_tok):
+    """002, ``eval_step`` (its lines 3-16 are ``train_step``'s lines 3-17 without the tape), as written (E12, E31).
+
+    Returns ``(loss, batch_loss)``: the notes return ``batch_loss``, the printed number;
+    ``loss``, the sum over the T - 1 steps, is what ``train_step`` differentiates
+    (``tape.gradient(loss, variables)``). ``encoder``, ``decoder`` and ``dec_tok`` stand
+    for the notes' Encoder, Decoder and Keras Tokenizer (only ``word_index['<start>']``
+    is used). The ``@tf.function`` decorator is left out: it does not change the numbers.
+    """
+    import tensorflow as tf
+
+    bsz = src.shape[0]
+    loss = 0
+
+    enc_out = encoder(src)
+    h_dec = enc_out[:, -1]
+
+    dec_src = tf.expand_dims([dec_tok.word_index['<start>']] * bsz, 1)
+
+    for t in range(1, tgt.shape[1]):
+        pred, h_dec, _ = decoder(dec_src, h_dec, enc_out)
+        loss += seed_loss_function_002(tgt[:, t], pred)
+        dec_src = tf.expand_dims(tgt[:, t], 1)
+
+    batch_loss = (loss / int(tgt.shape[1]))
+
+    return loss, batch_loss
 
 
 def seed_preprocess_sentence_002(sentence, s_token=False, e_token=False):
@@ -218,12 +285,13 @@ def seed_positional_formula_002(max_len, d_model):
 
 
 # 000, the numeric table under the worked 4x4 table (rows pos 0..3), as printed (E16).
-SEED_NUMERIC_TABLE_000 = np.array([
-    [0.0, 1.0, 0.0, 1.0],
-    [0.84, 0.99, 0.009, 0.9999995],
-    [0.90, 0.98, 0.01, 0.999998],
-    [0.14, 0.95, 0.02, 0.9999955],
-])
+SEED_NUMERIC_TABLE_000_PRINTED = [
+    ["0", "1", "0", "1"],
+    ["0.84", "0.99", "0.009", "0.9999995"],
+    ["0.90", "0.98", "0.01", "0.999998"],
+    ["0.14", "0.95", "0.02", "0.9999955"],
+]
+SEED_NUMERIC_TABLE_000 = np.array([[float(x) for x in row] for row in SEED_NUMERIC_TABLE_000_PRINTED])
 
 
 def seed_recurrent_layer(x, w_h, w_x):
@@ -269,3 +337,202 @@ def seed_attention_steps_004(scores, d_k):
     step2 = softmax(np.asarray(scores, np.float64))
     step3 = step2 / np.sqrt(d_k)
     return softmax(step3)
+
+
+# ---- E22-E36 -------------------------------------------------------------------------------
+
+
+def seed_attention_divided_by_dk_003(q, k, v):
+    """003:478, the decoder's masked attention: 'Q와 K의 내적 후 ... 키 벡터 차원으로 나눈다' (E22).
+
+    The scores are divided by the key width d_k itself, not by sqrt(d_k). NumPy,
+    q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v); returns output and weights.
+    """
+    scores = q @ np.swapaxes(k, -1, -2) / q.shape[-1]
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ v, weights
+
+
+def seed_scores_divided_by_sqrt_n_001(q, k):
+    """001:216, ``score(q,k) = q*k / sqrt(n)`` with n read as the sequence length, the n of
+    this course and of the paper's Table 1 (E22). q (T_q, d_k), k (T_k, d_k)."""
+    return q @ k.T / np.sqrt(k.shape[0])
+
+
+def seed_positional_i_as_dimension_003(max_len, d_model):
+    """003:308/328 (and 000:194, 004:182): i read as the index of the dimension (E24).
+
+    '512 차원중 3번째 차원이면 i는 3': dimension j gets sin or cos of pos / 10000^(2j / d_model),
+    sine on even j and cosine on odd j.
+    """
+    pos = np.arange(max_len)[:, None]
+    j = np.arange(d_model)[None, :]
+    angles = pos / np.power(10000.0, 2 * j / d_model)
+    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def seed_padding_mask_on_embeddings_000(x, tokens):
+    """000:1188: the padding mask 'sets the embedding values at the <pad> positions to a very
+    small negative number' (E25), then attention Q = K = V = x with no mask on the scores.
+
+    x (B, T, d) NumPy embeddings, tokens (B, T) with 0 = <pad>. Returns output, weights.
+    """
+    x = np.where((tokens == 0)[..., None], -1e9, x)
+    scores = x @ np.swapaxes(x, -1, -2) / np.sqrt(x.shape[-1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ x, weights
+
+
+def seed_scaled_embedding_001(vocab_size, d_model):
+    """001:506-521, TransformerEmbedding: ``Embedding(input_vocab_size, d_model)`` with Keras'
+    default initialiser, times ``sqrt(d_model)`` (E27). Returns the (V, d_model) scaled table."""
+    import tensorflow as tf
+
+    embedding = tf.keras.layers.Embedding(vocab_size, d_model)
+    out = embedding(tf.range(vocab_size)[tf.newaxis])  # every token once: (1, V, d_model)
+    out = out * tf.math.sqrt(tf.cast(d_model, tf.float32))
+    return out.numpy()[0]
+
+
+def seed_decoder_layer_000(dff, d_model, num_heads, dropout, name="decoder_layer"):
+    """000:1304-1379, ``decoder_layer``, as written (E28): no Dropout after the first sublayer.
+
+    The notes' own ``MultiHeadAttention`` class (called with a dict) is replaced by a stand-in
+    that calls Keras' ``MultiHeadAttention`` with the notes' mask convention (1 = blocked);
+    every other line is the notes'. Dropout appears after sublayers 2 and 3 only.
+    """
+    import tensorflow as tf
+
+    class MultiHeadAttention(tf.keras.layers.Layer):  # stand-in for the notes' class (000:746-)
+        def __init__(self, d_model, num_heads, name="multi_head_attention"):
+            super().__init__(name=name)
+            self.mha = tf.keras.layers.MultiHeadAttention(num_heads, d_model // num_heads)
+
+        def call(self, inputs):
+            may_attend = tf.equal(inputs['mask'][:, 0], 0)  # (B, T_q or 1, T_k): notes' 1 = blocked
+            return self.mha(inputs['query'], inputs['value'], inputs['key'], attention_mask=may_attend)
+
+    inputs = tf.keras.Input(shape=(None, d_model), name="inputs")
+    enc_outputs = tf.keras.Input(shape=(None, d_model), name="encoder_outputs")
+    look_ahead_mask = tf.keras.Input(shape=(1, None, None), name="look_ahead_mask")
+    padding_mask = tf.keras.Input(shape=(1, 1, None), name='padding_mask')
+
+    attention1 = MultiHeadAttention(
+        d_model, num_heads, name="attention_1")(inputs={
+            'query': inputs, 'key': inputs, 'value': inputs,
+            'mask': look_ahead_mask
+        })
+    attention1 = tf.keras.layers.LayerNormalization(
+        epsilon=1e-6)(attention1 + inputs)
+
+    attention2 = MultiHeadAttention(
+        d_model, num_heads, name="attention_2")(inputs={
+            'query': attention1, 'key': enc_outputs, 'value': enc_outputs,
+            'mask': padding_mask
+        })
+    attention2 = tf.keras.layers.Dropout(rate=dropout)(attention2)
+    attention2 = tf.keras.layers.LayerNormalization(
+        epsilon=1e-6)(attention2 + attention1)
+
+    outputs = tf.keras.layers.Dense(units=dff, activation='relu')(attention2)
+    outputs = tf.keras.layers.Dense(units=d_model)(outputs)
+    outputs = tf.keras.layers.Dropout(rate=dropout)(outputs)
+    outputs = tf.keras.layers.LayerNormalization(
+        epsilon=1e-6)(outputs + attention2)
+
+    return tf.keras.Model(
+        inputs=[inputs, enc_outputs, look_ahead_mask, padding_mask],
+        outputs=outputs,
+        name=name)
+
+
+def seed_positional_encoding_layer_000():
+    """000:447-488, ``class PositionalEncoding``, as used by 000's encoder() and decoder() (E32).
+
+    Like 002's class, but ``call`` slices by the sequence length (``tf.shape(inputs)[1]``).
+    The slide prints ``tf.range(position, dtype=tf.float32)[:], tf.newaxis]`` (a slide typo that
+    cannot parse); ``[:, tf.newaxis]`` is read here. 000:1257 and 000:1413 build it as
+    ``PositionalEncoding(vocab_size, d_model)``: a table of vocab_size positions.
+    """
+    import tensorflow as tf
+
+    class PositionalEncoding(seed_positional_encoding_layer_002()):
+        def call(self, inputs):
+            return inputs + self.pos_encoding[:, :tf.shape(inputs)[1], :]
+
+    return PositionalEncoding
+
+
+# 002:1862-1863, the position-wise feed-forward network, the two lines as printed (E33).
+SEED_FFN_LINES_002 = (
+    "outputs = tf.keras.layers.Dense(units=dff, activation='relu')(attention)\n"
+    "outpus = tf.kears.layers.Dense(units=d_model)(outpus)\n"
+)
+
+
+def seed_ffn_lines_002(attention, dff, d_model, source=SEED_FFN_LINES_002):
+    """Run 002's two feed-forward lines (E33) on ``attention``; returns the names they define."""
+    import tensorflow as tf
+
+    names = {"tf": tf, "attention": attention, "dff": dff, "d_model": d_model}
+    exec(source, names)  # noqa: S102 - the notes' lines, verbatim
+    return names
+
+
+def seed_mha_002():
+    """002:1765-1834, ``class MultiHeadAttention`` (E34): ``self.dense`` is commented
+    '# wQ에 해당하는 dense' and applied, in step 5, to the concatenated heads.
+
+    Two repairs so that the class runs: the reshape of step 4 takes ``scaled_attention``
+    (E3), and the lines the notes print cut off at the page edge (``inputs['value']``
+    then ``mask``; the call of ``scaled_dot_product_attention``) are completed with
+    ``inputs['mask']`` and ``mask)``. ``scaled_dot_product_attention`` is 001's.
+    """
+    import tensorflow as tf
+
+    class MultiHeadAttention(tf.keras.layers.Layer):
+        def __init__(self, d_model, num_heads, name="multi_head_attention"):
+            super(MultiHeadAttention, self).__init__(name=name)
+            self.num_heads = num_heads
+            self.d_model = d_model
+            assert d_model % self.num_heads == 0
+            self.depth = d_model // self.num_heads
+            self.query_dense = tf.keras.layers.Dense(units=d_model)
+            self.key_dense = tf.keras.layers.Dense(units=d_model)
+            self.value_dense = tf.keras.layers.Dense(units=d_model)
+
+            # wQ에 해당하는 dense
+            self.dense = tf.keras.layers.Dense(units=d_model)
+
+        def split_heads(self, inputs, batch_size):
+            inputs = tf.reshape(
+                inputs, shape=(batch_size, -1, self.num_heads, self.depth)
+            )
+            return tf.transpose(inputs, perm=[0, 2, 1, 3])
+
+        def call(self, inputs):
+            query, key, value, mask = inputs['query'], inputs['key'], inputs['value'], inputs['mask']
+            batch_size = tf.shape(query)[0]
+            query = self.query_dense(query)
+            key = self.key_dense(key)
+            value = self.value_dense(value)
+            query = self.split_heads(query, batch_size)
+            key = self.split_heads(key, batch_size)
+            value = self.split_heads(value, batch_size)
+            scaled_attention, _ = seed_scaled_dot_product_attention_001(query, key, value, mask)
+            scaled_attention = tf.transpose(scaled_attention, perm=[0, 2, 1, 3])
+            concat_attention = tf.reshape(scaled_attention, (batch_size, -1, self.d_model))
+            outputs = self.dense(concat_attention)
+            return outputs
+
+    return MultiHeadAttention
+
+
+def seed_output_layer_000(vocab_size):
+    """000:1497, transformer(): ``Dense(units=vocab_size, name="outputs")`` on the decoder
+    outputs, no activation (E36). 000:1288 calls the decoder's output '단어의 확률'."""
+    import tensorflow as tf
+
+    return tf.keras.layers.Dense(units=vocab_size, name="outputs")
