@@ -55,10 +55,11 @@ SETTINGS = """
         MODEL = dict(d_model=64, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=128)
         TRAIN = dict(steps=300, batch_size=32, warmup_steps=200, lr_factor=1.0, log_every=20, max_seconds=600)
         EXACT_MATCH_TARGET = 0.5
-    else:  # the default numbers task: 20000 training pairs, every digit count 1-6 equally often
+    else:  # the default numbers task: 20000 training pairs, digit count d drawn with probability d/21 (1 to 6)
         TASK = dict()
         MODEL = dict(d_model=D_MODEL, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=4 * D_MODEL)
-        TRAIN = dict(steps=STEPS, batch_size=64, warmup_steps=400, lr_factor=2.0, log_every=100,
+        # lr_factor 0.5, the command line's default: 2.0 stalled at loss 1.2 (0.1% exact match) on an H100
+        TRAIN = dict(steps=STEPS, batch_size=64, warmup_steps=400, lr_factor=0.5, log_every=100,
                      max_seconds=MAX_SECONDS)
         EXACT_MATCH_TARGET = [[TARGET]]  # issue 3's target for [[FW]] (benchmarks/numbers_quality.py)
     print(f"SMOKE={SMOKE}, DEVICE={DEVICE!r}: task {TASK or 'numbers (default)'}, model {MODEL}")
