@@ -212,3 +212,41 @@ def test_library_translate_refuses_a_source_without_words(checkpoints):
     with pytest.raises(ValueError, match=r"sources\[1\] = ' , ' has no words to translate"):
         translate(fw, model, ["one", " , "], src_tok, tgt_tok)
     assert len(translate(fw, model, ["one", "Two"], src_tok, tgt_tok)) == 2
+
+
+def test_evaluate_scores_each_phrasing(checkpoints, tmp_path, capsys):
+    """`txcourse evaluate` on a numbers checkpoint scores every way of writing a number, as translate reads it."""
+    scores = tmp_path / "scores.json"
+    assert main(["evaluate", "--checkpoint", str(checkpoints["torch"]), "--limit", "4", "--per-digit", "0",
+                 "--per-phrasing", "12", "--json", str(scores)]) == 0
+    out = capsys.readouterr().out
+    assert "by phrasing, 12 fresh numbers written each way that applies" in out and "| hundreds (1100-9999) |" in out
+    by_phrasing = json.loads(scores.read_text())["by_phrasing"]
+    assert by_phrasing["refused"] == 0
+    assert by_phrasing["canonical"]["count"] == by_phrasing["upper case"]["count"] == 12
+    assert set(by_phrasing) - {"refused"} <= {"canonical", "no and", "no commas or hyphens", "a hundred / a thousand",
+                                              "hundreds (1100-9999)", "upper case"}
+    assert all(0 <= v["exact_match"] <= 1 for k, v in by_phrasing.items() if k != "refused")
+    assert main(["evaluate", "--checkpoint", str(checkpoints["torch"]), "--limit", "4", "--per-digit", "0",
+                 "--per-phrasing", "0"]) == 0
+    assert "by phrasing" not in capsys.readouterr().out
+
+
+def test_the_shipped_model_translates_every_phrasing_alike():
+    """Every phrasing reaches the shipped Transformer as the canonical one, so each scores what the canonical does."""
+    from pathlib import Path
+
+    from txcourse.experiment import backend, evaluate_by_phrasing
+
+    pytest.importorskip("torch")
+    path = Path(__file__).resolve().parents[1] / "book" / "data" / "numbers-transformer-torch.npz"
+    meta = read_checkpoint_meta(path)
+    fw = backend("torch")
+    model, _ = fw.load_model(str(path))
+    src_tok, tgt_tok = tokenizers_from_meta(meta)
+    result = evaluate_by_phrasing(fw, model, get_task("numbers", **meta["task"]["kwargs"]), src_tok, tgt_tok, count=30)
+    assert result["refused"] == 0
+    # the same 30 numbers, typed in capitals: the same model input, so exactly the same score
+    assert result["upper case"].count == result["canonical"].count == 30
+    assert result["upper case"].exact_match == result["canonical"].exact_match >= 0.9
+    assert all(bucket.exact_match >= 0.9 for name, bucket in result.items() if name != "refused"), result

@@ -207,6 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--json", type=Path, default=None, help="also write the scores here")
             p.add_argument("--per-digit", type=_count(0), default=200, metavar="N",
                            help="numbers task: also score N fresh numbers of every digit count (default 200; 0: off)")
+            p.add_argument("--per-phrasing", type=_count(0), default=60, metavar="N",
+                           help="numbers task: also score N fresh numbers written each way people write them ('one "
+                                "hundred five', 'a thousand and one', 'twelve hundred' ...), as translate reads them "
+                                "(default 60; 0: off)")
 
     figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
                                              "with a manifest.json")
@@ -812,6 +816,18 @@ def _evaluate(args: argparse.Namespace) -> int:
                                                     for d, share in by_digits["seen"].items() if d != "round")
               + f" numbers (every number below 1000 is trained on by design), {100 * by_digits['seen']['round']:.0f}% "
               f"of the round ones (one or two significant digits: 'forty thousand', 'one hundred thousand')")
+    by_phrasing = None
+    if task["name"] == "numbers" and args.per_phrasing:
+        from txcourse.experiment import evaluate_by_phrasing
+
+        by_phrasing = evaluate_by_phrasing(fw, model, splits, src_tok, tgt_tok, count=args.per_phrasing,
+                                           beam_size=args.beam, device=args.device)
+        print(f"\nby phrasing, {args.per_phrasing} fresh numbers written each way that applies, read as translate "
+              f"reads them ({by_phrasing['refused']} phrasings refused):")
+        print("| phrasing | numbers | exact match |\n| --- | ---: | ---: |")
+        for name, bucket in by_phrasing.items():
+            if name != "refused":
+                print(f"| {name} | {bucket.count} | {100 * bucket.exact_match:.2f}% |")
     if args.json:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
@@ -820,6 +836,10 @@ def _evaluate(args: argparse.Namespace) -> int:
                                      "seen_in_training": by_digits["seen"][b.low]} for b in by_digits["by_digits"]]
             summary["round_numbers"] = {"count": round_.count, "exact_match": round_.exact_match,
                                         "seen_in_training": by_digits["seen"]["round"]}
+        if by_phrasing is not None:
+            summary["by_phrasing"] = {name: (value if name == "refused" else
+                                             {"count": value.count, "exact_match": value.exact_match})
+                                      for name, value in by_phrasing.items()}
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
 

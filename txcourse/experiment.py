@@ -195,6 +195,53 @@ def evaluate(fw: SimpleNamespace, model: Any, pairs: Sequence[tuple[str, str]], 
     return result
 
 
+def evaluate_by_phrasing(fw: SimpleNamespace, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
+                         tgt_tok: Tokenizer, count: int = 100, seed: int = DIGIT_SEED + 1, beam_size: int = 1,
+                         device: str = "cpu") -> dict[str, Any]:
+    """Exact match on fresh ``numbers`` written each way people write them, through what ``translate`` does.
+
+    ``count`` numbers drawn evenly by digit count; each is written in every
+    way of :data:`txcourse.data.english_numbers.VARIANTS` that applies to it
+    ("one hundred five", "a thousand and one", "FORTY-TWO", "twelve hundred"),
+    read back with :func:`~txcourse.data.english_numbers.canonical` as
+    ``txcourse translate`` does, and translated. A phrasing the reader refuses
+    counts as wrong (it would be skipped, not translated).
+
+    Returns:
+        ``{variant: LengthBucket(low digits, high digits, count, exact match)}`` for every variant that
+        applied to at least one of the numbers, plus ``"refused"``: how many phrasings could not be read.
+    """
+    from txcourse.data import digit_count, draw_by_digit_count, numbers_to_words
+    from txcourse.data.english_numbers import VARIANTS, NotANumber, canonical, variants
+
+    meta = splits.metadata
+    if meta.get("task") != "numbers":
+        raise ValueError(f"evaluate_by_phrasing needs the splits of the numbers task, got task {meta.get('task')!r}")
+    digits = range(digit_count(meta["low"]), digit_count(meta["high"]) + 1)
+    per_count = max(1, -(-count // len(digits)))
+    numbers = [n for group in draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed).values()
+               for n in group][:count]
+    rows: dict[str, list[tuple[int, Optional[str]]]] = {name: [] for name in VARIANTS}
+    for n in numbers:
+        for name, text in variants(n).items():
+            try:
+                rows[name].append((n, canonical(text, meta["low"], meta["high"])))
+            except NotANumber:
+                rows[name].append((n, None))
+    result: dict[str, Any] = {"refused": sum(source is None for row in rows.values() for _, source in row)}
+    for name, row in rows.items():
+        if not row:
+            continue
+        readable = [(n, source) for n, source in row if source is not None]
+        hypotheses = translate(fw, model, [source for _, source in readable], src_tok, tgt_tok, beam_size=beam_size,
+                               device=device) if readable else []
+        references = [numbers_to_words(n, meta["target_lang"]) for n, _ in readable]
+        right = round(exact_match(hypotheses, references) * len(readable)) if readable else 0
+        sizes = [digit_count(n) for n, _ in row]
+        result[name] = LengthBucket(min(sizes), max(sizes), len(row), right / len(row))
+    return result
+
+
 def evaluate_by_digit_count(fw: SimpleNamespace, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
                             tgt_tok: Tokenizer, per_count: int = 200, seed: int = DIGIT_SEED, beam_size: int = 1,
                             device: str = "cpu") -> dict[str, Any]:
