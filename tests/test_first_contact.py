@@ -241,6 +241,20 @@ def test_a_full_disk_at_the_save_is_one_line_naming_what_is_kept(tmp_path, capsy
                      f"folder, then resume; the last checkpoint '{out / 'model.npz'}' (step 2) is kept"))
 
 
+def test_too_little_disk_for_the_checkpoint_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 4096, 4096))
+    out = tmp_path / "run"
+    _fails([*TRAIN, "--steps", "2", "--out", out], capsys,
+           re.escape(f"--out '{out}': a checkpoint of this model needs about ") + r"[0-9.,]+"
+           + re.escape(" MiB (written beside the previous one), and its disk has 0.0 MiB free: free space or choose "
+                       "another --out"))
+    assert not (out / "model.npz").exists() and not (out / "history.jsonl").exists()
+
+
 def test_a_second_ctrl_c_says_what_was_saved(tmp_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "txcourse", *map(str, TRAIN), "--task-arg", "sizes=(2000,8,8)", "--steps", "100000",

@@ -484,6 +484,21 @@ def _check_can_create(out: Path) -> None:
                          f"choose another --out")
 
 
+def _check_free_space(out: Path, parameters: int) -> None:
+    """Room for the checkpoint before the first step, not a traceback at the first save after hours of training.
+
+    A checkpoint holds the weights and Adam's two moments (12 bytes per parameter in float32); it is written to
+    a temporary file beside the old one and renamed, so twice that must fit, plus a MiB for the header and history.
+    """
+    import shutil
+
+    needed, free = 2 * 12 * parameters + 2**20, shutil.disk_usage(out).free
+    if free < needed:
+        raise ValueError(f"--out {str(out)!r}: a checkpoint of this model needs about {needed / 2**20:,.1f} MiB "
+                         f"(written beside the previous one), and its disk has {free / 2**20:,.1f} MiB free: free "
+                         f"space or choose another --out")
+
+
 def _check_model_config(config: dict[str, Any], prepared: Any) -> None:
     """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
     src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
@@ -622,6 +637,8 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
 
     check_divisible(config.batch_size, replicas.count)
     _check_writable(out)
+    if replicas.writer:
+        _check_free_space(out, _parameter_count(args.model, model_config))
     with _run_folder_lock(out) if replicas.writer else contextlib.nullcontext():
         return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint)
 
