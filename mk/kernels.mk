@@ -1,0 +1,28 @@
+# Portability across CPUs (issue 20). A training trajectory, and the last bits of a float comparison, depend on
+# the vector kernels the CPU offers: PyTorch picks AVX-512, AVX2 or plain kernels at start-up
+# (ATEN_CPU_CAPABILITY caps the choice), TensorFlow runs oneDNN's kernels unless TF_ENABLE_ONEDNN_OPTS=0.
+# test-python runs everything with this machine's own kernels; this step runs again the tests that train or
+# compare floating point across runs, with the kernels of an older CPU, so a test that only holds on one
+# CPU fails on the machine it was written on:
+#
+#   make test-kernels    ATEN_CPU_CAPABILITY=default with TF_ENABLE_ONEDNN_OPTS=0, then ATEN_CPU_CAPABILITY=avx2
+#                        (where the CPU has AVX2) with oneDNN on
+#
+# A claim about a training run holds in all three modes, or it comes from a shipped artefact (book/data).
+
+KERNEL_TESTS ?= tests/test_training.py tests/test_first_contact.py tests/test_distributed.py tests/test_parity.py \
+                tests/test_digit_buckets.py tests/test_artefacts.py tests/test_fused.py \
+                tests/test_reference_agreement.py tests/test_errata.py tests/test_errata_e6.py tests/test_exercises.py
+KERNEL_PYTEST := $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(KERNEL_TESTS)
+
+TEST_STEPS += test-kernels
+
+.PHONY: test-kernels
+
+test-kernels: $(VENV_STAMP)
+	@echo "==> the training and float tests with PyTorch's plain kernels, TensorFlow without oneDNN"
+	ATEN_CPU_CAPABILITY=default TF_ENABLE_ONEDNN_OPTS=0 TF_CPP_MIN_LOG_LEVEL=3 $(KERNEL_PYTEST)
+	@if grep -qw avx2 /proc/cpuinfo 2>/dev/null; then \
+	  echo "==> the same with PyTorch's AVX2 kernels, TensorFlow with oneDNN"; \
+	  ATEN_CPU_CAPABILITY=avx2 TF_ENABLE_ONEDNN_OPTS=1 TF_CPP_MIN_LOG_LEVEL=3 $(KERNEL_PYTEST); \
+	else echo "note: this CPU has no AVX2: the avx2 pass is skipped (the plain-kernel pass above ran)"; fi
