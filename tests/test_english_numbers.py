@@ -75,3 +75,11 @@ def test_the_range_is_the_task_s():
     assert parse_number("one hundred", low=100, high=999) == 100
     with pytest.raises(NotANumber, match=r"'ninety-nine' is 99, outside the range 100 to 999"):
         parse_number("ninety-nine", low=100, high=999)
+
+
+def test_the_module_examples_run():
+    import doctest
+
+    import txcourse.data.english_numbers as module
+
+    assert doctest.testmod(module).failed == 0

@@ -155,32 +155,19 @@ def _done(words: list[str], i: int, value: int, shown: str) -> int:
     if i == len(words):
         return value
     rest = words[i:]
-    if rest[0] == "thousand" or rest[0] == "hundred":
+    if rest[0] in ("thousand", "hundred"):
         raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
                          f"first, e.g. 'one hundred thousand', not 'one thousand thousand' or 'ten hundred')")
     if rest[0] == "and":
         raise NotANumber(f"{shown!r}: 'and' may only follow 'hundred' or 'thousand'")
     second, _ = _below100(rest, 0)
-    if second is not None:
-        parts = f"({' '.join(words[:i])}, {' '.join(rest)})"
-        if 10 <= value <= 99 and second >= 10:
-            raise NotANumber(f"{shown!r} reads as two numbers {parts}, like a year; write it as one number, "
-                             f"e.g. {canonical_of(value * 100 + second)!r}")
-        raise NotANumber(f"{shown!r} reads as more than one number {parts}; write one number per line")
-    raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
-                         f"first, e.g. 'one hundred thousand', not 'one thousand thousand' or 'ten hundred')")
-    if rest[0] == "and":
-        raise NotANumber(f"{shown!r}: 'and' may only follow 'hundred' or 'thousand'")
-    second, _ = _below100(rest, 0)
-    if second is not None:
-        first_words = " ".join(words[:i])
-        raise NotANumber(f"{shown!r} reads as two numbers ({first_words}, {' '.join(rest)})"
-                         + (", like a year" if 10 <= value <= 99 and second >= 10 else "")
-                         + f"; write it as one number, e.g. {canonical_of(value * 100 + second)!r}"
-                         if 10 <= value <= 99 and second >= 10 else
-                         f"{shown!r} reads as more than one number ({first_words}, {' '.join(rest)}); write one "
-                         f"number per line")
-    raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow {' '.join(words[:i])!r}")
+    if second is None:
+        raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow {' '.join(words[:i])!r}")
+    parts = f"({' '.join(words[:i])}, {' '.join(rest)})"
+    if 10 <= value <= 99 and second >= 10:
+        raise NotANumber(f"{shown!r} reads as two numbers {parts}, like a year; write it as one number, "
+                         f"e.g. {canonical_of(value * 100 + second)!r}")
+    raise NotANumber(f"{shown!r} reads as more than one number {parts}; write one number per line")
 
 
 def canonical_of(n: int) -> str:
