@@ -7,7 +7,7 @@ CELLS = [
         # Week 2 lab: positional encoding ([[FW]])
 
         Self-attention treats its input as a set: permute the tokens and the outputs permute with them.
-        The Transformer adds a position signal to every embedding, Eq. (5) of Vaswani et al. (2017):
+        The Transformer adds a position signal to every embedding, the formula of Sec. 3.5 of Vaswani et al. (2017) (unnumbered in the paper):
 
         $$PE_{(pos,\\,2i)} = \\sin\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right), \\qquad
           PE_{(pos,\\,2i+1)} = \\cos\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right)$$
@@ -22,7 +22,7 @@ CELLS = [
     md("""
         ## Exercise 1: the table (3 + 2 + 2 points)
 
-        Write `positional_encoding(max_len, d_model)`: the `(max_len, d_model)` table of Eq. (5) as a float32
+        Write `positional_encoding(max_len, d_model)`: the `(max_len, d_model)` table of the sinusoidal formula (Sec. 3.5) as a float32
         tensor, row `pos` for position `pos`, column `j` for dimension `j`. An odd `d_model` ends with a
         sine column. Compute the angles in float64 (NumPy is fine) and convert at the end.
 
@@ -33,7 +33,7 @@ CELLS = [
     solution("positional_encoding", {
         "torch": """
             def positional_encoding(max_len, d_model):
-                \"\"\"The (max_len, d_model) table of sinusoidal encodings, Eq. (5), as a float32 tensor.\"\"\"
+                \"\"\"The (max_len, d_model) table of sinusoidal encodings of Sec. 3.5, as a float32 tensor.\"\"\"
                 ### BEGIN SOLUTION
                 pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
                 j = np.arange(d_model)[None, :]  # (1, D)
@@ -45,7 +45,7 @@ CELLS = [
         """,
         "tf": """
             def positional_encoding(max_len, d_model):
-                \"\"\"The (max_len, d_model) table of sinusoidal encodings, Eq. (5), as a float32 tensor.\"\"\"
+                \"\"\"The (max_len, d_model) table of sinusoidal encodings of Sec. 3.5, as a float32 tensor.\"\"\"
                 ### BEGIN SOLUTION
                 pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
                 j = np.arange(d_model)[None, :]  # (1, D)
@@ -124,7 +124,7 @@ CELLS = [
 
         The slides of the source notes worked out the table for $d_{model} = 4$ and positions 0 to 3 with
         the denominators $1, 10, 100, 1000$, one per column, and wrote $\\sin(3/100)$ in row 2 (errata E8).
-        Work it out yourself from Eq. (5), **without** calling `positional_encoding`:
+        Work it out yourself from the formula (Sec. 3.5), **without** calling `positional_encoding`:
 
         - `denominators`: a NumPy array of the 4 column denominators $10000^{2i/d_{model}}$;
         - `worked_table`: the 4 x 4 NumPy array, row = position 0..3, written with `np.sin`/`np.cos`.
