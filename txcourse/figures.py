@@ -250,7 +250,7 @@ def attention_example(ctx: _Context, temp_q, temp_k, temp_v, key_labels, query_l
 
 @_recipe("week3_scaling", ["week3_attention"], "fig-scaling",
          "The same random queries and keys (d_k = 256) without and with the division by sqrt(d_k): unscaled, "
-         "every row is nearly one-hot (the softmax saturates).", plots.plot_attention,
+         "most rows are nearly one-hot (the softmax saturates).", plots.plot_attention,
          params={"seed": 1, "n": 8, "d_k": 256, "figsize": [10, 4.2],
                  "titles": ["softmax(QK^T), unscaled", "softmax(QK^T / sqrt(d_k))"]})
 def scaling(ctx: _Context, seed: int, n: int, d_k: int, figsize, titles):
