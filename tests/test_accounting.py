@@ -189,10 +189,12 @@ def test_numbers_stated_in_why_self_attention():
     untied = count_parameters(base.replace(tie_embeddings=False))
     big = count_parameters(TransformerConfig(d_model=1024, num_heads=16, d_ff=4096), share_source_target=True)
     vocabulary_for_65m = (65e6 - shared.non_embedding) / base.d_model
+    vocabulary_for_213m = base.src_vocab_size + (213e6 - big.total) / 1024
     stated = {
         "about 63 million parameters": round(shared.total / 1e6) == 63,
         "The layers alone are 44 million": round(shared.non_embedding / 1e6) == 44,
-        "a vocabulary of about 40,700 tokens": round(vocabulary_for_65m, -2) == 40_700,
+        "one above and one below 37,000, so no single vocabulary does":
+            vocabulary_for_65m > 37_000 > vocabulary_for_213m,
         "about 214 million for the big model": round(big.total / 1e6) == 214,
         "the base model would have 101 million": round(untied.total / 1e6) == 101,
         "a few tens of thousands": 10_000 < shared.total - count_parameters(
