@@ -90,3 +90,30 @@ def test_bad_settings_are_named():
         torchrun_env({"RANK": "2", "WORLD_SIZE": "2"})
     with pytest.raises(ValueError, match="TF_CONFIG must be JSON"):
         tf_config({"TF_CONFIG": "{oops"})
+
+
+def test_ddp_trains_on_the_gpu_of_its_local_rank(monkeypatch):
+    """Under torchrun each process sets its current GPU to LOCAL_RANK and resolves 'auto' to a bare 'cuda':
+    DDP must get that GPU's index, not 0 (which would send every rank's inputs to GPU 0)."""
+    import torch
+
+    from txcourse.torch.train import ddp_device_ids
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 3)
+    assert ddp_device_ids(torch.device("cuda")) == [3]
+    assert ddp_device_ids(torch.device("cuda:1")) == [1]
+    assert ddp_device_ids(torch.device("cpu")) is None
+
+
+@pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float16")])
+def test_mixed_precision_ignores_emulated_bfloat16(monkeypatch, native, expected):
+    """An older GPU 'supports' bfloat16 only by emulation: the trainer then takes float16 with a GradScaler."""
+    import torch
+
+    from txcourse.torch.train import amp_dtype_for_gpu
+
+    def is_bf16_supported(including_emulation=True):
+        return native or including_emulation
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", is_bf16_supported)
+    assert amp_dtype_for_gpu() == getattr(torch, expected)

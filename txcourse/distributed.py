@@ -6,8 +6,9 @@ N model replicas (processes under ``torchrun``, devices or workers of a
 1. every process draws the *same global batch* of B sentences that a single
    process would draw (the same :class:`~txcourse.training.BatchStream`,
    seed and position), so the data order does not depend on N;
-2. replica r keeps its rows, :func:`shard` (B/N rows each when the batch is
-   full; ``DistributedSampler``'s split, but of one batch, not the epoch);
+2. replica r keeps its rows, :func:`shard` (B/N contiguous rows each when the
+   batch is full; unlike ``DistributedSampler``, which interleaves indices
+   over the epoch);
 3. the masked loss is normalised by the *global* number of non-pad target
    tokens, ``n = sum_r n_r`` (:func:`target_tokens` of the global batch):
    replica r's loss is ``L_r = S_r / n`` with ``S_r`` the sum of its

@@ -36,7 +36,8 @@ ERRATA: tuple[Erratum, ...] = (
         "inputs + self.pos_encoding[:, :tf.shape(inputs)[-1], :]",
         "inputs + self.pos_encoding[:, :tf.shape(inputs)[1], :]",
         "The last axis of the inputs is the model width, not the sequence length: the slice takes "
-        "d_model rows, which fails (or silently takes the wrong rows) whenever T != d_model.",
+        "min(max_len, d_model) rows, so the addition fails unless that equals the length T, and a "
+        "one-token input (T = 1, decoding step by step) silently broadcasts to d_model positions.",
         "test_E2_slice_by_length"),
     Erratum(
         "E3", "002 (notebook), MultiHeadAttention.call", "concatenating the heads",
@@ -143,7 +144,9 @@ ERRATA: tuple[Erratum, ...] = (
         "train_test_split(enc_tensor, dec_tensor)  # 'split 8:2'",
         "train_test_split(enc_tensor, dec_tensor, test_size=0.2)",
         "Without test_size, scikit-learn keeps a quarter for the test side: 30000 pairs split 22500/7500 "
-        "(3:1), not the 24000/6000 the quiz asks for.",
+        "(3:1), not the 24000/6000 the quiz asks for. (The notebook's progress bars, 375/375 batches of 64 "
+        "per epoch, show that the run printed there used 24,000 pairs: the cell shown is not the one that "
+        "ran.)",
         "test_E14_split_is_eight_to_two"),
     Erratum(
         "E15", "002 (notebook), markdown above PositionalEncoding", "the base of the encoding",
@@ -157,8 +160,8 @@ ERRATA: tuple[Erratum, ...] = (
         "rows 0.84 0.99 0.009 0.9999995 / 0.90 0.98 0.01 0.999998 / 0.14 0.95 0.02 0.9999955",
         "d_model = 4: row 1 is 0.841 0.540 0.010 0.99995, row 2 0.909 -0.416 0.020 0.9998",
         "The numbers are the slide's symbolic table with E8's denominators 1, 10, 100, 1000, truncated "
-        "(not rounded) to two or three decimals: column 1 is cos(pos/10) (cos(1/10) = 0.995, printed 0.99) "
-        "where cos(pos) belongs (cos(1) = 0.540), and column 2 is sin(pos/100) cut off (sin(1/100) = "
+        "(not rounded) to two or three decimals: the second column is cos(pos/10) (cos(1/10) = 0.995, printed "
+        "0.99) where cos(pos) belongs (cos(1) = 0.540), and the third is sin(pos/100) cut off (sin(1/100) = "
         "0.0099998 printed 0.009, sin(2/100) = 0.019999 printed 0.01, sin(3/100) = 0.029996 printed 0.02). "
         "Row 2 is evaluated at position 2: the sin(3/100) in row 2 of the symbolic table is that table's "
         "slip (E8), not these numbers'.",
@@ -213,7 +216,7 @@ ERRATA: tuple[Erratum, ...] = (
         "Sec. 3.2.1 (footnote 4): for components of mean 0 and variance 1, q.k has variance d_k, and dividing "
         "by sqrt(d_k) brings it back to 1 whatever d_k. Divided by d_k the scores have variance 1/d_k, and "
         "the softmax flattens towards uniform weights as d_k grows. 003 divides by the square root everywhere "
-        "else (lines 178-179, 540); line 478, the decoder's masked attention, does not. 001 leaves n undefined; "
+        "else (lines 178-179, 196, 540); line 478, the decoder's masked attention, does not. 001 leaves n undefined; "
         "in this course, as in the paper's Table 1, n is the sequence length, and a scale that changed with "
         "the length would give the same query and keys other weights in a longer sentence.",
         "test_E22_divide_by_sqrt_dk"),
@@ -231,7 +234,8 @@ ERRATA: tuple[Erratum, ...] = (
         "not a measure of synonymy.",
         "test_E23_weight_is_not_similarity"),
     Erratum(
-        "E24", "003 (book notes), lines 308 and 328; 000 (slides), lines 194 and 211; 004 (slides), line 182",
+        "E24", "003 (book notes), lines 308 and 328; 000 (slides), lines 194 and 211; 001 (notebook), lines 90 "
+        "and 129; 004 (slides), line 182",
         "what i counts in PE(pos, 2i)",
         "003: 'i는 임베딩 벡터 내의 차원의 인덱스 (512 차원중 3번째 차원이면 i는 3)'; 000: 'i: 임베딩 벡터 "
         "내에서 몇 차원인지'; 004: 'i: position 표현 위한 차원의 인덱스' (i is the dimension)",

@@ -68,6 +68,26 @@ def resolve_device(device: str = "auto") -> torch.device:
     return torch.device(device)
 
 
+def ddp_device_ids(device: torch.device) -> Optional[list[int]]:
+    """The ``device_ids`` for DistributedDataParallel: the GPU this process trains on, None on the CPU.
+
+    'cuda' without an index means the current GPU, which :func:`data_parallel` set to LOCAL_RANK; taking
+    index 0 there would make DDP move every rank's inputs to GPU 0.
+    """
+    if device.type != "cuda":
+        return None
+    return [device.index if device.index is not None else torch.cuda.current_device()]
+
+
+def amp_dtype_for_gpu() -> torch.dtype:
+    """bfloat16 where the GPU computes in it natively (compute capability >= 8.0), else float16 (with a GradScaler).
+
+    ``torch.cuda.is_bf16_supported()`` alone also says yes for bfloat16 emulated on older GPUs (slow), so the
+    check excludes emulation.
+    """
+    return torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
+
+
 def _gpu_index(device: str) -> Optional[int]:
     """0 for 'cuda' and 'mps', i for 'cuda:i', None for 'cpu'; ValueError for any other name."""
     if device == "cpu":
@@ -201,8 +221,7 @@ class Trainer:
         check_divisible(config.batch_size, self.replicas.count)
         self.net = self.model  # what the step calls: the model, or DistributedDataParallel around it
         if self.replicas.count > 1:  # broadcasts process 0's weights; averages the gradients in backward()
-            self.net = DistributedDataParallel(self.model, device_ids=[self.device.index or 0]
-                                               if self.device.type == "cuda" else None)
+            self.net = DistributedDataParallel(self.model, device_ids=ddp_device_ids(self.device))
         self._deadline: Optional[float] = None  # time.perf_counter() at which fit() stops (max_seconds)
         set_seed(config.seed)
         if self.replicas.first:
@@ -211,7 +230,7 @@ class Trainer:
     def _amp_dtype(self) -> Optional[torch.dtype]:
         if not self.config.mixed_precision or self.device.type != "cuda":
             return None
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return amp_dtype_for_gpu()
 
     def train_step(self, batch: Batch) -> dict[str, float]:
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
