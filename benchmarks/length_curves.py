@@ -7,8 +7,8 @@ what fails as sequences get longer (Cho et al. 2014; Bahdanau et al. 2015,
 Fig. 2), while a model with attention can read each letter again when it
 writes it. `--task reverse` is the same with the letters reversed (harder for
 the Transformer, which must then locate the end of the source). The `numbers`
-task is too short for the effect (at most 10 source words: one 256-wide
-vector holds it; `--task numbers` shows it).
+task spans too short a range of lengths (at most 11 source tokens, 9 words
+with the hyphenated ones split); `--task numbers` measures it.
 
 Every model trains for a fixed number of optimizer steps (`--steps`), so the
 result does not depend on how fast or how busy the machine is; `--minutes`
