@@ -332,7 +332,8 @@ ERRATA: tuple[Erratum, ...] = (
         "sets or with a per-token cross-entropy.",
         "test_E31_printed_loss_depends_on_padding"),
     Erratum(
-        "E32", "000 (slides), encoder() line 1257 and decoder() line 1413", "the length of the encoding table",
+        "E32", "000 (slides), encoder() line 1257 and decoder() line 1413; 002 (notebook), encoder(), line 1921",
+        "the length of the encoding table",
         "embeddings = PositionalEncoding(vocab_size, d_model)(embeddings)",
         "PositionalEncoding(max_len, d_model): one row per position, up to the longest sequence",
         "The class's first argument is the number of positions ('position'); the vocabulary size has nothing "
