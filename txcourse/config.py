@@ -36,9 +36,9 @@ class TransformerConfig:
     dropout: float = 0.1  # P_drop = 0.1 on sublayer outputs and embeddings (Sec. 5.4)
     max_len: int = 512  # longest sequence the positional-encoding table covers
     pad_id: int = 0  # token id of <pad>; padded keys are masked out
-    norm_first: bool = False  # False: post-LN as in the paper; True: pre-LN (Xiong et al. 2020)
+    norm_first: bool = False  # False: post-LN as in the paper; True: pre-LN (GPT-2; analysed by Xiong et al. 2020)
     tie_embeddings: bool = True  # output projection reuses the target embedding matrix (Sec. 3.4)
-    layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the source notes (Keras code)
+    layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the encoder code of notes 000 and 002
     fused: bool = False  # fast path: torch's F.scaled_dot_product_attention / XLA-compiled TF train step
 
     def __post_init__(self) -> None:
