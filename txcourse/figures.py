@@ -478,7 +478,7 @@ def warmup_schedule(ctx: _Context, steps: Mapping[str, int], paper: Mapping[str,
 
 
 @_recipe("week6_label_smoothing", ["week6_training"], "fig-label-smoothing",
-         "The target distribution of one position whose reference token is the first Korean character, "
+         "The target distribution of one position whose reference token is the vocabulary's first Korean character, 십, "
          "without label smoothing (one-hot) and with the shipped model's eps spread over all V target tokens, "
          "<pad> included, as txcourse's loss does (log scale).", plots.plot_distributions,
          params={"title": "The target of one position, with and without label smoothing"},
