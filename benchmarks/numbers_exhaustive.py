@@ -216,7 +216,8 @@ def run(checkpoint: str | os.PathLike, threads: Optional[int] = None, batch_size
     else:
         import tensorflow as tf
         version, used_threads = tf.__version__, tf.config.threading.get_intra_op_parallelism_threads()
-    return {"checkpoint": str(checkpoint), "model": meta["model"]["kind"], "framework": framework,
+    return {"checkpoint": str(checkpoint), "checkpoint_sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+            "model": meta["model"]["kind"], "framework": framework,
             "framework_version": version, "step": meta.get("step"), "target_lang": loaded["target_lang"],
             "range": [loaded["low"], loaded["high"]], "stride": stride, "limit": limit, "batch_size": batch_size,
             "threads": threads, "framework_threads": used_threads, "decoding": "greedy",

@@ -43,7 +43,7 @@ def test_splits_sizes_pairs_and_metadata():
 
 
 def test_splits_are_disjoint_by_number():
-    s = make_numbers_task(**SMALL, round_fraction=0.0)  # round numbers repeat in training (few exist)
+    s = make_numbers_task(**SMALL, round_fraction=0.0, pattern_fraction=0.0)  # round/pattern draws may repeat
     nums = s.metadata["numbers"]
     train, valid, test = set(nums["train"]), set(nums["valid"]), set(nums["test"])
     large_train = [n for n in nums["train"] if n >= 1000]
@@ -84,7 +84,8 @@ def test_every_number_below_1000_is_in_training():
 
 
 def test_closed_digits_zero_makes_every_length_disjoint():
-    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0, round_fraction=0.0)
+    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0, round_fraction=0.0,
+                          pattern_fraction=0.0)
     nums = s.metadata["numbers"]
     assert sorted({digit_count(n) for n in nums["test"]}) == [3, 4, 5]
     train, valid, test = (set(nums[k]) for k in ("train", "valid", "test"))
@@ -92,7 +93,7 @@ def test_closed_digits_zero_makes_every_length_disjoint():
     assert not train & valid and not train & test and not valid & test
     with pytest.raises(ValueError, match=r"need 70 distinct 1-digit numbers \(40 train, 10 valid, 20 test\), "
                                          r"but \[0, 9999\] holds only 10 \(\[0, 9\]\)"):
-        make_numbers_task(low=0, high=9999, sizes=(400, 40, 80), closed_digits=0)
+        make_numbers_task(low=0, high=9999, sizes=(400, 40, 80), closed_digits=0, pattern_fraction=0.0)
 
 
 def test_length_generalisation_is_an_explicit_option():
@@ -114,7 +115,7 @@ def test_range_and_target_language():
 
 
 def test_round_numbers_are_in_training_and_listed():
-    s = make_numbers_task(sizes=(2100, 60, 120), seed=0)
+    s = make_numbers_task(sizes=(2100, 60, 120), seed=0, pattern_fraction=0.0)
     train = [n for n in s.metadata["numbers"]["train"] if n >= 1000]
     round_share = sum(n % 10 == 0 for n in train) / len(train)
     assert 0.2 <= round_share < 0.35  # 20% drawn round, plus the uniform draws that end in 0
@@ -159,7 +160,7 @@ def test_draw_by_digit_count_is_fresh_and_deterministic():
     (dict(sizes=(10, -1, 5)), "valid=-1"),
     (dict(high=999, sizes=(5, 1, 10)), r"the valid split is drawn from numbers with more than closed_digits=3 "
                                        r"digits, but \[0, 999\] has none; lower closed_digits or raise high"),
-    (dict(high=9999, sizes=(25000, 10, 10), round_fraction=0.0), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
+    (dict(high=9999, sizes=(25000, 10, 10), round_fraction=0.0, pattern_fraction=0.0), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
                                              r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)"),
     (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
     (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),
@@ -219,3 +220,28 @@ def test_get_task_registry():
         get_task("french")
     with pytest.raises(ValueError, match="invalid arguments.*'vocab_size'"):
         get_task("copy", vocab_size=5)
+
+
+def _pattern(n: int) -> str:
+    return "".join("0" if c == "0" else "x" for c in str(n))
+
+
+def test_zero_patterns_are_drawn_evenly():
+    """Half of the larger training numbers are drawn by zero pattern: every pattern of d digits about equally
+    often, so the skipping shapes (xx00xx: 'a hundred and ten thousand and twenty-three') are not rare."""
+    s = make_numbers_task(sizes=(21000, 60, 120), seed=0, round_fraction=0.0)
+    assert s.metadata["pattern_fraction"] == 0.5
+    six = [n for n in s.metadata["numbers"]["train"] if digit_count(n) == 6]
+    counts = Counter(_pattern(n) for n in six)
+    assert len(counts) == 32
+    # 6000 six-digit numbers: 3000 by pattern (about 94 per pattern) and 3000 uniform (xx00xx: 1 in 137)
+    assert 60 <= counts["xx00xx"] <= 140 and 60 <= counts["x00000"] <= 140
+    uniform = make_numbers_task(sizes=(21000, 60, 120), seed=0, round_fraction=0.0, pattern_fraction=0.0)
+    rare = Counter(_pattern(n) for n in uniform.metadata["numbers"]["train"] if digit_count(n) == 6)["xx00xx"]
+    assert rare < 70 and counts["xx00xx"] > rare + 30
+    nums = s.metadata["numbers"]
+    assert not set(nums["train"]) & (set(nums["valid"]) | set(nums["test"]))
+    with pytest.raises(ValueError, match=r"round_fraction \+ pattern_fraction must be at most 1, got 0.6 \+ 0.5"):
+        make_numbers_task(round_fraction=0.6)
+    with pytest.raises(ValueError, match=r"pattern_fraction must be a number in \[0, 1\], got -0.1"):
+        make_numbers_task(pattern_fraction=-0.1)

@@ -25,7 +25,13 @@ digit counts evenly. The small numbers (at most
 split holds every one of them once it is large enough for their share (the
 default 20000 examples are; a split of 3000 is not); the valid and test splits
 are drawn from the larger numbers only, disjoint from training and from each
-other, so no valid or test number ever occurs in training.
+other, so no valid or test number ever occurs in training. Within a digit
+count, training draws half of its larger numbers by **zero pattern** (which
+digits are zero: 80011 is ``x00xx``), every pattern equally often: drawn
+uniformly, the numbers whose words skip places ("a hundred and ten thousand
+and twenty-three", ``xx00xx``) are one six-digit number in 137, and a model
+trained on them got that pattern right 23% of the time (every number
+0-999,999 scored by ``benchmarks/numbers_exhaustive.py``).
 :func:`draw_by_digit_count` draws fresh numbers of each digit count for
 scoring a model the way users meet it (``txcourse evaluate`` prints that
 table).
@@ -106,6 +112,26 @@ def _pool(d: int, low: int, high: int) -> tuple[int, int]:
     return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10 ** d - 1)
 
 
+def _pattern_numbers(rng: np.random.Generator, d: int, first: int, last: int, count: int) -> list[int]:
+    """``count`` ``d``-digit numbers in [first, last] drawn by zero pattern: the pattern of zero and non-zero
+    digits uniform among the ``2**(d-1)`` (the first digit is never zero), each non-zero digit uniform in 1..9
+    (with repeats)."""
+    if count == 0:
+        return []
+    out: list[int] = []
+    tries = 0
+    while len(out) < count:
+        tries += 1
+        if tries > 1000 * count:
+            raise ValueError(f"[{first}, {last}] holds too few {d}-digit numbers to draw {count} by zero pattern")
+        nonzero = np.concatenate([[True], rng.integers(0, 2, d - 1).astype(bool)])  # (d,)
+        digits = np.where(nonzero, rng.integers(1, 10, d), 0)  # (d,)
+        n = int("".join(map(str, digits.tolist())))
+        if first <= n <= last:
+            out.append(n)
+    return out
+
+
 def _split_counts(total: int, keys: list[int], weights: Optional[list[float]] = None) -> dict[int, int]:
     """``total`` split over ``keys`` in proportion to ``weights`` (default: evenly), rounded so that the
     counts add up to ``total``; leftovers go to the last (longest) keys."""
@@ -153,7 +179,7 @@ def round_numbers(low: int = 0, high: int = 999_999, significant: int = 2) -> li
 def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
                       sizes: tuple[int, int, int] = (20000, 1000, 2000), seed: int = 0,
                       closed_digits: int = 3, max_train_digits: Optional[int] = None,
-                      round_fraction: float = 0.2) -> TranslationSplits:
+                      round_fraction: float = 0.2, pattern_fraction: float = 0.5) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
     Training draws from every digit count ``d`` of ``[low, high]`` (up to
@@ -183,6 +209,13 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             ``z`` trailing zeros drawn uniformly from 1 to ``d - 1`` ("one
             hundred thousand", "forty-two thousand"). Users type them often,
             and a uniform draw almost never makes one.
+        pattern_fraction: share of the training examples of each digit count
+            above ``closed_digits`` drawn by **zero pattern**: a pattern of
+            zero and non-zero digits uniformly among the ``2**(d-1)`` of ``d``
+            digits (80011 has the pattern ``x00xx``), then each non-zero digit
+            uniformly from 1 to 9. A uniform draw makes 110023 (``xx00xx``)
+            one time in 137; by pattern it is one in 32, as often as every
+            other pattern. ``round_fraction + pattern_fraction`` is at most 1.
 
     Returns:
         :class:`TranslationSplits`; ``metadata["numbers"][split]`` lists the
@@ -207,6 +240,10 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         raise ValueError(f"seed must be an integer, got {seed!r}")
     closed_digits = check_int("closed_digits", closed_digits, minimum=0)
     round_fraction = check_fraction("round_fraction", round_fraction)
+    pattern_fraction = check_fraction("pattern_fraction", pattern_fraction)
+    if round_fraction + pattern_fraction > 1:
+        raise ValueError(f"round_fraction + pattern_fraction must be at most 1, got {round_fraction} + "
+                         f"{pattern_fraction} = {round_fraction + pattern_fraction}")
     digits = list(range(digit_count(low), digit_count(high) + 1))
     if max_train_digits is not None:
         max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
@@ -242,6 +279,7 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             continue
         wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
         round_train = _round_numbers(rng, d, first, last, int(round(round_fraction * wants[0])))
+        round_train += _pattern_numbers(rng, d, first, last, int(round(pattern_fraction * wants[0])))
         wants[0] -= len(round_train)
         taken = set(round_train)
         if sum(wants) + len(taken) > pool_size:
@@ -267,7 +305,7 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             "task": "numbers", "source_lang": "en", "target_lang": target_lang,
             "low": low, "high": high, "sizes": (n_train, n_valid, n_test), "seed": int(seed),
             "closed_digits": closed_digits, "max_train_digits": max_train_digits, "round_fraction": round_fraction,
-            "numbers": numbers, "test_is_long": test_is_long,
+            "pattern_fraction": pattern_fraction, "numbers": numbers, "test_is_long": test_is_long,
         })
 
 
