@@ -371,16 +371,23 @@ def test_bad_limits_are_one_line_errors(tmp_path):
                                       **kwargs)
 
 
-def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, capsys):
+def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, capsys, tmp_path):
     import argparse
 
     row = {"student": "s", "notebook": "toy_torch", "score": 0.0, "max_score": 5.0}
-    args = argparse.Namespace(out="g.csv", lab="toy", submissions=".", labs_dir="labs", no_feedback=False, jobs=1,
+    out = tmp_path / "g.csv"
+    args = argparse.Namespace(out=str(out), lab="toy", submissions=".", labs_dir="labs", no_feedback=False, jobs=1,
                               no_sandbox=False, memory="8G", notebook_timeout=60)
     for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
         monkeypatch.setattr(grading, "grade_submissions", lambda *a, **k: [{**row, "status": status}])
         assert grading.grade_command(args, 5) == code, status
-    assert "1 submission(s) could not be graded" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "1 submission(s) could not be graded" in err
+    # no notebook ran: the message names no log folder that does not exist
+    assert "g-logs" not in err and "no notebook ran, so there are no logs" in err
+    (tmp_path / "g-logs").mkdir()
+    assert grading.grade_command(args, 5) == 1
+    assert f"logs in {tmp_path / 'g-logs'}" in capsys.readouterr().err
 
 
 @pytest.mark.timeout(300)

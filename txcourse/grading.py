@@ -910,8 +910,10 @@ def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txco
     print(format_grades(rows))
     bad = failures(rows)
     if bad:
-        print(f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}; logs in "
-              f"{Path(out).with_name(Path(out).stem + '-logs')})", file=sys.stderr)
+        logs = Path(out).with_name(Path(out).stem + "-logs")  # made only when a notebook ran
+        print(f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}"
+              + (f"; logs in {logs})" if logs.is_dir() else "; no notebook ran, so there are no logs)"),
+              file=sys.stderr)
         return 1
     return 0
 
