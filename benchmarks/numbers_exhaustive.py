@@ -18,7 +18,7 @@ fixed; ``hypotheses_sha256`` fingerprints the outputs so two runs can be
 compared (a different thread count or CPU may change a float and, rarely, a
 token).
 
-    python benchmarks/numbers_exhaustive.py book/data/numbers-transformer-torch.npz --threads 2 \\
+    python benchmarks/numbers_exhaustive.py book/data/numbers-transformer-torch.npz --threads 1 --no-progress \\
         --json benchmarks/results/numbers_exhaustive_transformer_torch.json
     python benchmarks/numbers_exhaustive.py CHECKPOINT --stride 97        # every 97th number: a quick run
     python benchmarks/numbers_exhaustive.py --tables-from RESULT.json     # the tables of a saved run again

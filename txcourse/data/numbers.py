@@ -16,8 +16,8 @@ and a space separates the 만 group from the rest ("사십사만 천일" = 44100
 digit counts of ``[low, high]`` (1 to 6 by default), then a number with that
 many digits. Drawing numbers uniformly instead would make 90% of them
 six-digit numbers and leave "nine" or "forty-two" almost unseen, and those
-are what a user types first. Training draws a digit count ``d`` with
-probability proportional to ``d`` (one-digit numbers 1/21 of the examples,
+are what a user types first. Training gives each digit count ``d`` a share
+of the examples proportional to ``d`` (one-digit numbers 1/21 of the examples,
 six-digit ones 6/21): every length is there, and the longer numbers, which
 have more to get right, get more of the examples; valid and test draw the
 digit counts evenly. The small numbers (at most
@@ -26,12 +26,13 @@ split holds every one of them once it is large enough for their share (the
 default 20000 examples are; a split of 3000 is not); the valid and test splits
 are drawn from the larger numbers only, disjoint from training and from each
 other, so no valid or test number ever occurs in training. Within a digit
-count, training draws half of its larger numbers by **zero pattern** (which
-digits are zero: 80011 is ``x00xx``), every pattern equally often: drawn
-uniformly, the numbers whose words skip places ("a hundred and ten thousand
-and twenty-three", ``xx00xx``) are one six-digit number in 137, and a model
-trained on them got that pattern right 23% of the time (every number
-0-999,999 scored by ``benchmarks/numbers_exhaustive.py``).
+count, training draws a fifth of its larger numbers as round numbers and
+half by **zero pattern** (which digits are zero: 80011 is ``x00xx``), every
+pattern equally often, the rest uniformly: drawn uniformly, a skipping shape
+such as ``xx00xx`` ("one hundred and ten thousand and twenty-three") is one
+six-digit number in 137, and a model trained on such draws got that pattern
+right 23% of the time (every number 0-999,999 scored by
+``benchmarks/numbers_exhaustive.py``).
 :func:`draw_by_digit_count` draws fresh numbers of each digit count for
 scoring a model the way users meet it (``txcourse evaluate`` prints that
 table).
@@ -206,16 +207,16 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             draws from every digit count (default None: train on every length).
         round_fraction: share of the training examples of each digit count
             above ``closed_digits`` that are round numbers, ``m * 10**z`` with
-            ``z`` trailing zeros drawn uniformly from 1 to ``d - 1`` ("one
+            at least ``z`` trailing zeros, ``z`` drawn uniformly from 1 to ``d - 1`` ("one
             hundred thousand", "forty-two thousand"). Users type them often,
             and a uniform draw almost never makes one.
         pattern_fraction: share of the training examples of each digit count
             above ``closed_digits`` drawn by **zero pattern**: a pattern of
             zero and non-zero digits uniformly among the ``2**(d-1)`` of ``d``
             digits (80011 has the pattern ``x00xx``), then each non-zero digit
-            uniformly from 1 to 9. A uniform draw makes 110023 (``xx00xx``)
-            one time in 137; by pattern it is one in 32, as often as every
-            other pattern. ``round_fraction + pattern_fraction`` is at most 1.
+            uniformly from 1 to 9. A uniform draw makes a number of 110023's
+            pattern (``xx00xx``) one time in 137; among the numbers drawn by
+            pattern it is one in 32, as often as every other pattern. ``round_fraction + pattern_fraction`` is at most 1.
 
     Returns:
         :class:`TranslationSplits`; ``metadata["numbers"][split]`` lists the
