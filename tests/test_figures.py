@@ -39,11 +39,13 @@ def _sha256(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
-    """A root holding every input, small: two tiny checkpoints trained 4 steps, their history, length curves."""
+    """A root holding every input, small: two tiny checkpoints trained 4 steps, their history, length curves.
+
+    120 test pairs, so that the attention-map recipes find test sentences of 3-4 and 5-8 source tokens."""
     root = tmp_path_factory.mktemp("root")
     data = root / "book" / "data"
     data.mkdir(parents=True)
-    common = ["train", "--task", "numbers", "--task-arg", "sizes=(300,20,40)", "--steps", "4", "--log-every", "2",
+    common = ["train", "--task", "numbers", "--task-arg", "sizes=(300,20,120)", "--steps", "4", "--log-every", "2",
               "--batch-size", "16", "--no-progress"]
     runs = tmp_path_factory.mktemp("runs")
     assert main([*common, "--model", "bahdanau", "--set", "embedding_dim=16", "--set", "units=16",
