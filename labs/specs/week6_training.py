@@ -53,7 +53,9 @@ SETTINGS = """
     if SMOKE:  # three-digit numbers, a 64-wide model, 300 steps: about a minute on a CPU
         TASK = dict(low=100, high=999, sizes=(700, 50, 100), closed_digits=2)  # 3-digit numbers, disjoint splits
         MODEL = dict(d_model=64, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=128)
-        TRAIN = dict(steps=300, batch_size=32, warmup_steps=200, lr_factor=1.0, log_every=20, max_seconds=600)
+        # lr_factor 0.5: with 1.0 one trajectory in five collapsed (5% exact match under ATEN_CPU_CAPABILITY=avx2,
+        # seed 0); with 0.5, 96-100% under default, avx2 and avx512
+        TRAIN = dict(steps=300, batch_size=32, warmup_steps=200, lr_factor=0.5, log_every=20, max_seconds=600)
         EXACT_MATCH_TARGET = 0.5
     else:  # the default numbers task: 20000 training pairs, digit count d drawn with probability d/21 (1 to 6)
         TASK = dict()
