@@ -140,7 +140,7 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
 def end_data_parallel() -> None:
     """Leave the data-parallel run (PyTorch: destroy the process group), once training is over.
 
-    The processes first wait for each other: a process that tears down gloo while another is still writing
+    PyTorch: the processes first meet at a barrier; one that tears down gloo while another is still writing
     the checkpoint can abort at exit ("terminate called without an active exception"). A peer that died is
     not waited for longer than a minute (gloo's monitored barrier raises; the group is destroyed anyway).
     """
