@@ -41,17 +41,10 @@ if __name__ == "__main__":  # run as a script from anywhere: import the txcourse
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from txcourse.checkpoint import read_checkpoint_meta
-from txcourse.data.numbers import digit_count, numbers_to_words
+from txcourse.data.numbers import digit_count, numbers_to_words, zero_pattern
 
 DEFAULT_LOW, DEFAULT_HIGH = 0, 999_999  # make_numbers_task's defaults
 EXAMPLES = 3  # failures shown per class
-
-
-def zero_pattern(n: int) -> str:
-    """The class key of ``n``: its digits with every non-zero digit replaced by ``x`` (80011 -> 'x00xx')."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"n must be a non-negative int, got {n!r}")
-    return "".join("0" if c == "0" else "x" for c in str(n))
 
 
 def select_numbers(low: int = DEFAULT_LOW, high: int = DEFAULT_HIGH, stride: int = 1,

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from txcourse.data import (TranslationSplits, digit_count, draw_by_digit_count, get_task, make_copy_task,
+from txcourse.data import (TranslationSplits, digit_count, zero_pattern, draw_by_digit_count, get_task, make_copy_task,
                            make_numbers_task, make_reverse_task, numbers_to_words, round_numbers)
 
 SMALL = dict(sizes=(630, 60, 210), seed=0)
@@ -222,22 +222,18 @@ def test_get_task_registry():
         get_task("copy", vocab_size=5)
 
 
-def _pattern(n: int) -> str:
-    return "".join("0" if c == "0" else "x" for c in str(n))
-
-
 def test_zero_patterns_are_drawn_evenly():
     """Half of the larger training numbers are drawn by zero pattern: every pattern of d digits about equally
     often, so the skipping shapes (xx00xx: 'a hundred and ten thousand and twenty-three') are not rare."""
     s = make_numbers_task(sizes=(21000, 60, 120), seed=0, round_fraction=0.0)
     assert s.metadata["pattern_fraction"] == 0.5
     six = [n for n in s.metadata["numbers"]["train"] if digit_count(n) == 6]
-    counts = Counter(_pattern(n) for n in six)
+    counts = Counter(zero_pattern(n) for n in six)
     assert len(counts) == 32
     # 6000 six-digit numbers: 3000 by pattern (about 94 per pattern) and 3000 uniform (xx00xx: 1 in 137)
     assert 60 <= counts["xx00xx"] <= 140 and 60 <= counts["x00000"] <= 140
     uniform = make_numbers_task(sizes=(21000, 60, 120), seed=0, round_fraction=0.0, pattern_fraction=0.0)
-    rare = Counter(_pattern(n) for n in uniform.metadata["numbers"]["train"] if digit_count(n) == 6)["xx00xx"]
+    rare = Counter(zero_pattern(n) for n in uniform.metadata["numbers"]["train"] if digit_count(n) == 6)["xx00xx"]
     assert rare < 70 and counts["xx00xx"] > rare + 30
     nums = s.metadata["numbers"]
     assert not set(nums["train"]) & (set(nums["valid"]) | set(nums["test"]))

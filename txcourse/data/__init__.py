@@ -19,7 +19,7 @@ from txcourse.data.batching import (Batch, EncodedPairs, encode_pairs, iterate_b
                                     make_batches, pad_sequences)
 from txcourse.data.corpora import (ANKI_SHA256, ANKI_URL, default_cache_dir, download_anki,
                                    load_anki, load_pairs_csv)
-from txcourse.data.numbers import (SUPPORTED_LANGS, TARGET_LANGS, digit_count, draw_by_digit_count,
+from txcourse.data.numbers import (SUPPORTED_LANGS, TARGET_LANGS, digit_count, draw_by_digit_count, zero_pattern,
                                    make_numbers_task, numbers_to_words, round_numbers)
 from txcourse.data.splits import SPLIT_NAMES, TranslationSplits
 from txcourse.data.tasks import TASKS, get_task
@@ -35,7 +35,7 @@ __all__ = [
     "tokenizer_from_json",
     # tasks
     "TranslationSplits", "SPLIT_NAMES", "TASKS", "get_task",
-    "make_numbers_task", "numbers_to_words", "digit_count", "draw_by_digit_count", "round_numbers", "SUPPORTED_LANGS", "TARGET_LANGS",
+    "make_numbers_task", "numbers_to_words", "digit_count", "draw_by_digit_count", "zero_pattern", "round_numbers", "SUPPORTED_LANGS", "TARGET_LANGS",
     "make_copy_task", "make_reverse_task", "LETTERS",
     # corpora
     "load_anki", "download_anki", "load_pairs_csv", "default_cache_dir", "ANKI_URL",

@@ -113,6 +113,18 @@ def _pool(d: int, low: int, high: int) -> tuple[int, int]:
     return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10 ** d - 1)
 
 
+def zero_pattern(n: int) -> str:
+    """The digits of ``n`` with every non-zero digit written ``x``: 80011 -> 'x00xx', 0 -> '0' (64 patterns
+    for 0-999,999). The classes of :func:`make_numbers_task`'s ``pattern_fraction`` and of
+    ``benchmarks/numbers_exhaustive.py``.
+
+    Example:
+        >>> zero_pattern(80011), zero_pattern(440040), zero_pattern(0)
+        ('x00xx', 'xx00x0', '0')
+    """
+    return "".join("0" if c == "0" else "x" for c in str(check_int("n", n, minimum=0)))
+
+
 def _pattern_numbers(rng: np.random.Generator, d: int, first: int, last: int, count: int) -> list[int]:
     """``count`` ``d``-digit numbers in [first, last] drawn by zero pattern: the pattern of zero and non-zero
     digits uniform among the ``2**(d-1)`` (the first digit is never zero), each non-zero digit uniform in 1..9
@@ -279,18 +291,18 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             chosen["train"] += (first + picks).tolist()
             continue
         wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
-        round_train = _round_numbers(rng, d, first, last, int(round(round_fraction * wants[0])))
-        round_train += _pattern_numbers(rng, d, first, last, int(round(pattern_fraction * wants[0])))
-        wants[0] -= len(round_train)
-        taken = set(round_train)
+        drawn_train = _round_numbers(rng, d, first, last, int(round(round_fraction * wants[0])))
+        drawn_train += _pattern_numbers(rng, d, first, last, int(round(pattern_fraction * wants[0])))
+        wants[0] -= len(drawn_train)
+        taken = set(drawn_train)
         if sum(wants) + len(taken) > pool_size:
             raise ValueError(
                 f"sizes={tuple(sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
-                f"({wants[0] + len(round_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
+                f"({wants[0] + len(drawn_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
                 f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits")
         picks = [n for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
                  if n not in taken][:sum(wants)]
-        chosen["train"] += round_train + picks[:wants[0]]
+        chosen["train"] += drawn_train + picks[:wants[0]]
         chosen["valid"] += picks[wants[0]:wants[0] + wants[1]]
         chosen["test"] += picks[wants[0] + wants[1]:]
     numbers = {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
