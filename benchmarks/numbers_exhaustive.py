@@ -74,9 +74,9 @@ def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: s
     if task.get("name") != "numbers":
         raise ValueError(f"checkpoint {checkpoint} was trained on task {task.get('name')!r}, expected 'numbers'")
     framework = meta["framework"]
-    from txcourse.cli import _import_quietly
+    from txcourse.cli.frameworks import import_quietly
 
-    _import_quietly(framework)  # TensorFlow's start-up log off the terminal, as in the command line
+    import_quietly(framework)  # TensorFlow's start-up log off the terminal, as in the command line
     if threads is not None:
         set_threads(threads, [framework])
     fw = backend(framework)

@@ -73,7 +73,8 @@ def test_resume_continues_the_step_count(run, capsys, tmp_path):
     (["train", "--task", "copy", "--set", "pad_id=5", "--steps", "1"],
      "--set pad_id=5: the task's tokenizers pad with id 0; drop --set pad_id (it is set from the tokenizers)"),
     (["train", "--task", "copy", "--set", "layer_norm_eps=1e999", "--steps", "1"],
-     "--set layer_norm_eps must be a positive finite number such as 1e-6, got inf"),
+     "--set layer_norm_eps=inf: TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+     "got inf"),
     (["train", "--task", "copy", "--lr-factor", "nan"], "argument --lr-factor: expected a finite number > 0, got 'nan'"),
     (["train", "--task", "copy", "--task-arg", "sizes=(50,5,5)", "--valid-pairs", "6", "--steps", "1"],
      "--valid-pairs is 6, but the copy task's validation split holds 5 pairs; give at most 5 (0: no validation)"),
@@ -128,3 +129,95 @@ def test_checkpoint_is_readable_by_others(run):
 
     mode = stat.S_IMODE((run / "model.npz").stat().st_mode)
     assert mode & stat.S_IRGRP and mode & stat.S_IROTH, oct(mode)
+
+
+# ---------------------------------------------------------------------------
+# every class of option error names the option and the value it got
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    # argparse types: refused where the option is parsed
+    (["train", "--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got 0 (see 'txcourse train "
+                                     "--help')"),
+    (["train", "--warmup", "ten"], "argument --warmup: expected an integer >= 1, got 'ten'"),
+    (["train", "--set", "d_model"], "argument --set: expected KEY=VALUE, got 'd_model'"),
+    (["train", "--task-arg", "=5"], "argument --task-arg: expected KEY=VALUE, got '=5'"),
+    # one --set field the model refuses (TransformerConfig, then a GRU model's settings)
+    (["train", "--task", "copy", "--set", "dropout=1.5"],
+     "--set dropout=1.5: TransformerConfig.dropout must be a probability in [0, 1), got 1.5"),
+    (["train", "--task", "copy", "--set", "d_model='wide'"],
+     "--set d_model='wide': TransformerConfig.d_model must be an integer >= 1, got 'wide'"),
+    (["train", "--task", "copy", "--model", "bahdanau", "--set", "units=0"],
+     "--set units=0: bahdanau setting units must be a positive integer, got 0"),
+    # a config invariant across two fields: both are named, as typed
+    (["train", "--task", "copy", "--set", "d_model=30", "--set", "num_heads=4"],
+     "--set d_model=30 num_heads=4: TransformerConfig.d_model (30) must be divisible by num_heads (4): each head "
+     "gets d_model / num_heads dimensions. Choose for example num_heads=3."),
+    (["train", "--task", "copy", "--set", "num_heads=7", "--set", "d_ff=64"],
+     "--set num_heads=7: TransformerConfig.d_model (128) must be divisible by num_heads (7)"),
+    # a task option the task refuses
+    (["train", "--task", "copy", "--task-arg", "sizes=(5,)"],
+     "--task-arg sizes=(5,): sizes must be a tuple (train, valid, test) of 3 integers, got (5,)"),
+])
+def test_option_errors_name_the_option_and_value(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--steps", "1"] if "--steps" not in argv else argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    assert err.startswith(f"txcourse: error: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "runs").exists()  # refused before the run folder was made
+
+
+def test_a_train_config_field_is_named_by_its_option():
+    """TrainConfig is filled one field at a time, so the field it refuses is named by the option that set it."""
+    from txcourse.cli import build_parser
+    from txcourse.cli.options import OptionError
+    from txcourse.cli.settings import train_config
+
+    args = build_parser().parse_args(["train", "--steps", "5", "--checkpoint-every", "2"])
+    assert train_config(args).checkpoint_every == 2 and train_config(args).cooldown_steps == 2  # 30% of 5
+    args.log_every = 0  # what the argparse type refuses first; TrainConfig refuses it too
+    with pytest.raises(OptionError, match=r"^--log-every 0: TrainConfig.log_every must be a positive integer, got "
+                                          r"0$") as err:
+        train_config(args)
+    assert err.value.option == "--log-every"
+
+
+def test_a_library_message_is_printed_as_written(capsys, tmp_path, monkeypatch):
+    """Words that look like config fields are not rewritten into options: only ArgumentError's fields are mapped."""
+    import txcourse.experiment
+
+    message = "TrainConfig.batch_size and TransformerConfig.d_model: a message that names fields in its text"
+
+    def refuse(*args, **kwargs):
+        raise ValueError(message + "\nsecond line, not printed")
+
+    monkeypatch.setattr(txcourse.experiment, "default_model_config", refuse)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["train", "--task", "copy", "--steps", "1"])
+    assert capsys.readouterr().err == f"txcourse: error: {message}\n"
+
+
+def test_the_command_line_does_not_edit_messages_with_regular_expressions():
+    """Options are named where they are parsed or checked; no module of txcourse/cli parses exception text."""
+    import pathlib
+
+    import txcourse.cli
+
+    folder = pathlib.Path(txcourse.cli.__file__).parent
+    modules = sorted(folder.glob("*.py"))
+    assert len(modules) >= 8, modules
+    for module in modules:
+        text = module.read_text()
+        for word in ("import re\n", "from re import", "re.sub(", "re.compile(", "re.match(", "re.search("):
+            assert word not in text, f"{module.name} uses {word.strip()!r}"
+        assert len(text.splitlines()) <= 300, f"{module.name} has {len(text.splitlines())} lines"
+
+
+def test_error_line_of_a_multi_line_message_is_its_first_line():
+    from txcourse.cli.errors import error_line
+
+    assert error_line(ValueError("the cause\n  details\n")) == "the cause"
+    assert error_line(ValueError("\n\n")) == "ValueError"

@@ -57,3 +57,28 @@ def test_dict_round_trip():
     assert TransformerConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['bogus'\]"):
         TransformerConfig.from_dict({**cfg.to_dict(), "bogus": 1})
+
+
+@pytest.mark.parametrize("changes, arguments", [
+    ({"dropout": 1.0}, ("dropout",)),
+    ({"d_ff": 0}, ("d_ff",)),
+    ({"fused": 1}, ("fused",)),
+    ({"d_model": 30, "num_heads": 4}, ("num_heads", "d_model")),
+    ({"pad_id": 40000}, ("pad_id", "src_vocab_size", "tgt_vocab_size")),
+])
+def test_errors_name_their_fields_as_data(changes, arguments):
+    """The message is a plain ValueError's; ``.arguments`` names the fields, for a caller that maps them to its
+    own inputs (the command line: ``--set FIELD=...``) without reading the message."""
+    import pickle
+
+    from txcourse._validation import ArgumentError
+
+    with pytest.raises(ArgumentError) as err:
+        TransformerConfig(**changes)
+    assert isinstance(err.value, ValueError) and err.value.arguments == arguments
+    assert str(err.value).startswith("TransformerConfig.")
+    copy = pickle.loads(pickle.dumps(err.value))  # e.g. from a worker process
+    assert (str(copy), copy.arguments) == (str(err.value), arguments)
+    with pytest.raises(ArgumentError) as err:
+        TransformerConfig.from_dict({"d_model": 64, "bogus": 1, "another": 2})
+    assert err.value.arguments == ("another", "bogus")

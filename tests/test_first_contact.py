@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta, write_checkpoint
-from txcourse.cli import _one_line, main
+from txcourse.cli import main
+from txcourse.cli.errors import error_line
 from txcourse.training import TrainConfig, read_history
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -370,13 +371,15 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
     ([*TRAIN, "--set", "pad_id=5"],
      r"--set pad_id=5: the task's tokenizers pad with id 0; drop --set pad_id \(it is set from the tokenizers\)"),
     ([*TRAIN, "--set", "layer_norm_eps=1e999"],
-     r"--set layer_norm_eps must be a positive finite number such as 1e-6, got inf"),
+     r"--set layer_norm_eps=inf: TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+     r"got inf"),
     ([*TRAIN, "--set", "src_vocab_size=3"], r"--set src_vocab_size=3: the task's src tokenizer has \d+ tokens; "
                                             r"drop --set src_vocab_size \(it is set from the tokenizer\)"),
     ([*TRAIN, "--set", "max_len=3"], r"--set max_len=3: the task's training data has sequences of 11 positions "
                                      r"\(the target with <sos>\); use --set max_len=11 or more"),
     ([*TRAIN, "--set", "bogus=1"],
-     r"--set: TransformerConfig has unknown field\(s\) \['bogus'\]; fields are \['src_vocab_size', .*, 'fused'\]"),
+     r"--set bogus=1: TransformerConfig has unknown field\(s\) \['bogus'\]; fields are \['src_vocab_size', .*, "
+     r"'fused'\]"),
     ([*TRAIN, "--set", "d_model=100000"],  # used to die in an allocation, leaving an empty run folder
      r"--set d_model=100000 num_heads=2 d_ff=32 num_encoder_layers=1 num_decoder_layers=1 max_len=16: "
      r"the transformer model would have [0-9,]{15,} parameters and training needs at least [0-9,.]+ GiB \(weights, "
@@ -644,7 +647,7 @@ def test_keras_wrapper_keeps_its_cause(capsys, saved, tmp_path):
     with pytest.raises(ValueError) as err:
         T.PositionalEncoding(max_len=3, d_model=4)(tf.zeros((1, 5, 4)))
     assert str(err.value).startswith("Exception encountered when calling PositionalEncoding.call().")
-    assert _one_line(err.value) == ("x has length 5, longer than max_len=3 positions the positional encoding covers; "
+    assert error_line(err.value) == ("x has length 5, longer than max_len=3 positions the positional encoding covers; "
                                     "raise TransformerConfig.max_len or shorten the input")
 
     @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)] * 2)
@@ -653,7 +656,7 @@ def test_keras_wrapper_keeps_its_cause(capsys, saved, tmp_path):
 
     with pytest.raises(tf.errors.InvalidArgumentError) as err:
         add(tf.zeros((2, 3)), tf.zeros((4, 5)))
-    assert re.fullmatch(r"Incompatible shapes: \[2,3\] vs\. \[4,5\]", _one_line(err.value)), _one_line(err.value)
+    assert re.fullmatch(r"Incompatible shapes: \[2,3\] vs\. \[4,5\]", error_line(err.value)), error_line(err.value)
 
 
 # ---------------------------------------------------------------------------
@@ -690,7 +693,7 @@ def test_float_layers_refuse_another_dtype(framework, dtype):
     for name, call in layers:
         with pytest.raises(ValueError) as err:
             call()
-        assert re.search(message.format(name=name), _one_line(err.value)), _one_line(err.value)
+        assert re.search(message.format(name=name), error_line(err.value)), error_line(err.value)
 
 
 def test_mixed_precision_still_runs(tmp_path):

@@ -2,7 +2,10 @@
 
 Every function takes plain Python shapes and numbers (``tuple(x.shape)``),
 never a tensor, and raises ``ValueError`` naming the argument, what it got
-and what was expected.
+and what was expected. :class:`ArgumentError` is that ``ValueError`` with the
+argument's name also kept as data (``.arguments``), for a caller that must say
+which of its own inputs set it (the command line maps a config field to its
+option) without reading the message.
 """
 
 from __future__ import annotations
@@ -10,6 +13,31 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 Shape = Sequence[Optional[int]]
+
+
+class ArgumentError(ValueError):
+    """A ``ValueError`` about named arguments (fields of a config, parameters of a function).
+
+    The message is the one a plain ``ValueError`` would carry; ``arguments``
+    names the argument(s) it is about, the first being the one to change.
+
+    Example:
+        >>> err = ArgumentError("d_model (100) must be divisible by num_heads (8)", "d_model", "num_heads")
+        >>> str(err), err.arguments, err.argument
+        ('d_model (100) must be divisible by num_heads (8)', ('d_model', 'num_heads'), 'd_model')
+    """
+
+    def __init__(self, message: str, *arguments: str) -> None:
+        super().__init__(message)
+        self.arguments: tuple[str, ...] = arguments
+
+    @property
+    def argument(self) -> Optional[str]:
+        """The first argument named, or None."""
+        return self.arguments[0] if self.arguments else None
+
+    def __reduce__(self):  # pickled (across processes) with its arguments, not only its message
+        return type(self), (str(self), *self.arguments)
 
 
 def _fmt(shape: Shape) -> str:

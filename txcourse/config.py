@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from txcourse._validation import ArgumentError
+
 __all__ = ["TransformerConfig"]
 
 
@@ -18,7 +20,9 @@ class TransformerConfig:
     """Hyper-parameters of the encoder-decoder Transformer.
 
     Invalid values raise ``ValueError`` at construction, naming the field,
-    the value received and what is expected.
+    the value received and what is expected (an
+    :class:`~txcourse._validation.ArgumentError` whose ``arguments`` hold the
+    field names).
 
     Example:
         >>> cfg = TransformerConfig(d_model=64, num_heads=4, d_ff=128)
@@ -50,25 +54,27 @@ class TransformerConfig:
         for name in ("norm_first", "tie_embeddings", "fused"):
             value = getattr(self, name)
             if not isinstance(value, bool):
-                raise ValueError(f"TransformerConfig.{name} must be True or False, got {value!r}")
+                raise ArgumentError(f"TransformerConfig.{name} must be True or False, got {value!r}", name)
         if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) \
                 or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(
-                f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}")
+            raise ArgumentError(
+                f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}", "dropout")
         if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
                 or not 0 < self.layer_norm_eps < math.inf:
-            raise ValueError(f"TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
-                             f"got {self.layer_norm_eps!r}")
+            raise ArgumentError(f"TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+                                f"got {self.layer_norm_eps!r}", "layer_norm_eps")
         if self.d_model % self.num_heads != 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"TransformerConfig.d_model ({self.d_model}) must be divisible by num_heads "
                 f"({self.num_heads}): each head gets d_model / num_heads dimensions. "
-                f"Choose for example num_heads={_divisor_near(self.d_model, self.num_heads)}.")
+                f"Choose for example num_heads={_divisor_near(self.d_model, self.num_heads)}.",
+                "num_heads", "d_model")
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if self.pad_id >= smallest:
-            raise ValueError(
+            raise ArgumentError(
                 f"TransformerConfig.pad_id ({self.pad_id}) must be a token id below both "
-                f"vocabulary sizes (src {self.src_vocab_size}, tgt {self.tgt_vocab_size})")
+                f"vocabulary sizes (src {self.src_vocab_size}, tgt {self.tgt_vocab_size})",
+                "pad_id", "src_vocab_size", "tgt_vocab_size")
 
     @property
     def d_k(self) -> int:
@@ -79,8 +85,8 @@ class TransformerConfig:
         """A copy with some fields changed; the copy is validated again."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
-            raise ValueError(f"TransformerConfig has no field(s) {sorted(unknown)}; "
-                             f"fields are {[f.name for f in dataclasses.fields(self)]}")
+            raise ArgumentError(f"TransformerConfig has no field(s) {sorted(unknown)}; "
+                                f"fields are {[f.name for f in dataclasses.fields(self)]}", *sorted(unknown))
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,15 +98,15 @@ class TransformerConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ValueError(f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
-                             f"{[f.name for f in dataclasses.fields(cls)]}")
+            raise ArgumentError(f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
+                                f"{[f.name for f in dataclasses.fields(cls)]}", *sorted(unknown))
         return cls(**values)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(
-            f"TransformerConfig.{name} must be an integer >= {minimum}, got {value!r}")
+        raise ArgumentError(
+            f"TransformerConfig.{name} must be an integer >= {minimum}, got {value!r}", name)
 
 
 def _divisor_near(n: int, k: int) -> int:

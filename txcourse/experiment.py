@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from txcourse._validation import ArgumentError
 from txcourse.config import TransformerConfig
 from txcourse.data import (CharTokenizer, EncodedPairs, Tokenizer, TranslationSplits, WordTokenizer,
                            encode_pairs, get_task, pad_sequences, tokenizer_from_json)
@@ -124,7 +125,11 @@ def prepare_task(task: str, **task_kwargs: Any) -> Prepared:
 
 def default_model_config(kind: str, src_vocab_size: int, tgt_vocab_size: int,
                          overrides: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """The model config dict for ``kind``, with the vocabulary sizes and ``overrides`` applied and checked."""
+    """The model config dict for ``kind``, with the vocabulary sizes and ``overrides`` applied and checked.
+
+    A bad setting raises :class:`~txcourse._validation.ArgumentError` (a ``ValueError``) whose ``arguments`` name
+    the setting(s), so that a caller can say which of its inputs set them.
+    """
     if kind not in MODEL_KINDS:
         raise ValueError(f"model must be one of {list(MODEL_KINDS)}, got {kind!r}")
     config = {**DEFAULT_MODELS[kind], "src_vocab_size": src_vocab_size, "tgt_vocab_size": tgt_vocab_size,
@@ -134,10 +139,11 @@ def default_model_config(kind: str, src_vocab_size: int, tgt_vocab_size: int,
     allowed = {"src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"}
     unknown = set(config) - allowed
     if unknown:
-        raise ValueError(f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}")
+        raise ArgumentError(f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}",
+                            *sorted(unknown))
     for key, value in config.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < (0 if key == "pad_id" else 1):
-            raise ValueError(f"{kind} setting {key} must be a positive integer, got {value!r}")
+            raise ArgumentError(f"{kind} setting {key} must be a positive integer, got {value!r}", key)
     return config
 
 
