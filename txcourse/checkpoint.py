@@ -5,27 +5,37 @@ config, tokenizers, step, ...) and named NumPy arrays (weights, optimizer
 state, random-number-generator state). The header can be read with NumPy
 alone, so the command line can tell a PyTorch checkpoint from a TensorFlow
 one, or a Transformer from a GRU, without importing either framework.
+
+:func:`load_checkpoint` is the one loader: it reads a checkpoint and checks
+it once (header, framework, model kind, resumability, weights against the
+config). Weight names are each framework's own; the half that wrote them
+reads them (``txcourse.<framework>.weights``), imported only then.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import io
 import json
 import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Optional
 
 import numpy as np
 
 from txcourse.config import TransformerConfig
-from txcourse.training import MODEL_KINDS, atomic_write
+from txcourse.files import atomic_write
+from txcourse.training import MODEL_KINDS
 
-__all__ = ["FORMAT", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta", "check_checkpoint",
-           "check_resumable", "check_weights", "heads_array", "strip_training_state"]
+__all__ = ["FORMAT", "Checkpoint", "load_checkpoint", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta",
+           "check_checkpoint", "check_resumable", "check_weights", "heads_array", "strip_training_state"]
 
 FORMAT = "txcourse-checkpoint-1"
+FRAMEWORKS = ("torch", "tf")  # the halves of txcourse, by the name a header gives them
 _META = "__meta__"
 _HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is D x D for any H): kept beside them
 
@@ -33,6 +43,87 @@ _HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is
 CONFIG_KEYS = {"transformer": tuple(f.name for f in dataclasses.fields(TransformerConfig)),
                "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
                "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id")}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint read and checked by :func:`load_checkpoint`: its header and its arrays.
+
+    Attributes:
+        path: the file it was read from (as a string, for messages).
+        meta: the JSON header (format, framework, model kind and config, step, tokenizers, ...).
+        arrays: every array by name: ``model/...`` weights, ``arch/num_heads``, optimizer and RNG state.
+    """
+
+    path: str
+    meta: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+    @property
+    def framework(self) -> str:
+        """'torch' or 'tf': the half that wrote it."""
+        return self.meta["framework"]
+
+    @property
+    def kind(self) -> str:
+        """The model kind: 'transformer', 'bahdanau' or 'seq2seq'."""
+        return self.meta["model"]["kind"]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The model config the weights were trained with (the arguments of ``build_model``)."""
+        return self.meta["model"]["config"]
+
+    @property
+    def step(self) -> int:
+        """The optimizer steps the weights were trained for."""
+        return int(self.meta["step"])
+
+
+def load_checkpoint(path: str | os.PathLike | Checkpoint, framework: Optional[str], kind: Optional[str] = None,
+                    resumable: bool = False) -> Checkpoint:
+    """Read a checkpoint and check it once: the one entry point of every loader.
+
+    Checks, in this order, each with a one-line ValueError naming the file:
+    that it is a txcourse checkpoint with a complete header
+    (:func:`read_checkpoint`); that it was written by ``framework`` and holds
+    a model of ``kind`` (:func:`check_checkpoint`); with ``resumable``, that
+    it still holds the optimizer state and data position (:func:`check_resumable`);
+    and that its weights are finite and are those its header's model config
+    describes (:func:`check_weights`, which asks the framework's half to read
+    its own weight names, so it imports that framework).
+
+    Args:
+        path: a ``.npz`` written by ``Trainer.save``; a :class:`Checkpoint`
+            already loaded is checked again for ``framework``, ``kind`` and
+            ``resumable`` only (its weights were checked when it was read).
+        framework: 'torch' or 'tf', the half that will load it; None takes
+            the header's (for a caller that loads either).
+        kind: the model kind the caller needs; None accepts any.
+        resumable: True for ``Trainer.load`` (training continues from it).
+
+    Returns:
+        A :class:`Checkpoint` (path, meta, arrays; kind, config, step).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: any check above fails.
+
+    Example:
+        ``ckpt = load_checkpoint("book/data/numbers-transformer-torch.npz", "torch", "transformer")``,
+        then ``txcourse.torch.train.load_model(ckpt)`` builds the model without reading the file again.
+    """
+    if isinstance(path, Checkpoint):
+        checkpoint, fresh = path, False
+    else:
+        meta, arrays = read_checkpoint(path)
+        checkpoint, fresh = Checkpoint(str(path), meta, arrays), True
+    check_checkpoint(checkpoint.path, checkpoint.meta, framework or checkpoint.meta.get("framework"), kind)
+    if resumable:
+        check_resumable(checkpoint.path, checkpoint.meta)
+    if fresh:
+        check_weights(checkpoint.path, checkpoint.meta, checkpoint.arrays)
+    return checkpoint
 
 
 def write_checkpoint(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -84,7 +175,7 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     if kind not in MODEL_KINDS:
         raise ValueError(f"checkpoint {str(path)!r} names model kind {kind!r} in its header, expected one of "
                          f"{list(MODEL_KINDS)}")
-    if meta["framework"] not in ("torch", "tf"):
+    if meta["framework"] not in FRAMEWORKS:
         raise ValueError(f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, "
                          f"expected 'torch' or 'tf'")
     keys = CONFIG_KEYS[kind]
@@ -157,54 +248,31 @@ def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
 
 
 def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """What the names and shapes of a checkpoint's model arrays tell about the model ({} when nothing)."""
-    if framework == "torch":  # hierarchical names: model/encoder.layers.0.feed_forward.w_1.weight
-        names = [name[len("model/"):] for name in arrays if name.startswith("model/")]
-        get = {name[len("model/"):]: a for name, a in arrays.items() if name.startswith("model/")}.get
-        if "encoder.embedding.token_embedding.weight" in names:
-            src, tgt = get("encoder.embedding.token_embedding.weight"), get("decoder.embedding.token_embedding.weight")
-            found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
-                     "tgt_vocab_size": None if tgt is None else tgt.shape[0],
-                     "num_encoder_layers": len({n.split(".")[2] for n in names if n.startswith("encoder.layers.")}),
-                     "num_decoder_layers": len({n.split(".")[2] for n in names if n.startswith("decoder.layers.")}),
-                     "norm_first": "encoder.final_norm.weight" in names,
-                     "tie_embeddings": "output_projection.weight" not in names}
-            w_1 = [get(n) for n in names if n.endswith("feed_forward.w_1.weight")]
-            found.update({"d_ff": w_1[0].shape[0]} if w_1 else {})
-        elif "encoder.embedding.weight" in names and "encoder.gru.weight_hh_l0" in names:
-            src, tgt = get("encoder.embedding.weight"), get("decoder.embedding.weight")
-            found = {"kind": "bahdanau" if any(n.startswith("decoder.attention.") for n in names) else "seq2seq",
-                     "src_vocab_size": src.shape[0], "embedding_dim": src.shape[1],
-                     "tgt_vocab_size": None if tgt is None else tgt.shape[0],
-                     "units": get("encoder.gru.weight_hh_l0").shape[1]}
-        else:
-            return {}
-    else:  # Keras: model/0007:w_q/kernel, in the order of model.variables (encoder first)
-        ordered = sorted(name for name in arrays if name.startswith("model/"))
-        leaves = [name.split(":", 1)[-1] for name in ordered]
-        tokens = [i for i, leaf in enumerate(leaves) if leaf == "token_embedding/embeddings"]
-        plain = [i for i, leaf in enumerate(leaves) if leaf == "embedding/embeddings"]
-        if len(tokens) == 2:
-            src, tgt, cut = arrays[ordered[tokens[0]]], arrays[ordered[tokens[1]]], tokens[1]
-            norms = [i for i, leaf in enumerate(leaves) if leaf == "feed_forward_norm/gamma"]
-            found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
-                     "tgt_vocab_size": tgt.shape[0], "num_encoder_layers": sum(i < cut for i in norms),
-                     "num_decoder_layers": sum(i > cut for i in norms),
-                     "norm_first": "final_norm/gamma" in leaves,
-                     "tie_embeddings": "output_projection/kernel" not in leaves}
-            w_1 = [arrays[ordered[i]] for i, leaf in enumerate(leaves) if leaf == "w_1/kernel"]
-            found.update({"d_ff": w_1[0].shape[1]} if w_1 else {})
-        elif len(plain) == 2 and any(leaf.endswith("recurrent_kernel") for leaf in leaves):
-            src, tgt = arrays[ordered[plain[0]]], arrays[ordered[plain[1]]]
-            units = next(arrays[name] for name, leaf in zip(ordered, leaves) if leaf.endswith("recurrent_kernel"))
-            found = {"kind": "bahdanau" if "w_a/kernel" in leaves else "seq2seq", "src_vocab_size": src.shape[0],
-                     "embedding_dim": src.shape[1], "tgt_vocab_size": tgt.shape[0], "units": units.shape[0]}
-        else:
-            return {}
-    if found["kind"] == "transformer" and _HEADS in arrays:
+    """What the names and shapes of a checkpoint's model arrays tell about the model ({} when nothing).
+
+    The names are the framework's own, so the half that wrote them reads them
+    (``txcourse.<framework>.weights.architecture``); this adds ``num_heads``
+    from ``arch/num_heads``, which no weight shape tells.
+    """
+    found = _framework_module(framework, "weights").architecture(arrays)
+    if found.get("kind") == "transformer" and _HEADS in arrays:
         found["num_heads"] = int(arrays[_HEADS])
     return {key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
             for key, value in found.items() if value is not None}
+
+
+def _framework_module(framework: str, module: str) -> ModuleType:
+    """``txcourse.<framework>.<module>``, imported when first needed: the one place this module reaches into a
+    framework half.
+
+    Framework-free code cannot import a half at the top (that would import
+    PyTorch or TensorFlow, and a student may have only one of them); the half
+    is imported once a checkpoint of that framework is checked. Only
+    :func:`weights_architecture` calls it (module ``weights``).
+    """
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
+    return importlib.import_module(f"txcourse.{framework}.{module}")
 
 
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:

@@ -2,7 +2,8 @@
 
 The learning-rate schedule of Vaswani et al. (2017), Eq. (3); the training
 configuration; a deterministic, resumable stream of batches; a history
-file; and atomic file writes for checkpoints.
+file. The atomic file writes live in :mod:`txcourse.files` (re-exported
+here for the command line, which imports them from this module).
 """
 
 from __future__ import annotations
@@ -10,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import glob
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
+from txcourse.files import atomic_write, remove_stale_temporaries  # re-exported: txcourse.cli imports them here
 
 __all__ = ["TrainConfig", "noam_lr", "BatchStream", "History", "read_history", "atomic_write",
            "remove_stale_temporaries", "diverged", "DivergenceWatch", "MODEL_KINDS", "RESUME_SETTINGS"]
@@ -264,41 +264,3 @@ class DivergenceWatch:
             return (f"the loss has stayed above the larger of its first value ({self.start:.4g}) and log V "
                     f"({self.log_v:.4g}, a uniform guess) for {self.above} steps (now {loss:.4g})")
         return None
-
-
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files :func:`atomic_write` left next to ``path`` when its process was killed.
-
-    ``atomic_write`` removes its temporary file itself on any Python error;
-    only SIGKILL (or a power cut) leaves one (``.model.npz.<random>.tmp``)
-    behind. Call this before writing ``path`` again. Returns the files removed.
-    """
-    path = Path(path)
-    stale = sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp")) if path.parent.is_dir() else []
-    for tmp in stale:
-        tmp.unlink(missing_ok=True)
-    return stale
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None]) -> None:
-    """Write ``path`` through a temporary file in the same folder, then rename it into place.
-
-    A reader (or a crash) never sees half a file: either the old one or the new one.
-    ``write`` receives a binary file object.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise

@@ -6,85 +6,39 @@ mixed precision on a GPU, a tqdm progress bar, a history file, atomic
 checkpoints and an exact resume. Given validation pairs, each history
 record also holds their teacher-forced loss and accuracy (:func:`evaluate`).
 
-Data-parallel (book: appendix "Scaling up"; :mod:`txcourse.distributed`):
-:func:`data_parallel` makes a ``tf.distribute`` strategy (MirroredStrategy
-over this machine's devices, MultiWorkerMirroredStrategy across the workers
-of ``TF_CONFIG``) and a Trainer built in its scope runs its step on every
-replica; N replicas with B/N sentences each then take the steps of one
-replica with batch B.
+The device and data-parallel training (book: appendix "Scaling up"):
+:mod:`txcourse.tf.devices` (:func:`resolve_device`, :func:`data_parallel`,
+re-exported here); the loop, checkpoints and resume:
+:class:`~txcourse.training_loop.TrainingLoop`, shared with PyTorch.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import random
-import time
 from typing import Any, Iterator, Optional
 
 import keras
 import numpy as np
 import tensorflow as tf
-from tqdm.auto import tqdm
 
-from txcourse.checkpoint import (check_checkpoint, check_resumable, check_weights, heads_array, read_checkpoint,
-                                 write_checkpoint)
+from txcourse.checkpoint import Checkpoint, load_checkpoint
 from txcourse.config import TransformerConfig
-from txcourse.data.batching import Batch, EncodedPairs, make_batches
-from txcourse.distributed import SINGLE, Replicas, check_divisible, target_tokens, tf_config
-from txcourse.training import MODEL_KINDS, BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
-from txcourse.tf.attention import MultiHeadAttention
+from txcourse.data.batching import Batch, EncodedPairs
+from txcourse.distributed import check_divisible, target_tokens
+from txcourse.training import MODEL_KINDS, TrainConfig
+from txcourse.training_loop import TrainingLoop, evaluate_batches
+from txcourse.tf.devices import (check_mirrored, current_replicas, data_parallel, end_data_parallel, resolve_device,
+                                 shard_tensors, uses_xla)
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
+from txcourse.tf.weights import load_model_arrays, load_variables, model_arrays, num_heads, variable_arrays
 
 __all__ = ["Trainer", "build_model", "evaluate", "load_model", "resolve_device", "set_seed", "data_parallel",
            "end_data_parallel"]
 
 FRAMEWORK = "tf"
-
-
-def resolve_device(device: str = "auto") -> str:
-    """'auto' -> a GPU if one is available, else the CPU.
-
-    TensorFlow: returns a device name, '/GPU:0' or '/CPU:0'; 'cpu', 'cuda', 'cuda:i' ('/GPU:i') and 'mps'
-    (tensorflow-metal) are mapped, a TensorFlow name ('/GPU:1') is used as given.
-    A GPU that is not there raises ValueError (never a silent fall-back to the CPU).
-    """
-    gpus = len(tf.config.list_physical_devices("GPU"))
-    if device == "auto":
-        if gpus:
-            return "/GPU:0"
-        return "/CPU:0"
-    index = _gpu_index(device)
-    count = gpus
-    if index is not None and index >= count:
-        raise ValueError(f"device {device!r} is not available: TensorFlow sees {count} "
-                         f"{'Apple (tensorflow-metal)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or "
-                         f"'auto' (a GPU when there is one)")
-    return "/CPU:0" if index is None else f"/GPU:{index}"
-
-
-def _gpu_index(device: str) -> Optional[int]:
-    """0 for 'cuda' and 'mps', i for 'cuda:i' and '/GPU:i', None for 'cpu'; ValueError for any other name."""
-    if device == "cpu" or device.upper().startswith("/CPU"):
-        return None
-    if device in ("cuda", "mps"):  # Apple GPUs show up as a TensorFlow GPU (tensorflow-metal)
-        return 0
-    if device.startswith(("cuda:", "/GPU:", "/gpu:")) and device.split(":", 1)[1].isdigit():
-        return int(device.split(":", 1)[1])
-    raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}")
-
-
-def uses_xla(fused: bool, device: str) -> bool:
-    """Whether the Trainer compiles the training step with XLA (``jit_compile=True``): the fused path on a GPU.
-
-    On a GPU XLA fuses the attention's matmuls, masking and softmax. Not on
-    a CPU, where it gains a few per cent at most (``benchmarks/train_step.py``:
-    0.95x to 1.00x the plain graph's time) and its compiler needs about 1.3x the memory:
-    there the fused configuration trains in the plain ``tf.function``.
-    """
-    return fused and device.upper().startswith("/GPU")
 
 
 def set_seed(seed: int) -> None:
@@ -93,67 +47,6 @@ def set_seed(seed: int) -> None:
     TensorFlow: ``keras.utils.set_random_seed`` (it also resets Keras' global seed generator).
     """
     keras.utils.set_random_seed(seed)
-
-
-def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
-    """Join the data-parallel run this process was started in; a :class:`~txcourse.distributed.Replicas`.
-
-    Call it before building the model; build the model and the Trainer inside
-    ``replicas.scope()``. ``replicas`` is the number of model replicas this
-    process runs.
-
-    TensorFlow: with ``TF_CONFIG`` set, a ``MultiWorkerMirroredStrategy``
-    across its workers (each with its GPUs, or its CPU; the chief, worker 0,
-    writes); else ``replicas`` > 1 makes a ``MirroredStrategy`` over the first
-    ``replicas`` GPUs, or, with ``device`` 'cpu', over as many logical CPU
-    devices (this must run before TensorFlow initialises its devices).
-    """
-    cluster = tf_config()
-    if cluster is not None:
-        if replicas != 1:
-            raise ValueError(f"--replicas {replicas}: with TF_CONFIG set, MultiWorkerMirroredStrategy runs on every "
-                             f"GPU (or the CPU) of each worker; drop --replicas")
-        strategy = tf.distribute.MultiWorkerMirroredStrategy()
-        return _current_replicas(strategy)
-    if replicas == 1:
-        return SINGLE
-    if _gpu_index(device) is None and device != "auto" or not tf.config.list_physical_devices("GPU"):
-        if device not in ("cpu", "auto") and not device.upper().startswith("/CPU"):
-            raise ValueError(f"--replicas {replicas} --device {device}: TensorFlow sees no GPU here")
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        try:
-            tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
-        except RuntimeError:  # already initialised: use the logical devices it has, if enough
-            pass
-        names = [d.name for d in tf.config.list_logical_devices("CPU")]
-    else:
-        names = [d.name for d in tf.config.list_logical_devices("GPU")]
-    if len(names) < replicas:
-        raise ValueError(f"--replicas {replicas}: TensorFlow has {len(names)} device(s) of that kind here "
-                         f"({', '.join(names) or 'none'}); use at most {len(names)}")
-    return _current_replicas(tf.distribute.MirroredStrategy(names[:replicas]))
-
-
-def end_data_parallel() -> None:
-    """Leave the data-parallel run (PyTorch: destroy the process group), once training is over.
-
-    TensorFlow: nothing to do; the strategy ends with the process.
-    """
-
-
-def _current_replicas(strategy: Optional[tf.distribute.Strategy] = None) -> Replicas:
-    """The strategy given, else the one whose scope is open; SINGLE for none (or one replica)."""
-    if strategy is None and not tf.distribute.has_strategy():
-        return SINGLE
-    strategy = strategy or tf.distribute.get_strategy()
-    cluster = tf_config() if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) else None
-    workers, index = (cluster["workers"], cluster["index"]) if cluster else (1, 0)
-    count = strategy.num_replicas_in_sync
-    if count == 1 and workers == 1:
-        return SINGLE
-    local = count // workers
-    return Replicas(count=count, first=index * local, local=local, process_index=index, process_count=workers,
-                    engine=strategy)
 
 
 def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
@@ -193,8 +86,12 @@ class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
                 "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps}
 
 
-class Trainer:
+class Trainer(TrainingLoop):
     """Teacher-forced training of ``model`` on ``data`` (see the module docstring).
+
+    The loop itself (:meth:`fit`, :meth:`save`, :meth:`load`) is
+    :class:`~txcourse.training_loop.TrainingLoop`, the same for both
+    frameworks; this class adds the step and the weights of its framework.
 
     Args:
         model: built by :func:`build_model` from ``kind`` and ``model_config``.
@@ -215,37 +112,28 @@ class Trainer:
         >>> trainer.save("run/model.npz")
     """
 
+    framework = FRAMEWORK
+    _versions = {"tf_version": tf.__version__, "keras_version": keras.__version__}
+
     def __init__(self, model: keras.Model, kind: str, model_config: dict[str, Any], data: EncodedPairs,
                  config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
                  metadata: Optional[dict[str, Any]] = None, valid: Optional[EncodedPairs] = None):
-        if kind not in MODEL_KINDS:
-            raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
-        self.kind, self.model_config, self.config = kind, dict(model_config), config
-        self.metadata = dict(metadata or {})
-        self.valid = check_valid(valid)
+        super().__init__(kind, model_config, data, config, history_path, metadata, valid)
         self.device = resolve_device(config.device)
         self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
-        self.pad_id = model_config.get("pad_id", 0)
-        self.replicas = _current_replicas()  # the strategy whose scope this Trainer is built in (data_parallel)
+        self.replicas = current_replicas()  # the strategy whose scope this Trainer is built in (data_parallel)
         check_divisible(config.batch_size, self.replicas.count)
         if self.replicas.count > 1:
-            _check_mirrored(model)
+            check_mirrored(model)
         width = _schedule_width(kind, model_config)
         self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
         with self.replicas.scope():
             self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
                                                    beta_2=config.adam_betas[1], epsilon=config.adam_eps)
             self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
-        self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
-        self.step = 0
-        self.history_path = history_path
-        self.history: Optional[History] = None  # opened by fit(), after a possible load()
-        self._resume_step: Optional[int] = None
-        self.stop_requested = False  # set (by a signal handler) to stop fit() after the current step
         self.amp_policy = self._amp_policy()
         # No Python control flow depends on tensors, so autograph is off (faster tracing).
         jit = uses_xla(bool(model_config.get("fused", False)), self.device)
-        self._deadline: Optional[float] = None  # time.perf_counter() at which fit() stops (max_seconds)
         if self.replicas.count > 1:  # the step of each replica runs inside strategy.run; only its gradients in XLA
             self._gradients = tf.function(self._replica_gradients, autograph=False, jit_compile=jit)
             self._step = tf.function(self._distributed_step, input_signature=[tf.TensorSpec((None, None), tf.int64)]
@@ -278,7 +166,7 @@ class Trainer:
         tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
         tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
         lr = float(self.schedule(self.optimizer.iterations))
-        stop = self.stop_requested or (self._deadline is not None and time.perf_counter() > self._deadline)
+        stop = self._stop_now()
         if self.replicas.count > 1:
             total = target_tokens(batch)  # non-pad target tokens of the global batch
             with _autocast(self.model, self.amp_policy):
@@ -290,6 +178,29 @@ class Trainer:
             loss, count, accuracy = self._step(src, tgt_in, tgt_out)
         self.step += 1
         return {"loss": float(loss), "accuracy": float(accuracy), "tokens": int(count), "lr": lr, "stop": stop}
+
+    def _evaluate(self, data: EncodedPairs) -> dict[str, float]:
+        return evaluate(self.model, data, self.config.label_smoothing)
+
+    def _weights_finite(self) -> bool:
+        return all(np.isfinite(v.numpy()).all() for v in self.model.trainable_variables)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        """The weights, then the optimizer (its iterations: the schedule; Adam's moments) and the RNG state."""
+        arrays = model_arrays(self.model)  # weights and the dropout seed states
+        arrays.update(variable_arrays("optimizer", self.optimizer.variables))
+        arrays["rng/tf_global_generator"] = tf.random.get_global_generator().state.numpy()
+        return arrays
+
+    def _num_heads(self) -> int:
+        return num_heads(self.model, self.model_config)
+
+    def _restore(self, checkpoint: Checkpoint) -> None:
+        """The weights and training state of a checkpoint :func:`~txcourse.checkpoint.load_checkpoint` checked."""
+        load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
+        load_variables("optimizer", self.optimizer.variables, checkpoint.arrays, checkpoint.path)
+        if "rng/tf_global_generator" in checkpoint.arrays:
+            tf.random.get_global_generator().state.assign(checkpoint.arrays["rng/tf_global_generator"])
 
     def _train_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor
                     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -321,7 +232,7 @@ class Trainer:
         context = tf.distribute.get_replica_context()
         n = context.num_replicas_in_sync
         total = tf.reduce_sum(tf.cast(tf.not_equal(tgt_out, self.pad_id), tf.float32))  # tokens of the global batch
-        src, tgt_in, tgt_out = _shard(src, tgt_in, tgt_out, context.replica_id_in_sync_group, n, self.pad_id)
+        src, tgt_in, tgt_out = shard_tensors(src, tgt_in, tgt_out, context.replica_id_in_sync_group, n, self.pad_id)
         loss_sum, correct, gradients = self._gradients(src, tgt_in, tgt_out, total)
         # Replica r's gradient is that of S_r / total; their sum is the gradient of the global batch's loss.
         gradients = context.all_reduce(tf.distribute.ReduceOp.SUM, gradients)
@@ -347,101 +258,6 @@ class Trainer:
         hits = tf.equal(tf.argmax(logits, axis=-1, output_type=tgt_out.dtype), tgt_out) & keep  # (B/N, T_tgt)
         return loss_sum, tf.reduce_sum(tf.cast(hits, tf.float32)), gradients
 
-    def fit(self, steps: Optional[int] = None, checkpoint_path: Optional[str] = None) -> list[dict[str, Any]]:
-        """Train until ``steps`` optimizer steps in total (default ``config.steps``).
-
-        Writes a history record every ``log_every`` steps and a checkpoint
-        every ``checkpoint_every`` steps and at the end (when
-        ``checkpoint_path`` is given); stops early after
-        ``config.max_seconds`` of training. Returns the history records.
-        """
-        target = self.config.steps if steps is None else steps
-        if self.history is None:
-            path = self.history_path if self.replicas.writer else None  # one process writes the history
-            self.history = History(path, resume_step=self._resume_step)
-        # a run stopped between two records resumes their sums, so its history reads as if it never stopped
-        pending = self.history.take_pending()
-        totals = pending or {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
-        began = time.perf_counter()
-        start = began - (totals.pop("seconds", 0.0) if pending else 0.0)
-        self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
-        bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({FRAMEWORK})",
-                   disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
-        watch = DivergenceWatch(self.model_config["tgt_vocab_size"])
-        while self.step < target:
-            out = self.train_step(next(self.stream))
-            problem = watch(out["loss"])  # the same in every replica: the whole batch's loss
-            if problem is not None:
-                raise FloatingPointError(diverged(problem, self.step, self.config))
-            for key in ("loss", "accuracy"):
-                totals[key] += out[key]
-            totals["tokens"] += out["tokens"]
-            totals["n"] += 1
-            elapsed = time.perf_counter() - start
-            bar.update(1)
-            bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
-            # agreed by every replica (all stop after the same step); alone, a request made during the step counts
-            out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
-            if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
-                record = {"step": self.step, "loss": totals["loss"] / totals["n"],
-                          "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
-                          "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)}
-                if self.valid is not None:  # every replica evaluates the same weights: their records agree
-                    scores = evaluate(self.model, self.valid, self.config.label_smoothing)
-                    if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
-                        raise FloatingPointError(diverged(f"the validation loss is {scores['loss']}", self.step,
-                                                          self.config))
-                    record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
-                    bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
-                if self.step % self.config.log_every and self.step != target:  # stopped between two records
-                    record["partial"] = {**totals, "seconds": elapsed}  # resumed by the next fit (take_pending)
-                self.history.append(record)
-                totals = {"loss": 0.0, "accuracy": 0.0, "tokens": 0, "n": 0}
-                start = time.perf_counter()
-            if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
-                self._save_finite(checkpoint_path)
-            if out_of_time:
-                break
-        bar.close()
-        if checkpoint_path:
-            self._save_finite(checkpoint_path)
-        return self.history.records
-
-    def _save_finite(self, path: str) -> None:
-        """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one.
-
-        With several processes only the writer (the chief) saves; the weights are the same in every one.
-        """
-        if not all(np.isfinite(v.numpy()).all() for v in self.model.trainable_variables):
-            raise FloatingPointError(diverged("a weight is not finite", self.step, self.config))
-        if self.replicas.writer:
-            self.save(path)
-
-    def save(self, path: str) -> None:
-        """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
-        arrays = _variable_arrays("model", self.model.variables)  # weights and the dropout seed states
-        arrays.update(_variable_arrays("optimizer", self.optimizer.variables))  # iterations (schedule), Adam moments
-        arrays["rng/tf_global_generator"] = tf.random.get_global_generator().state.numpy()
-        arrays.update(heads_array(_num_heads(self.model, self.model_config)) if self.kind == "transformer" else {})
-        meta = {"framework": FRAMEWORK, "model": {"kind": self.kind, "config": self.model_config},
-                "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
-                "tf_version": tf.__version__, "keras_version": keras.__version__, **self.metadata}
-        write_checkpoint(path, meta, arrays)
-
-    def load(self, path: str) -> None:
-        """Restore everything :meth:`save` wrote: training continues exactly where it stopped."""
-        meta, arrays = read_checkpoint(path)
-        check_checkpoint(path, meta, FRAMEWORK, self.kind)
-        check_resumable(path, meta)
-        check_weights(path, meta, arrays)
-        _load_variables("model", self.model.variables, arrays, path)
-        _load_variables("optimizer", self.optimizer.variables, arrays, path)
-        if "rng/tf_global_generator" in arrays:
-            tf.random.get_global_generator().state.assign(arrays["rng/tf_global_generator"])
-        self.step = int(meta["step"])
-        self.stream.load_state(meta["stream"])
-        self._resume_step, self.history = self.step, None
-
 
 def evaluate(model: keras.Model, data: EncodedPairs, smoothing: float = 0.1,
              batch_size: int = 256) -> dict[str, float]:
@@ -460,54 +276,16 @@ def evaluate(model: keras.Model, data: EncodedPairs, smoothing: float = 0.1,
     Returns:
         ``{"loss": ..., "accuracy": ..., "tokens": ...}``: means over the non-pad target tokens, and their count.
     """
-    check_valid(data)
-    pad_id = data.pad_id
-    loss_sum = correct = tokens = 0.0
-    for batch in make_batches(data, batch_size=batch_size, shuffle=False):
+
+    def score(batch: Batch) -> tuple[float, float, float]:
         src = tf.constant(batch.src, tf.int64)  # (B, T_src)
         tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
         tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
         logits = model(src, tgt_in, training=False)  # (B, T_tgt, V)
-        loss, count = label_smoothed_cross_entropy(logits, tgt_out, smoothing, pad_id)  # (), ()
-        n = float(count)
-        loss_sum += float(loss) * n
-        correct += float(token_accuracy(logits, tgt_out, pad_id)) * n
-        tokens += n
-    return {"loss": loss_sum / max(tokens, 1.0), "accuracy": correct / max(tokens, 1.0), "tokens": tokens}
+        loss, count = label_smoothed_cross_entropy(logits, tgt_out, smoothing, data.pad_id)  # (), ()
+        return float(loss), float(token_accuracy(logits, tgt_out, data.pad_id)), float(count)
 
-
-def _num_heads(model: keras.Model, config: dict[str, Any]) -> int:
-    """The number of heads of the model's attention layers (all alike in a Transformer; the config's if none)."""
-    heads = {m.num_heads for m in model._flatten_layers() if isinstance(m, MultiHeadAttention)} or {config["num_heads"]}
-    if len(heads) != 1:
-        raise ValueError(f"expected one number of heads in the model, found {sorted(heads)}")
-    return heads.pop()
-
-
-def _shard(src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, index: tf.Tensor, count: int, pad_id: int
-           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """:func:`txcourse.distributed.shard` in TensorFlow ops: replica ``index``'s rows of the global batch.
-
-    Shape:
-        (B, T) each; returns (ceil or floor of B / count, T) each, at least one row (a row of padding
-        targets, which counts for nothing, when B < count leaves this replica none).
-    """
-    rows = tf.shape(src)[0]
-    base, extra = rows // count, rows % count  # the first `extra` replicas take one row more
-    index = tf.cast(index, tf.int32)
-    start = index * base + tf.minimum(index, extra)
-    size = base + tf.cast(index < extra, tf.int32)
-    take = tf.minimum(tf.range(start, start + tf.maximum(size, 1)), rows - 1)  # (B/N,)
-    targets = tf.where(size > 0, tf.gather(tgt_out, take), tf.cast(pad_id, tgt_out.dtype))
-    return tf.gather(src, take), tf.gather(tgt_in, take), targets
-
-
-def _check_mirrored(model: keras.Model) -> None:
-    """A model for several replicas must be built inside ``replicas.scope()`` (its variables mirrored)."""
-    plain = [v.path for v in model.variables if not isinstance(getattr(v, "value", v), tf.distribute.DistributedValues)]
-    if plain or not model.variables:
-        raise ValueError(f"the model's variables are not mirrored ({plain[:3] or 'none built'}): build the model "
-                         f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))")
+    return evaluate_batches(data, batch_size, score)
 
 
 def _reseed_dropout(model: keras.Model) -> None:
@@ -539,33 +317,16 @@ def _autocast(model: keras.Model, policy: Optional[str]) -> Iterator[None]:
             layer.dtype_policy = old
 
 
-def _variable_arrays(prefix: str, variables: list) -> dict[str, np.ndarray]:
-    """Variables by position: Keras paths (``w_q/kernel``) are not unique, so the index leads the name."""
-    return {f"{prefix}/{i:04d}:{variable.path}": np.asarray(variable.numpy()) for i, variable in enumerate(variables)}
-
-
-def _load_variables(prefix: str, variables: list, arrays: dict[str, np.ndarray], path: str) -> None:
-    names = sorted(name for name in arrays if name.startswith(f"{prefix}/"))
-    if len(names) != len(variables):
-        raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: it holds {len(names)} {prefix} "
-                         f"variables, the {prefix} has {len(variables)}")
-    for name, variable in zip(names, variables):
-        if tuple(arrays[name].shape) != tuple(variable.shape):
-            raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: {name} has shape "
-                             f"{tuple(arrays[name].shape)}, variable {variable.path} has {tuple(variable.shape)}")
-    for name, variable in zip(names, variables):
-        variable.assign(arrays[name].astype(variable.dtype))
-
-
-def load_model(path: str, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
+def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
+
+    ``path`` is a checkpoint file, or a :class:`~txcourse.checkpoint.Checkpoint`
+    already read by :func:`~txcourse.checkpoint.load_checkpoint` (then not read again).
 
     Keras has no eval mode: its layers run without dropout unless called with training=True.
     """
-    meta, arrays = read_checkpoint(path)
-    check_checkpoint(path, meta, FRAMEWORK)
-    check_weights(path, meta, arrays)
+    checkpoint = load_checkpoint(path, FRAMEWORK)
     with tf.device(resolve_device(device)):
-        model = build_model(meta["model"]["kind"], meta["model"]["config"])
-    _load_variables("model", model.variables, arrays, path)
-    return model, meta
+        model = build_model(checkpoint.kind, checkpoint.config)
+    load_model_arrays(model, checkpoint.arrays, checkpoint.path)
+    return model, checkpoint.meta

@@ -1,0 +1,205 @@
+"""txcourse.checkpoint: one loader (load_checkpoint) that reads and checks a checkpoint once, for both halves.
+
+Each refusal is a one-line ValueError that names the file and what is
+wrong; what it returns is what the model then holds. The module itself
+knows no framework: it imports neither, and holds neither half's weight names
+(each half reads its own, ``txcourse.<fw>.weights``).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import txcourse
+from txcourse.checkpoint import Checkpoint, load_checkpoint, read_checkpoint, strip_training_state, write_checkpoint
+from txcourse.config import TransformerConfig
+from txcourse.data import WordTokenizer, encode_pairs, get_task
+from txcourse.training import TrainConfig
+
+FRAMEWORKS = ["torch", "tf"]
+ROOT = pathlib.Path(txcourse.__file__).resolve().parent
+
+
+def _other(framework: str) -> str:
+    return "tf" if framework == "torch" else "torch"
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A 2-step Transformer checkpoint of each framework, and its weights-only copy."""
+    folder = tmp_path_factory.mktemp("checkpoints")
+    splits = get_task("copy", vocab="abcdef", min_len=2, max_len=5, sizes=(32, 4, 4))
+    tok = WordTokenizer.fit([s for s, _ in splits.train])
+    data = encode_pairs(splits.train, tok, tok)
+    cfg = TransformerConfig(src_vocab_size=len(tok.vocab), tgt_vocab_size=len(tok.vocab), d_model=16, num_heads=2,
+                            num_encoder_layers=1, num_decoder_layers=1, d_ff=32, max_len=16).to_dict()
+    config = TrainConfig(steps=2, batch_size=8, warmup_steps=4, progress=False, device="cpu")
+    paths = {}
+    for framework in FRAMEWORKS:
+        train = importlib.import_module(f"txcourse.{framework}.train")
+        train.set_seed(0)
+        trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config)
+        trainer.fit(checkpoint_path=str(folder / f"{framework}.npz"))
+        paths[framework] = folder / f"{framework}.npz"
+        strip_training_state(paths[framework], folder / f"{framework}-weights.npz")
+    return paths
+
+
+def _one_line(err: pytest.ExceptionInfo, path: os.PathLike) -> str:
+    message = str(err.value)
+    assert "\n" not in message, message
+    assert str(path) in message, f"the message does not name the file: {message}"
+    return message
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_returns_the_checked_checkpoint(saved, framework):
+    ckpt = load_checkpoint(saved[framework], framework, "transformer", resumable=True)
+    assert isinstance(ckpt, Checkpoint) and ckpt.path == str(saved[framework])
+    assert (ckpt.framework, ckpt.kind, ckpt.step) == (framework, "transformer", 2)
+    assert ckpt.config == ckpt.meta["model"]["config"] and ckpt.config["d_model"] == 16
+    meta, arrays = read_checkpoint(saved[framework])
+    assert ckpt.meta == meta and sorted(ckpt.arrays) == sorted(arrays)
+    assert load_checkpoint(saved[framework], None).framework == framework  # None: the header's framework
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_model_holds_the_weights_it_returns(saved, framework):
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    weights = importlib.import_module(f"txcourse.{framework}.weights")
+    ckpt = load_checkpoint(saved[framework], framework)
+    expected = {name: a for name, a in ckpt.arrays.items() if name.startswith("model/")}
+    for source in (ckpt, str(saved[framework])):  # a Checkpoint already read, or the file
+        model, meta = train.load_model(source)
+        held = weights.model_arrays(model)  # Keras: by position (its variable paths differ between models)
+        assert len(held) == len(expected) and meta == ckpt.meta
+        differ = [a for a, b in zip(sorted(expected), sorted(held)) if not np.array_equal(expected[a], held[b])]
+        assert not differ, f"{framework}: the loaded model differs from the checkpoint in {differ[:3]}"
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_refuses_another_framework(saved, framework):
+    other = _other(framework)
+    with pytest.raises(ValueError, match=f"was written by the '{framework}' half of txcourse, not '{other}': use "
+                                         f"--framework {framework}") as err:
+        load_checkpoint(saved[framework], other)
+    _one_line(err, saved[framework])
+    ckpt = load_checkpoint(saved[framework], framework)
+    with pytest.raises(ValueError, match=f"not '{other}'"):  # a Checkpoint already read is checked again
+        load_checkpoint(ckpt, other)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_refuses_another_model_kind(saved, framework):
+    with pytest.raises(ValueError, match="holds a 'transformer' model, not 'bahdanau'") as err:
+        load_checkpoint(saved[framework], framework, "bahdanau")
+    _one_line(err, saved[framework])
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_refuses_to_resume_a_weights_only_checkpoint(saved, framework):
+    stripped = saved[framework].with_name(f"{framework}-weights.npz")
+    assert load_checkpoint(stripped, framework).step == 2  # loads for translation
+    with pytest.raises(ValueError, match="holds only the weights .*not resumed") as err:
+        load_checkpoint(stripped, framework, resumable=True)
+    _one_line(err, stripped)
+    meta, arrays = read_checkpoint(saved[framework])
+    old = saved[framework].with_name(f"{framework}-no-stream.npz")
+    write_checkpoint(old, {k: v for k, v in meta.items() if k not in ("format", "stream")}, arrays)
+    with pytest.raises(ValueError, match=r"cannot be resumed: its header lacks \['stream'\]") as err:
+        load_checkpoint(old, framework, resumable=True)
+    _one_line(err, old)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+@pytest.mark.parametrize("key,value", [("tgt_vocab_size", 99), ("num_heads", 4), ("d_ff", 64),
+                                       ("num_encoder_layers", 2), ("tie_embeddings", False)])
+def test_refuses_weights_that_do_not_match_the_config(saved, framework, key, value, tmp_path):
+    meta, arrays = read_checkpoint(saved[framework])
+    meta = {k: v for k, v in meta.items() if k != "format"}
+    meta["model"] = {"kind": "transformer", "config": {**meta["model"]["config"], key: value}}
+    edited = tmp_path / "edited.npz"
+    write_checkpoint(edited, meta, arrays)
+    with pytest.raises(ValueError, match=f"its header does not describe its weights: {key}={value!r} in the "
+                                         f"header") as err:
+        load_checkpoint(edited, framework)
+    _one_line(err, edited)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_refuses_non_finite_weights(saved, framework, tmp_path):
+    meta, arrays = read_checkpoint(saved[framework])
+    name = next(n for n in sorted(arrays) if n.startswith("model/") and arrays[n].dtype.kind == "f")
+    arrays[name] = np.full_like(arrays[name], np.nan)
+    broken = tmp_path / "nan.npz"
+    write_checkpoint(broken, {k: v for k, v in meta.items() if k != "format"}, arrays)
+    with pytest.raises(ValueError, match=re.escape(f"holds non-finite weights (NaN or inf) in 1 array(s), e.g. "
+                                                   f"{name!r}")) as err:
+        load_checkpoint(broken, framework)
+    _one_line(err, broken)
+
+
+@pytest.mark.parametrize("content,message", [(b"not a zip", "not a readable txcourse checkpoint"),
+                                             (None, "not a txcourse checkpoint (no header)")])
+def test_refuses_a_file_that_is_not_a_checkpoint(content, message, tmp_path):
+    path = tmp_path / "other.npz"
+    if content is None:
+        np.savez(path, weights=np.zeros(3))  # an .npz, but not one of ours
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(message)) as err:
+        load_checkpoint(path, "torch")
+    _one_line(err, path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_checkpoint(tmp_path / "missing.npz", "torch")
+
+
+def test_checkpoint_module_holds_no_weight_name_of_either_half():
+    """The weight names each half's ``architecture`` reads (``encoder.gru.weight_hh_l0``, ``w_1/kernel``) live
+    in that half only."""
+    source = (ROOT / "checkpoint.py").read_text(encoding="utf-8")
+    for framework in FRAMEWORKS:
+        tree = ast.parse((ROOT / framework / "weights.py").read_text(encoding="utf-8"))
+        names = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                 and isinstance(node.value, str) and re.fullmatch(r"[\w]+([./][\w]+)+", node.value)}
+        assert len(names) >= 5, f"{framework}: expected the weight names of txcourse/{framework}/weights.py"
+        found = sorted(name for name in names if name in source)
+        assert not found, f"txcourse/checkpoint.py names {framework} weights: {found}"
+
+
+BLOCK = "import sys; sys.modules.update(torch=None, tensorflow=None, keras=None); "
+
+
+def _run_blocked(code: str) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh Python in which importing torch, tensorflow or keras raises ImportError."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT.parent), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-c", BLOCK + code], cwd=ROOT.parent, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_checkpoint_and_training_modules_import_no_framework():
+    code = ("import txcourse.checkpoint, txcourse.training, txcourse.training_loop, txcourse.files; "
+            "bad = [m for m in ('torch', 'tensorflow', 'keras') if sys.modules.get(m) is not None]; "
+            "assert not bad, bad")
+    result = _run_blocked(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert _run_blocked("import torch").returncode != 0  # the block works
+
+
+def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_imported(saved):
+    """The header is checked first; only then does the weights check import the checkpoint's own half."""
+    code = (f"from txcourse.checkpoint import load_checkpoint\n"
+            f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
+            f"except ValueError as err:\n    print(err)\n")
+    result = _run_blocked(code)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "written by the 'torch' half" in result.stdout
