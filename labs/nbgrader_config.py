@@ -45,6 +45,8 @@ from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades  # noqa: E402
 from traitlets import Bool  # noqa: E402
 
+from txcourse.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, hidden_lines, normalise_line  # noqa: E402
+
 
 class StderrToStdout(Preprocessor):
     """Every ``stream`` output named stderr becomes stdout (same text), so it cannot fail a test cell."""
@@ -71,34 +73,21 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class HideHiddenTestOutput(Preprocessor):
-    """Hidden test code out of the outputs of test cells (before ClearHiddenTests removes it from the source)."""
+    """Hidden test code out of the outputs of test cells (before ClearHiddenTests removes it from the source).
+
+    Which lines are hidden is decided by the one scanner the grader's own leak check uses too
+    (txcourse.grading.hidden.hidden_lines, threshold MIN_HIDDEN_LINE characters, explained there)."""
 
     enabled = Bool(True)
-    begin = "### BEGIN HIDDEN TESTS"
-    end = "### END HIDDEN TESTS"
-
-    def hidden_lines(self, source):
-        """The hidden lines (6 characters or more) that the visible part of the cell does not hold."""
-        inside, hidden, shown = False, set(), []
-        for line in source.splitlines():
-            text = line.strip()
-            if self.begin in line:
-                inside = True
-            elif self.end in line:
-                inside = False
-            elif inside:
-                if len(text) >= 6:
-                    hidden.add(text)
-            else:
-                shown.append(text)
-        visible = "\n".join(shown)
-        return {line for line in hidden if line not in visible}
+    begin = HIDDEN_BEGIN
+    end = HIDDEN_END
 
     def scrub(self, text, hidden):
         lines = []
         for line in text.split("\n"):
             plain = _ANSI.sub("", line)
-            if self.begin in plain or self.end in plain or any(h in plain for h in hidden):
+            flat = normalise_line(plain)  # compared as the scanner keeps them: whitespace collapsed
+            if self.begin in plain or self.end in plain or any(h in flat for h in hidden):
                 line = "    [a hidden test line]"
             lines.append(line)
         return "\n".join(lines)
@@ -107,7 +96,7 @@ class HideHiddenTestOutput(Preprocessor):
         source = cell.get("source", "")
         if cell.get("cell_type") != "code" or self.begin not in source:
             return cell, resources
-        hidden = self.hidden_lines(source)
+        hidden = hidden_lines([source])
         here = re.compile(r"^\s*(Cell In\s*\[\s*%s\s*\]|Input In \[%s\])" % ((cell.get("execution_count"),) * 2))
         for output in cell.get("outputs", []):
             kind = output.get("output_type")

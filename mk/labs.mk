@@ -32,7 +32,7 @@ TEST_STEPS += test-labs test-mutants
 
 .PHONY: labs test-labs grade sandbox-deps mutants test-mutants
 
-# bubblewrap from apt when `bwrap` is missing (txcourse/sandbox.py runs each graded notebook's
+# bubblewrap from apt when `bwrap` is missing (txcourse/grading/sandbox.py runs each graded notebook's
 # kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
 # Elsewhere (macOS, no apt) it only says so: `txcourse grade` then refuses with the same advice
 # unless given --no-sandbox, and the sandbox tests fail under `make test` (TXCOURSE_SANDBOX_TESTS=1).

@@ -1,4 +1,4 @@
-"""Tokenizers of txcourse.data.vocab: special ids, round trips, unknowns, save/load."""
+"""Tokenizers of txcourse.data (vocab.py, char_word.py, bpe.py): special ids, round trips, unknowns, save/load."""
 
 import json
 import re

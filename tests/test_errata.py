@@ -247,7 +247,7 @@ def test_E12_per_step_mean_counts_padded_rows(fw):
 
 
 def test_E13_accented_letters_survive():
-    from txcourse.data.vocab import WordTokenizer
+    from txcourse.data.char_word import WordTokenizer
 
     assert seed.seed_preprocess_sentence_002("Café aquí, señor.") == "caf aqu , se or ."
     tok = WordTokenizer.fit(["café aquí, señor."], lowercase=True)

@@ -4,7 +4,7 @@ The fast tests grade a tiny pure-Python lab built here with the course's real
 ``labs/nbgrader_config.py``: a correct submission, one with an endless loop in a
 solution cell, one with a deleted test cell, one with wrong code and a cell that
 raises, an unreadable file and a missing notebook; and, in the sandbox
-(txcourse/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
+(txcourse/grading/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
 reads the solutions and the other submissions, writes outside its workspace, opens a
 network connection, forks a process that outlives it, allocates 20 GB), one that
 calls ``os._exit(1)`` and a near-miss file name; a loop that ignores interrupts runs
@@ -38,7 +38,8 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from txcourse import grading, sandbox  # noqa: E402
+from txcourse import grading  # noqa: E402
+from txcourse.grading import course, grade, nbgrader_run, sandbox, submissions  # noqa: E402
 from txcourse.checks import assert_close, assert_equal, normal, to_numpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -329,12 +330,12 @@ def test_near_miss_name_is_graded_with_a_note(toy_grades):
 def test_near_misses_that_are_ambiguous_are_named(tmp_path):
     for name in ("toy_torch (1).ipynb", "toy_torch (2).ipynb", "notes.ipynb"):
         (tmp_path / name).write_text("{}")
-    found, notes = grading._find_submissions(tmp_path, ["toy_torch"])
+    found, notes = submissions.find_submissions(tmp_path, ["toy_torch"])
     assert found == {} and notes["toy_torch"] == "expected toy_torch.ipynb, found 'toy_torch (1).ipynb', " \
                                                   "'toy_torch (2).ipynb'"
     (tmp_path / "toy_torch (2).ipynb").unlink()
     (tmp_path / "toy_torch (1).ipynb").unlink()
-    found, notes = grading._find_submissions(tmp_path, ["toy_torch"])
+    found, notes = submissions.find_submissions(tmp_path, ["toy_torch"])
     assert found == {} and notes["toy_torch"] == "expected toy_torch.ipynb, found 'notes.ipynb'"
 
 
@@ -379,14 +380,14 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
     args = argparse.Namespace(out=str(out), lab="toy", submissions=".", labs_dir="labs", no_feedback=False, jobs=1,
                               no_sandbox=False, memory="8G", notebook_timeout=60)
     for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
-        monkeypatch.setattr(grading, "grade_submissions", lambda *a, **k: [{**row, "status": status}])
-        assert grading.grade_command(args, 5) == code, status
+        monkeypatch.setattr(grade, "grade_submissions", lambda *a, **k: [{**row, "status": status}])
+        assert grade.grade_command(args, 5) == code, status
     err = capsys.readouterr().err
     assert "1 submission(s) could not be graded" in err
     # no notebook ran: the message names no log folder that does not exist
     assert "g-logs" not in err and "no notebook ran, so there are no logs" in err
     (tmp_path / "g-logs").mkdir()
-    assert grading.grade_command(args, 5) == 1
+    assert grade.grade_command(args, 5) == 1
     assert f"logs in {tmp_path / 'g-logs'}" in capsys.readouterr().err
 
 
@@ -488,8 +489,8 @@ def test_normalise_notebook_drops_outputs_and_is_idempotent():
     nb.cells[1].execution_count = 3
     nb.cells[1].metadata["execution"] = {"iopub.status.busy": "2026-01-01"}
     nb.metadata["papermill"] = {"duration": 1.0}
-    once = grading.normalise_notebook(nbformat.writes(nb))
-    assert grading.normalise_notebook(once) == once
+    once = course.normalise_notebook(nbformat.writes(nb))
+    assert course.normalise_notebook(once) == once
     clean = nbformat.reads(once, as_version=4)
     assert clean.cells[1].outputs == [] and clean.cells[1].execution_count is None
     assert set(clean.cells[1].metadata) == {"nbgrader"} and "papermill" not in clean.metadata
@@ -580,7 +581,7 @@ def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
 def test_tool_environment_silences_tensorflow_logs(monkeypatch):
     """nbgrader fails a test cell with stderr output; TensorFlow's C++ log lines must not reach it."""
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")
-    env = grading._env()
+    env = nbgrader_run.tool_env()
     assert env["TF_CPP_MIN_LOG_LEVEL"] == "3"
     assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
 

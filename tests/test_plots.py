@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from txcourse import plots  # noqa: E402
+from txcourse.plots import common  # noqa: E402
 from txcourse.metrics import LengthBucket  # noqa: E402
 from txcourse.plots import (plot_accuracy_by_length, plot_attention,  # noqa: E402
                             plot_attention_heads, plot_mask, plot_positional_encoding,
@@ -147,10 +148,10 @@ def test_korean_labels_do_not_warn():
 
 
 def test_cjk_font_detection(monkeypatch):
-    assert plots._pick_cjk_font(["DejaVu Sans", "NanumGothic", "STIXGeneral"]) == "NanumGothic"
-    assert plots._pick_cjk_font(["DejaVu Sans", "Noto Sans CJK JP"]) == "Noto Sans CJK JP"
-    assert plots._pick_cjk_font(["DejaVu Sans", "cmr10"]) is None
-    monkeypatch.setattr(plots, "cjk_font", lambda: "DejaVu Serif")  # stands in for one
+    assert common._pick_cjk_font(["DejaVu Sans", "NanumGothic", "STIXGeneral"]) == "NanumGothic"
+    assert common._pick_cjk_font(["DejaVu Sans", "Noto Sans CJK JP"]) == "Noto Sans CJK JP"
+    assert common._pick_cjk_font(["DejaVu Sans", "cmr10"]) is None
+    monkeypatch.setattr(common, "cjk_font", lambda: "DejaVu Serif")  # stands in for one
     fig = plot_attention(weights(5, 4), ["나는", "학생", "입니다", "<eos>"], TGT)
     assert "DejaVu Serif" in fig.axes[0].get_xticklabels()[0].get_fontfamily()
 
@@ -220,3 +221,13 @@ def test_save_figure_rejects_unknown_format(tmp_path):
         save_figure(build_figure(), tmp_path / "a.jpg")
     with pytest.raises(ValueError, match="fig must be a matplotlib Figure"):
         save_figure(None, tmp_path / "a.png")
+
+
+def test_examples_run_and_every_function_is_public_under_txcourse_plots():
+    """The docstring examples of every figure module run (doctest finds them under txcourse.plots, where
+    each function says it lives: the path the figures' manifests record)."""
+    import doctest
+
+    result = doctest.testmod(plots)
+    assert result.attempted >= 10 and result.failed == 0, result
+    assert {getattr(plots, name).__module__ for name in plots.__all__} == {"txcourse.plots"}

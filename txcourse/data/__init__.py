@@ -17,6 +17,8 @@ Example:
 
 from txcourse.data.batching import (Batch, EncodedPairs, encode_pairs, iterate_batches,
                                     make_batches, pad_sequences)
+from txcourse.data.bpe import BPETokenizer
+from txcourse.data.char_word import CharTokenizer, WordTokenizer
 from txcourse.data.corpora import (ANKI_SHA256, ANKI_URL, default_cache_dir, download_anki,
                                    load_anki, load_pairs_csv)
 from txcourse.data.numbers import (SUPPORTED_LANGS, TARGET_LANGS, digit_count, draw_by_digit_count, zero_pattern,
@@ -25,8 +27,7 @@ from txcourse.data.splits import SPLIT_NAMES, TranslationSplits
 from txcourse.data.tasks import TASKS, get_task
 from txcourse.data.toy import LETTERS, make_copy_task, make_reverse_task
 from txcourse.data.vocab import (EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, SPECIAL_TOKENS, UNK,
-                                 UNK_ID, BPETokenizer, CharTokenizer, Tokenizer, WordTokenizer,
-                                 load_tokenizer, tokenizer_from_json)
+                                 UNK_ID, Tokenizer, load_tokenizer, tokenizer_from_json)
 
 __all__ = [
     # tokenizers

@@ -17,7 +17,7 @@ shifted left by one::
     tgt_out   [7, 9, 2]      (hola mundo <eos>)
 
 Example:
-    >>> from txcourse.data.vocab import CharTokenizer
+    >>> from txcourse.data.char_word import CharTokenizer
     >>> tok = CharTokenizer.fit(["ab", "ba", "abc"])
     >>> enc = encode_pairs([("ab", "ba"), ("abc", "c")], tok, tok)
     >>> b = make_batches(enc, batch_size=2, shuffle=False)[0]
@@ -147,7 +147,7 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: in
             False), a source encodes to no tokens, or a pair is not two strings.
 
     Example:
-        >>> from txcourse.data.vocab import CharTokenizer
+        >>> from txcourse.data.char_word import CharTokenizer
         >>> tok = CharTokenizer.fit(["abc"])
         >>> enc = encode_pairs([("abc", "a"), ("a", "b")], tok, tok, max_len=2, drop_long=True)
         >>> enc.indices.tolist()
@@ -303,7 +303,7 @@ def make_batches(encoded: EncodedPairs, batch_size: int | None = None,
         List of :class:`Batch`; every example appears in exactly one.
 
     Example:
-        >>> from txcourse.data.vocab import CharTokenizer
+        >>> from txcourse.data.char_word import CharTokenizer
         >>> tok = CharTokenizer.fit(["abc"])
         >>> enc = encode_pairs([("a", "b"), ("abc", "c"), ("ab", "a")], tok, tok)
         >>> [b.indices.tolist() for b in make_batches(enc, batch_size=2, shuffle=False)]

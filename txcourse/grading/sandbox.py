@@ -138,7 +138,7 @@ def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
 
 def _package_dir() -> Path:
     """The folder of the ``txcourse`` package that is running (the kernel imports the same one)."""
-    return Path(__file__).resolve().parent
+    return Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,302 @@
+"""``make grade`` / ``txcourse grade``: autograding a folder of submissions into a CSV and feedback.
+
+:func:`grade_submissions` grades each notebook in a workspace of its own
+(:func:`~txcourse.grading.workspace.grade_one`) with its kernel confined by bubblewrap
+(:mod:`txcourse.grading.sandbox`), ``jobs`` at a time, and writes a CSV of scores, one log and one
+HTML feedback file per notebook. :func:`grade_command` runs it for a parsed command line (the
+options of :func:`add_grade_options`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from txcourse.grading.course import DEFAULT_CELL_TIMEOUT, LABS, copy_config
+from txcourse.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
+from txcourse.grading.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap,
+                                      parse_size)
+from txcourse.grading.submissions import STUDENT_ID, find_submissions, why_unreadable
+from txcourse.grading.workspace import GRADED, MISSING, GradeTask, grade_one
+
+__all__ = ["CSV_FIELDS", "DEFAULT_NOTEBOOK_TIMEOUT", "GradingInterrupted", "grade_submissions", "failures",
+           "default_grades_csv", "format_grades", "add_grade_options", "grade_command"]
+
+CSV_FIELDS = ("student", "lab", "notebook", "framework", "score", "max_score", "status", "failed_tests",
+              "feedback", "log", "note")
+DEFAULT_NOTEBOOK_TIMEOUT = 1800  # seconds per notebook, all cells and the kernel's start included
+
+
+class GradingInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived while grading; every process was ended and the temporary files removed."""
+
+
+def _install_signal_handlers():
+    """SIGTERM (and SIGINT, SIGHUP) raise :class:`GradingInterrupted` in the main thread; returns
+    the previous handlers (None outside the main thread, where handlers cannot be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        for s in signals:  # one is enough: clean-up must not be interrupted
+            signal.signal(s, signal.SIG_IGN)
+        raise GradingInterrupted(signal.Signals(signum).name)
+
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    return {s: signal.signal(s, handler) for s in signals}
+
+
+
+def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str | os.PathLike,
+                      timeout: int = DEFAULT_CELL_TIMEOUT, labs_dir: str | os.PathLike = "labs",
+                      feedback: bool = True, course_dir: Optional[str | os.PathLike] = None,
+                      verbose: bool = True, jobs: Optional[int] = None, sandbox: bool = True,
+                      memory: str | int = DEFAULT_MEMORY, notebook_timeout: int = DEFAULT_NOTEBOOK_TIMEOUT,
+                      bwrap_path: Optional[str] = None) -> list[dict[str, Any]]:
+    """Autograde every student's submission of ``lab`` and write a CSV of scores, logs and HTML feedback.
+
+    ``submissions_dir`` holds one folder per student (the folder name is the student id) with
+    ``<lab>_torch.ipynb`` and/or ``<lab>_tf.ipynb``, directly or in a ``<lab>/`` subfolder; a near
+    miss of a name (``<lab>_torch (1).ipynb``) is graded with a note. The master copy of each
+    notebook is recorded in a gradebook of its own (``nbgrader generate_assignment`` in a temporary
+    folder, or ``course_dir``); then every notebook is graded in a workspace of its own holding only
+    the config, a copy of that gradebook and the notebook, ``jobs`` at a time (default: the number
+    of cores), and the scores are merged. One submission cannot change another's score: a cell that
+    raises fails the tests that need it, a cell running past ``timeout`` seconds is interrupted (the
+    rest of the notebook runs), a notebook running past ``notebook_timeout`` seconds is killed (0,
+    status ``timeout``), a deleted or edited test cell is restored from the master copy and run
+    (``labs/nbgrader_config.py`` sets ``OverwriteCells.add_missing_cells``).
+
+    With ``sandbox`` (the default) the kernel that runs the student's code is confined by bubblewrap
+    (:mod:`txcourse.grading.sandbox`): no network, nothing of the host but the system, Python and the
+    ``txcourse`` package, read-only, its own working folder the only writable one, ``memory`` bytes
+    of address space (``"8G"``), and every process it forks ends with it. Without bwrap this raises
+    :class:`~txcourse.grading.sandbox.SandboxUnavailable`; ``sandbox=False`` grades unconfined.
+
+    The CSV (``out_csv``) has one row per student and notebook: ``student, lab, notebook, framework,
+    score, max_score, status, failed_tests, feedback, log, note``; status is ``graded``, ``missing``
+    (no such notebook submitted), ``unreadable: ...``, ``error: ...`` (nbgrader could not grade it:
+    the kernel died, ...) or ``timeout: ...``. nbgrader's log of each graded notebook is kept in
+    ``<out_csv stem>-logs/<student>-<notebook>.log``, the feedback in ``<out_csv folder>/feedback/
+    <student>/<notebook>.html``. SIGINT/SIGTERM end every process started and remove the temporary
+    files, then raise :class:`GradingInterrupted`. Returns the rows, each also with ``cells`` (grade id ->
+    (score, max score) of each test cell; not in the CSV).
+    """
+    labs_dir = Path(labs_dir).resolve()
+    submissions = Path(submissions_dir).resolve()
+    out_csv = Path(out_csv).resolve()
+    if lab not in LABS and not (labs_dir / "source" / lab).is_dir():
+        raise ValueError(f"unknown lab {lab!r}; labs are {list(LABS)}")
+    if not submissions.is_dir():
+        raise ValueError(f"submissions folder {str(submissions)!r} does not exist")
+    if not (labs_dir / "source" / lab).is_dir():
+        raise ValueError(f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
+                         f"pass the course folder (labs_dir, --labs-dir)")
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if notebook_timeout < 1:
+        raise ValueError(f"--notebook-timeout must be at least 1 second, got {notebook_timeout}")
+    memory_bytes = parse_size(memory)
+    students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not students:
+        raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
+    notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
+    box = Sandbox(find_bwrap(bwrap_path), memory_bytes) if sandbox else None
+    if box is not None and len(tempfile.gettempdir()) > 60:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5 < 108 bytes
+        raise ValueError(f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
+                         f"Unix sockets: expected at most 60 characters; set TMPDIR=/tmp")
+
+    def say(message: str) -> None:
+        if verbose:
+            print(message, flush=True)
+
+    if box is None:
+        print("txcourse grade: warning: grading WITHOUT a sandbox (--no-sandbox): students' code can read the "
+              "solutions and the other submissions, write anywhere you can and use the network", file=sys.stderr)
+    import uuid
+
+    tmp = Path(tempfile.mkdtemp(prefix="txgrade-"))  # short: Unix socket paths must stay under 108 bytes
+    root = Path(course_dir).resolve() if course_dir is not None else tmp
+    if course_dir is not None and root.exists():
+        shutil.rmtree(root)
+    logs = out_csv.parent / f"{out_csv.stem}-logs"
+    groups = ProcessGroups(uuid.uuid4().hex)
+    env = tool_env(threads=max(1, (os.cpu_count() or 1) // jobs))
+    previous = _install_signal_handlers()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    rows: list[dict[str, Any]] = []
+    try:
+        if logs.is_dir():
+            shutil.rmtree(logs)
+        # one master course per notebook, so a workspace's gradebook knows only its own notebook
+        masters = {name: root / "master" / name for name in notebooks}
+        for name, master in masters.items():
+            (master / "source" / lab).mkdir(parents=True)
+            copy_config(labs_dir, master)
+            shutil.copy2(labs_dir / "source" / lab / f"{name}.ipynb", master / "source" / lab / f"{name}.ipynb")
+        made = list(pool.map(lambda m: run_nbgrader(["generate_assignment", lab, "--force"], m, env,
+                                                    root / "logs" / f"generate_{m.name}.log", groups=groups,
+                                                    task=f"master-{m.name}"), masters.values()))
+        for run in made:
+            if run.returncode != 0:
+                raise RuntimeError(f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n"
+                                   f"{run.tail()}")
+        top = {name: max_scores(master, lab).get(name, "") for name, master in masters.items()}
+
+        statuses: dict[tuple[str, str], dict[str, Any]] = {}
+        tasks: list[GradeTask] = []
+        for student_dir in students:
+            student = student_dir.name
+            if not STUDENT_ID.match(student):
+                for name in notebooks:
+                    statuses[student, name] = {"status": "error: student folder names may hold only letters, "
+                                                         "digits and _.@-"}
+                continue
+            found, notes = find_submissions(student_dir, notebooks)
+            for name in notebooks:
+                row: dict[str, Any] = {"note": notes.get(name, "")}
+                statuses[student, name] = row
+                if name not in found:
+                    row["status"] = MISSING
+                    continue
+                problem = why_unreadable(found[name])
+                if problem:
+                    row["status"] = f"unreadable: {problem}"
+                    continue
+                if row["note"]:
+                    print(f"txcourse grade: warning: {student}: {row['note']}", file=sys.stderr)
+                index = len(tasks)
+                tasks.append(GradeTask(index, student, name, found[name], root / "ws" / str(index),
+                                   logs / f"{student}-{name}.log", row["note"]))
+
+        if box is not None:
+            (tmp / "rt").mkdir()
+        start = time.perf_counter()
+        futures = {pool.submit(grade_one, task, lab, masters[task.name], tmp / "rt" if box else None, box, groups,
+                               env, timeout, notebook_timeout, feedback): task for task in tasks}
+        from concurrent.futures import as_completed
+
+        feedback_root = out_csv.parent / "feedback"
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:  # noqa: BLE001 - report it with the submission, grade the others
+                result = {"status": f"error: {type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+            html = result.pop("html", None)
+            if html is not None:
+                dest = feedback_root / task.student / f"{task.name}.html"
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(html, dest)
+                result["feedback"] = os.path.relpath(dest, out_csv.parent)
+            result["log"] = os.path.relpath(task.log, out_csv.parent)
+            statuses[task.student, task.name].update(result)
+            say(f"{task.student} {task.name}: {result['status'].split(':')[0]} in {result.get('seconds', 0):.0f} s"
+                + (f" ({result['score']:g}/{result['max_score']:g})" if "score" in result else ""))
+        elapsed = time.perf_counter() - start
+        if tasks:
+            say(f"graded {len(tasks)} notebook(s) in {elapsed:.0f} s with {jobs} job(s)"
+                f"{'' if box else ' WITHOUT sandbox'}: {elapsed / len(tasks):.1f} s per notebook, "
+                f"{60 * len(tasks) / elapsed:.1f} notebooks per minute")
+        for (student, name), found_row in statuses.items():
+            row = {"student": student, "lab": lab, "notebook": name, "framework": name.rsplit("_", 1)[-1],
+                   "score": 0.0, "max_score": top.get(name, ""), "status": "", "failed_tests": "", "feedback": "",
+                   "log": "", "note": ""}
+            row.update({k: v for k, v in found_row.items() if k in CSV_FIELDS})
+            row["cells"] = found_row.get("cells", {})  # grade id -> (score, max); not in the CSV
+            rows.append(row)
+        rows.sort(key=lambda r: (r["student"], r["notebook"]))
+        out_csv.parent.mkdir(parents=True, exist_ok=True)
+        with open(out_csv, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+        say(f"wrote {out_csv} ({len(rows)} rows)")
+    except BaseException:
+        groups.kill_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        groups.kill_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if previous:
+            for s, h in previous.items():
+                signal.signal(s, h)
+    return rows
+
+
+def failures(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of submissions that were there but could not be graded (unreadable, error, timeout)."""
+    return [r for r in rows if r["status"] not in (GRADED, MISSING)]
+
+
+def default_grades_csv(lab: str) -> str:
+    """Where ``make grade`` and ``txcourse grade`` write the CSV unless told otherwise."""
+    return os.path.join("_build", "grades", f"{lab}.csv")
+
+
+def format_grades(rows: Sequence[dict[str, Any]]) -> str:
+    """One line per student and notebook: score / max score and status."""
+    width = max((len(r["student"]) for r in rows), default=0)
+    return "\n".join(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} "
+                     f"{r['status']}" for r in rows)
+
+
+def add_grade_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``txcourse grade`` and ``python -m txcourse.grading grade`` beyond the folder,
+    the lab, the CSV and the cell timeout."""
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help="notebooks graded at the same time (default: the number of cores)")
+    parser.add_argument("--notebook-timeout", type=int, default=DEFAULT_NOTEBOOK_TIMEOUT, metavar="S",
+                        help=f"seconds a whole notebook may run before it is killed (default {DEFAULT_NOTEBOOK_TIMEOUT})")
+    parser.add_argument("--memory", default=DEFAULT_MEMORY, metavar="SIZE",
+                        help=f"address space of each sandboxed kernel, e.g. 4G or 512M (default {DEFAULT_MEMORY})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)")
+
+
+def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade",
+                  raise_errors: bool = False) -> int:
+    """Run :func:`grade_submissions` for a parsed command line and print the table. Returns the
+    exit status: 0, 1 when any submission could not be graded (the CSV says why), 2 for a bad
+    argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time).
+    With ``raise_errors`` a bad argument or a missing sandbox raises ValueError instead (for a
+    caller that prints its own one-line errors, like ``txcourse``)."""
+    out = args.out or default_grades_csv(args.lab)
+    try:
+        rows = grade_submissions(args.submissions, args.lab, out, timeout=cell_timeout, labs_dir=args.labs_dir,
+                                 feedback=not args.no_feedback, jobs=args.jobs, sandbox=not args.no_sandbox,
+                                 memory=args.memory, notebook_timeout=args.notebook_timeout)
+    except (ValueError, SandboxUnavailable) as error:
+        if raise_errors:
+            raise ValueError(str(error)) from None
+        print(f"{prog}: error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    except GradingInterrupted as stop:
+        name = str(stop) or "SIGINT"
+        print(f"{prog}: interrupted by {name}: stopped every process it started and removed its temporary files; "
+              f"no CSV written", file=sys.stderr)
+        return 128 + getattr(signal, name, signal.SIGINT).value
+    print(format_grades(rows))
+    bad = failures(rows)
+    if bad:
+        logs = Path(out).with_name(Path(out).stem + "-logs")  # made only when a notebook ran
+        print(f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}"
+              + (f"; logs in {logs})" if logs.is_dir() else "; no notebook ran, so there are no logs)"),
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,114 @@
+"""Grading one submitted notebook in a workspace of its own, its kernel in the sandbox.
+
+:func:`grade_one` (run by :func:`~txcourse.grading.grade.grade_submissions`, ``jobs`` at a time)
+builds the workspace (a copy of the gradebook, the config and the notebook, nothing else), writes
+a kernelspec that starts the kernel inside bubblewrap (:mod:`txcourse.grading.sandbox`), and runs
+``python -m txcourse.grading workspace`` there: :func:`grade_workspace` autogrades the notebook
+and writes its feedback with nbgrader's Python API, in one process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from txcourse.grading.nbgrader_run import last_error, read_scores, run_tool
+from txcourse.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
+
+__all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace"]
+
+GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see grade.failures)
+
+
+# Appended to each workspace's nbgrader_config.py when the kernel is sandboxed: the kernel has no
+# network, so nbgrader reaches it over Unix sockets in the runtime folder bound into the sandbox.
+_SANDBOX_CONFIG = """
+# --- txcourse.grading: the kernel runs in bwrap without network; talk to it over Unix sockets
+c.KernelManager.transport = "ipc"
+c.KernelManager.ip = {ip!r}
+c.KernelManager.connection_file = {connection!r}
+"""
+
+
+@dataclass
+class GradeTask:
+    """One notebook of one student, graded in ``workspace``."""
+
+    index: int
+    student: str
+    name: str
+    path: Path
+    workspace: Path
+    log: Path
+    note: str = ""
+
+
+def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Path], sandbox: Optional[Sandbox],
+              groups: ProcessGroups, env: dict[str, str], cell_timeout: int, notebook_timeout: int,
+              feedback: bool) -> dict[str, Any]:
+    """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
+    notebook, nothing else. Returns the CSV fields it decides (score, status, ...)."""
+    ws, tag = task.workspace, str(task.index)
+    (ws / "submitted" / task.student / lab).mkdir(parents=True)
+    shutil.copy2(master / "gradebook.db", ws / "gradebook.db")
+    shutil.copy2(master / "nbgrader_config.py", ws / "nbgrader_config.py")
+    shutil.copy2(task.path, ws / "submitted" / task.student / lab / f"{task.name}.ipynb")
+    env = dict(env)
+    if sandbox is not None:
+        assert runtime_root is not None
+        workdir = ws / "autograded" / task.student / lab
+        workdir.mkdir(parents=True)
+        runtime = runtime_root / tag
+        runtime.mkdir(mode=0o700)
+        with open(ws / "nbgrader_config.py", "a", encoding="utf-8") as f:
+            f.write(_SANDBOX_CONFIG.format(ip=str(runtime / "k"), connection=str(runtime / "kernel.json")))
+        write_kernelspec(ws / "jupyter", sandbox.kernel_argv(workdir, runtime, groups.env(env, tag)))
+        env.update(JUPYTER_PATH=str(ws / "jupyter"), JUPYTER_RUNTIME_DIR=str(runtime))
+    # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
+    package_root = str(Path(__file__).resolve().parents[2])  # the txcourse that runs this, not another install
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    run = run_tool([sys.executable, *safe_path, "-m", "txcourse.grading", "workspace", lab, task.student,
+                    str(cell_timeout), *(["--feedback"] if feedback else [])], ws, env, task.log,
+                   timeout=notebook_timeout, groups=groups, task=tag)
+    scores = read_scores(ws, lab, task.student)
+    score = scores.get(task.name)
+    out: dict[str, Any] = {"seconds": run.seconds}
+    if run.timed_out:
+        out["status"] = f"timeout: the notebook ran past --notebook-timeout {notebook_timeout} s"
+    elif score is None:
+        out["status"] = "error: nbgrader could not grade it: " + last_error(task.log)
+    else:
+        out.update(status=GRADED, score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed),
+                   cells=dict(score.cells))
+        html = ws / "feedback" / task.student / lab / f"{task.name}.html"
+        if feedback and html.exists():
+            out["html"] = html
+    return out
+
+
+def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -> int:
+    """``python -m txcourse.grading workspace``: in a workspace (the current folder), ``nbgrader
+    autograde`` the student's notebook, then ``generate_feedback`` if it was graded, with nbgrader's
+    Python API in this one process; the logs go to stdout. Exit status 0 when both worked."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=os.getcwd()).load_config()
+    config.CourseDirectory.root = os.getcwd()
+    config.Execute.timeout = cell_timeout
+    api = NbGraderAPI(config=config)
+    steps = [("autograde", lambda: api.autograde(lab, student, force=True, create=True))]
+    if feedback:
+        steps.append(("generate_feedback", lambda: api.generate_feedback(lab, student, force=True)))
+    for name, step in steps:
+        print(f"[txcourse.grading] nbgrader {name} {lab} --student={student}", flush=True)
+        result = step()
+        print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
+        if not result.get("success"):
+            return 1
+    return 0
