@@ -41,8 +41,5 @@ def test_student_modules_load_no_grading_code():
     assert _grading_modules_after(*STUDENT_MODULES) == []
 
 
-@pytest.mark.xfail(strict=True, reason="txcourse/cli.py imports DEFAULT_CELL_TIMEOUT and LABS from txcourse.grading "
-                                       "at module level (line 43); moving that import into build_parser, next to "
-                                       "add_grade_options, fixes it (left to the cli.py split, issue 23)")
 def test_cli_module_loads_no_grading_code():
     assert _grading_modules_after("txcourse.cli") == []

@@ -1,12 +1,35 @@
-"""``txcourse grade``: autograde lab submissions (txcourse.grading.grade_command, imported here only)."""
+"""``txcourse grade``: autograde lab submissions with the course's grading tool, imported here only.
+
+The grading tool (nbgrader, the sandbox) is instructor code, outside what a student's
+``import txcourse`` loads; its options are defined with it and parsed here, when the command runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from txcourse.cli.options import OptionError
 
-__all__ = ["grade_command"]
+__all__ = ["grade_command", "grade_parser"]
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    """The parser of ``txcourse grade`` (imports the grading tool)."""
+    from txcourse.cli import _Parser
+    from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS, add_grade_options
+
+    grade = _Parser(prog="txcourse grade", description="autograde a folder of lab submissions: a CSV of scores and "
+                                                       "HTML feedback (nbgrader)")
+    grade.add_argument("submissions", type=Path, help="folder with one subfolder per student")
+    grade.add_argument("--lab", required=True, help=f"one of {list(LABS)}")
+    grade.add_argument("--out", type=Path, default=None, help="CSV to write (default _build/grades/LAB.csv)")
+    grade.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT, metavar="S",
+                       help=f"seconds a cell may run before it is interrupted (default {DEFAULT_CELL_TIMEOUT})")
+    grade.add_argument("--labs-dir", type=Path, default=Path("labs"), help="the nbgrader course (default labs)")
+    grade.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
+    add_grade_options(grade)  # --jobs, --notebook-timeout, --memory, --no-sandbox
+    return grade
 
 
 def grade_command(args: argparse.Namespace) -> int:
@@ -14,6 +37,7 @@ def grade_command(args: argparse.Namespace) -> int:
     128 + signal when interrupted (txcourse.grading.grade_command)."""
     from txcourse.grading import grade_command as grade
 
-    if args.cell_timeout < 1:
-        raise OptionError(f"--cell-timeout must be at least 1 second, got {args.cell_timeout}", "--cell-timeout")
-    return grade(args, args.cell_timeout, prog="txcourse", raise_errors=True)
+    options = grade_parser().parse_args(args.rest)
+    if options.cell_timeout < 1:
+        raise OptionError(f"--cell-timeout must be at least 1 second, got {options.cell_timeout}", "--cell-timeout")
+    return grade(options, options.cell_timeout, prog="txcourse", raise_errors=True)
