@@ -52,11 +52,12 @@ BOOK_HTML   := _build/html
 PYTEST_ARGS ?=
 JB_ARGS     ?=
 
-.PHONY: help venv test test-python book book-check mathjax clean distclean
+.PHONY: help venv test test-lint format test-python book book-check mathjax clean distclean
 
 help:
 	@echo "make book       build the HTML book into $(BOOK_HTML)"
-	@echo "make test       run all tests"
+	@echo "make test       run all tests (ruff lint and format check first)"
+	@echo "make format     fix what ruff can and format the tree"
 	@echo "make figures    redraw every figure of the book into _build/figures (manifest.json)"
 	@echo "make slides     build the weekly reveal.js decks into _build/slides"
 	@echo "make labs       regenerate the lab notebooks from labs/specs"
@@ -115,7 +116,17 @@ $(VENV_STAMP): pyproject.toml constraints.txt
 # ---------------------------------------------------------------------------
 # Each area adds its own fragment under mk/ (labs.mk, browser.mk, ...) and
 # registers its step with `TEST_STEPS += test-<area>`.
-TEST_STEPS := test-python
+TEST_STEPS := test-lint test-python
+
+# ruff (configured in pyproject.toml): lint and format, on the whole tree.
+# `make format` rewrites what `ruff format --check` would refuse.
+test-lint: $(VENV_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(VENV_STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
 
 test-python: $(VENV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
