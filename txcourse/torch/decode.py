@@ -126,10 +126,9 @@ def reorder_state(state: Any, index: torch.Tensor) -> Any:
     """Select rows ``index`` of every tensor in a decoding state (the beams that survive a step).
 
     The state is a nest of dicts and tuples (NamedTuples included) of
-    tensors; a new one is returned, ``state`` is not changed. (TensorFlow:
-    ``tf.nest.map_structure`` over the same nest.)
+    tensors; a new one is returned, ``state`` is not changed.
     """
-    if isinstance(state, torch.Tensor):
+    if isinstance(state, torch.Tensor):  # TensorFlow: tf.nest.map_structure over the same nest
         return state.index_select(0, index)
     if isinstance(state, dict):
         return {key: reorder_state(value, index) for key, value in state.items()}
