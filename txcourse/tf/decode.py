@@ -72,6 +72,11 @@ def _width(x: tf.Tensor) -> Optional[int]:
     return x.shape[-1] if x.dtype.is_floating and x.shape.rank >= 2 else None
 
 
+def _signature(flat: list) -> tuple:
+    """What :func:`_open` makes of every leaf, as a key cheap enough to compute at every step."""
+    return tuple((x.dtype, x.shape.rank, _width(x)) if tf.is_tensor(x) else x for x in flat)
+
+
 _STEPS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
@@ -85,22 +90,26 @@ def _compiled(model: Any, step: Callable) -> Callable:
     function of tensors in and tensors out (the decoding state goes in and
     the new one comes out), so it is traced once, for open batch and lengths
     (:func:`_open`), and the graph runs at every step; the decoders' loops
-    stay in Python. Under ``tf.config.run_functions_eagerly(True)`` the step
-    runs eagerly.
+    stay in Python. Arguments of another structure (no cache, another beam
+    size) trace anew. Under ``tf.config.run_functions_eagerly(True)`` the
+    step runs eagerly.
     """
     steps = _STEPS.setdefault(model, {})
     if step.__name__ not in steps:  # the function must not keep the model alive: a weak proxy
         function = tf.function(functools.partial(step, weakref.proxy(model)), autograph=False)
-        steps[step.__name__] = functools.partial(_run, function)
+        steps[step.__name__] = functools.partial(_run, function, {})
     return steps[step.__name__]
 
 
-def _run(function: Any, *args: Any) -> Any:
-    """``function(*args)``, traced the first time for the open shapes of ``args`` (:func:`_open`)."""
-    if not tf.config.functions_run_eagerly():  # no autograph: no Python branch of a step depends on a tensor's value
-        function.get_concrete_function(*tf.nest.map_structure(_open, args))  # traces once; later a lookup
-    try:
+def _run(function: Any, graphs: dict, *args: Any) -> Any:
+    """``function(*args)`` through its graph for the open shapes of ``args`` (:func:`_open`), traced on first use."""
+    if tf.config.functions_run_eagerly():
         return function(*args)
+    key = _signature(tf.nest.flatten(args))  # the graph is looked up here: cheaper than tf.function's dispatch
+    if key not in graphs:  # no autograph: no Python branch of a step depends on a tensor's value
+        graphs[key] = function.get_concrete_function(*tf.nest.map_structure(_open, args))
+    try:
+        return graphs[key](*args)
     except tf.errors.InvalidArgumentError:  # a graph assertion, e.g. a token id outside the vocabulary:
         function.python_function(*args)  # eagerly, to raise its clear ValueError
         raise
