@@ -75,7 +75,11 @@ def test_multi_head_attention_is_concat_then_w_o(fw):
     mha = fw.module.MultiHeadAttention(d_model, heads)
     x = rng.normal(size=(2, 5, d_model)).astype(np.float32)
     y = rng.normal(size=(2, 4, d_model)).astype(np.float32)
-    out = fw.numpy(mha(fw.tensor(x), fw.tensor(y), fw.tensor(y)))
+    out, cache, weights_out = mha(fw.tensor(x), fw.tensor(y), fw.tensor(y), return_weights=True)
+    out = fw.numpy(out)
+    assert cache is None, "no cache given, none returned"
+    assert_close(out, fw.numpy(mha(fw.tensor(x), fw.tensor(y), fw.tensor(y))), atol=0,
+                 what="the output alone without return_weights")
 
     def dense(layer, a):
         return fw.numpy(layer(fw.tensor(a.astype(np.float32))))
@@ -93,7 +97,46 @@ def test_multi_head_attention_is_concat_then_w_o(fw):
     expected = dense(mha.w_o, np.concatenate(outputs, -1))
     assert out.shape == (2, 5, d_model)
     assert_close(out, expected, atol=1e-5, what="MultiHeadAttention output")
-    assert_close(fw.numpy(mha.attention_weights), np.stack(weights, 1), atol=1e-6, what="kept attention weights")
+    assert_close(fw.numpy(weights_out), np.stack(weights, 1), atol=1e-6, what="returned attention weights")
+    assert not hasattr(mha, "attention_weights"), "the weights are an output, not kept on the layer"
+
+
+def test_cache_is_a_value_the_layer_returns_and_never_changes(fw):
+    """Self-attention over a cache of earlier positions = attention over the whole sequence (Sec. 3.2.2):
+    the new cache is returned, the given one is left as it was."""
+    from txcourse.cache import AttentionOutput, KVCache
+
+    rng = np.random.default_rng(4)
+    mha = fw.eval(fw.module.MultiHeadAttention(8, 2))
+    x = rng.normal(size=(2, 5, 8)).astype(np.float32)
+    whole, _, whole_weights = mha(fw.tensor(x), fw.tensor(x), fw.tensor(x), fw.module.look_ahead_mask(5),
+                                  return_weights=True)
+    cache = mha.project_key_value(fw.tensor(x[:, :0]), fw.tensor(x[:, :0]))  # empty: (B, H, 0, d_k)
+    assert isinstance(cache, KVCache) and tuple(cache.key.shape) == (2, 2, 0, 4)
+    for t in range(5):
+        new = fw.tensor(x[:, t:t + 1])
+        given = fw.numpy(cache.key).copy()
+        step = mha(new, new, new, fw.module.look_ahead_mask(1, t), cache, return_weights=True)
+        assert isinstance(step, AttentionOutput) and isinstance(step.cache, KVCache)
+        assert_close(fw.numpy(cache.key), given, atol=0, what="the given cache, unchanged")
+        assert tuple(step.cache.key.shape) == tuple(step.cache.value.shape) == (2, 2, t + 1, 4)
+        assert_close(fw.numpy(step.output)[:, 0], fw.numpy(whole)[:, t], atol=1e-5, what=f"cached step {t}")
+        assert_close(fw.numpy(step.weights)[:, :, 0], fw.numpy(whole_weights)[:, :, t, :t + 1], atol=1e-6,
+                     what=f"weights of cached step {t}")
+        cache = step.cache
+    static = mha(fw.tensor(x[:, :2]), None, None, None, cache, return_weights=True)  # attend to the cache as it is
+    assert_close(fw.numpy(static.cache.key), fw.numpy(cache.key), atol=0, what="a static cache comes back as it was")
+    assert_close(fw.numpy(static.output), fw.numpy(mha(fw.tensor(x[:, :2]), fw.tensor(x), fw.tensor(x))), atol=1e-5,
+                 what="attention to a projected memory")
+
+
+def test_cache_and_missing_key_are_checked(fw):
+    mha = fw.module.MultiHeadAttention(8, 2)
+    x = fw.tensor(np.ones((1, 3, 8), np.float32))
+    with pytest.raises(ValueError, match="cache must be a KVCache .* got dict"):
+        mha(x, x, x, cache={"key": x})
+    with pytest.raises(ValueError, match="key and value may be None only together and with a cache"):
+        mha(x, None, None)
 
 
 def test_split_and_merge_heads_are_inverse(fw):

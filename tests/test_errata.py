@@ -78,8 +78,9 @@ def test_E5_heads_are_concatenated(fw):
     rng = np.random.default_rng(0)
     mha = fw.module.MultiHeadAttention(8, 2)
     x = rng.normal(size=(1, 3, 8)).astype(np.float32)
-    out = fw.numpy(mha(fw.tensor(x), fw.tensor(x), fw.tensor(x)))
-    heads = np.moveaxis(fw.numpy(mha.attention_weights), 1, 0) @ np.stack(
+    out, _, weights = mha(fw.tensor(x), fw.tensor(x), fw.tensor(x), return_weights=True)
+    out = fw.numpy(out)
+    heads = np.moveaxis(fw.numpy(weights), 1, 0) @ np.stack(
         np.split(fw.numpy(mha.w_v(fw.tensor(x))), 2, axis=-1))  # (H, B, T, d_k)
     concat = fw.numpy(mha.w_o(fw.tensor(np.concatenate(list(heads), -1).astype(np.float32))))
     assert_close(out, concat, atol=1e-5, what="Concat(heads) W^O")
@@ -445,8 +446,8 @@ def test_E23_weight_is_not_similarity(fw):
     layer = fw.eval(fw.module.DecoderLayer(d_model=8, num_heads=2, d_ff=16, dropout=0.0))
     rng = np.random.default_rng(23)
     target, source = (fw.tensor(rng.normal(size=(1, n, 8)).astype(np.float32)) for n in (2, 3))
-    layer(target, source)
-    cross = fw.numpy(layer.cross_attn.attention_weights)
+    _, _, (_, cross) = layer(target, source, return_weights=True)  # (self-attention, cross-attention) weights
+    cross = fw.numpy(cross)
     assert cross.shape == (1, 2, 2, 3)  # (B, H, T_tgt, T_src): queries from the decoder, keys from the encoder
     assert_close(cross.sum(-1), np.ones((1, 2, 2)), atol=1e-6, what="each target row sums to 1 over the source")
 
@@ -685,14 +686,11 @@ def test_E34_the_wq_comment_names_w_o(fw):
 
     mha = fw.eval(fw.module.MultiHeadAttention(8, 2))
     y = fw.tensor(x.numpy())
-    mha(y, y, y)
-    before = fw.numpy(mha.attention_weights)
+    before = fw.numpy(mha(y, y, y, return_weights=True).weights)
     scale_weights(fw, mha.w_o, 2.0)
-    mha(y, y, y)
-    assert_close(fw.numpy(mha.attention_weights), before, atol=0, what="weights after changing W^O")
+    assert_close(fw.numpy(mha(y, y, y, return_weights=True).weights), before, atol=0, what="weights after changing W^O")
     scale_weights(fw, mha.w_q, 2.0)
-    mha(y, y, y)
-    assert np.abs(fw.numpy(mha.attention_weights) - before).max() > 1e-3  # W^Q shapes them
+    assert np.abs(fw.numpy(mha(y, y, y, return_weights=True).weights) - before).max() > 1e-3  # W^Q shapes them
 
 
 def test_E35_context_vector_is_per_step(fw):

@@ -42,21 +42,36 @@ def inputs(cfg, seed: int = 0) -> dict[str, np.ndarray]:
 
 
 # name -> (build(module, cfg), run(fw, layer, data) -> list of arrays to compare)
+def _leaves(result) -> list:
+    """Every tensor of a layer's result (an AttentionOutput: output, cache, weights), in order, Nones left out."""
+    if isinstance(result, (tuple, list)):
+        return [leaf for item in result for leaf in _leaves(item)]
+    return [] if result is None else [result]
+
+
 def _mha_self(fw, layer, d):
     mask = fw.module.padding_mask(fw.tensor(d["tgt"]))
-    out = layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), mask)
-    return [out, layer.attention_weights]
+    return _leaves(layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), mask, return_weights=True))
 
 
 def _mha_cross(fw, layer, d):
     mask = fw.module.padding_mask(fw.tensor(d["src"]))
-    out = layer(fw.tensor(d["x"]), fw.tensor(d["memory"]), fw.tensor(d["memory"]), mask)
-    return [out, layer.attention_weights]
+    return _leaves(layer(fw.tensor(d["x"]), fw.tensor(d["memory"]), fw.tensor(d["memory"]), mask, return_weights=True))
 
 
 def _mha_causal(fw, layer, d):
-    out = layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), fw.module.look_ahead_mask(5))
-    return [out, layer.attention_weights]
+    x = fw.tensor(d["x"])
+    return _leaves(layer(x, x, x, fw.module.look_ahead_mask(5), return_weights=True))
+
+
+def _mha_cached(fw, layer, d):
+    """Two positions after three cached ones; then a static cache (the memory projected once), attended as it is."""
+    x = d["x"]
+    cache = layer.project_key_value(fw.tensor(x[:, :3]), fw.tensor(x[:, :3]))
+    step = layer(fw.tensor(x[:, 3:]), fw.tensor(x[:, 3:]), fw.tensor(x[:, 3:]), fw.module.look_ahead_mask(2, 3),
+                 cache, return_weights=True)
+    memory = layer.project_key_value(fw.tensor(d["memory"]), fw.tensor(d["memory"]))
+    return _leaves(step) + _leaves(layer(fw.tensor(x[:, 3:]), None, None, None, memory, return_weights=True))
 
 
 def _decoder_masks(fw, d):
@@ -66,6 +81,17 @@ def _decoder_masks(fw, d):
     else:
         self_mask = fw.lib.logical_or(self_mask, fw.module.padding_mask(fw.tensor(d["tgt"])))
     return self_mask, fw.module.padding_mask(fw.tensor(d["src"]))
+
+
+def _decoder_cached(fw, layer, d):
+    """Two decoding steps through the cache: outputs, every cached key and value, every weight."""
+    memory, (_, cross_mask) = fw.tensor(d["memory"]), _decoder_masks(fw, d)
+    cache, leaves = layer.init_cache(memory), []
+    for t in range(2):
+        step = layer(fw.tensor(d["tgt"][:, t:t + 1]), memory, fw.module.look_ahead_mask(1, t), cross_mask, cache,
+                     return_weights=True)
+        cache, leaves = step.cache, leaves + _leaves(step)
+    return leaves
 
 
 def _seq2seq_decoder(fw, layer, d):
@@ -84,14 +110,20 @@ CASES = {
     "MultiHeadAttention self, padding mask": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_self),
     "MultiHeadAttention cross, T_q != T_k": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cross),
     "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_causal),
+    "MultiHeadAttention with caches": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cached),
     "EncoderLayer": (lambda m, c: m.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
-                     lambda fw, l, d: [l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])))]),
+                     lambda fw, l, d: _leaves(l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])),
+                                                return_weights=True))),
     "DecoderLayer": (lambda m, c: m.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
-                     lambda fw, l, d: [l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d))]),
+                     lambda fw, l, d: _leaves(l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d),
+                                                return_weights=True))),
     "Encoder": (lambda m, c: m.Encoder(c),
-                lambda fw, l, d: [l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])))]),
+                lambda fw, l, d: _leaves(l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])),
+                                           return_weights=True))),
     "Decoder": (lambda m, c: m.Decoder(c),
-                lambda fw, l, d: [l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d))]),
+                lambda fw, l, d: _leaves(l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d),
+                                           return_weights=True))),
+    "Decoder, cached steps": (lambda m, c: m.Decoder(c), _decoder_cached),
     "Transformer": (lambda m, c: m.Transformer(c),
                     lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
     "BahdanauAttention": (lambda m, c: m.BahdanauAttention(16),
@@ -104,7 +136,7 @@ CASES = {
     "Seq2SeqDecoder fixed context": (lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=False),
                                      _seq2seq_decoder),
     "Seq2Seq attention": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=True),
-                          lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"])), l.attention_weights]),
+                          lambda fw, l, d: list(l(fw.tensor(d["src"]), fw.tensor(d["tgt"]), return_weights=True))),
     "Seq2Seq fixed context": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=False),
                               lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
 }

@@ -337,7 +337,7 @@ def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model
     mask, lengths = _make_mask(mask_kind, rng, batch, t_q, t_k)
 
     with torch.no_grad():
-        out = ours(q, k, v, None if mask is None else torch.from_numpy(mask))
+        out, _, weights = ours(q, k, v, None if mask is None else torch.from_numpy(mask), return_weights=True)
         key_padding_mask, attn_mask = _torch_reference_masks(mask_kind, mask, lengths, t_k)
         ref_out, ref_w = ref(q, k, v, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
                              need_weights=True, average_attn_weights=False)
@@ -347,11 +347,11 @@ def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model
     assert out.shape == (batch, t_q, d_model)
     assert_close(out, ref_out, ATOL, "output vs nn.MultiheadAttention")
     if fused:
-        assert ours.attention_weights is None, "the fused path keeps no weights (documented)"
+        assert weights is None, "the fused path computes no weights (documented)"
         return
-    assert ours.attention_weights.shape == (batch, num_heads, t_q, t_k)
-    assert_close(ours.attention_weights, ref_w, ATOL, "per-head weights vs nn.MultiheadAttention")
-    assert_close(ours.attention_weights.mean(dim=1), ref_w_avg, ATOL,
+    assert weights.shape == (batch, num_heads, t_q, t_k)
+    assert_close(weights, ref_w, ATOL, "per-head weights vs nn.MultiheadAttention")
+    assert_close(weights.mean(dim=1), ref_w_avg, ATOL,
                  "head-averaged weights vs nn.MultiheadAttention")
 
 
@@ -409,7 +409,7 @@ def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_mode
     q, k, v = (tf.constant(x) for x in _inputs(rng, batch, t_q, t_k, d_model))
     mask, _ = _make_mask(mask_kind, rng, batch, t_q, t_k)
 
-    out = ours(q, k, v, None if mask is None else tf.constant(mask))
+    out, _, weights = ours(q, k, v, None if mask is None else tf.constant(mask), return_weights=True)
     attention_mask = _keras_attention_mask(mask, batch, t_q, t_k)
     # Keras' order is (query, VALUE, KEY).
     ref_out, ref_scores = ref(q, v, k, attention_mask=attention_mask, return_attention_scores=True)
@@ -419,10 +419,10 @@ def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_mode
     assert_close(out, ref_out, ATOL, "output vs keras.layers.MultiHeadAttention")
     assert_close(out, ref_out_plain, ATOL, "output vs keras.layers.MultiHeadAttention (no scores)")
     if fused:
-        assert ours.attention_weights is None, "the fused path keeps no weights (documented)"
+        assert weights is None, "the fused path computes no weights (documented)"
         return
-    assert tuple(ours.attention_weights.shape) == (batch, num_heads, t_q, t_k)
-    assert_close(ours.attention_weights, ref_scores, ATOL, "weights vs Keras attention scores")
+    assert tuple(weights.shape) == (batch, num_heads, t_q, t_k)
+    assert_close(weights, ref_scores, ATOL, "weights vs Keras attention scores")
 
 
 # ---------------------------------------------------------------------------
@@ -441,19 +441,20 @@ def test_mha_across_frameworks(seed, batch, t_q, t_k, d_model, num_heads, mask_k
     mask, lengths = _make_mask(mask_kind, rng, batch, t_q, t_k)
 
     with torch.no_grad():
-        t_out = t_ours(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
-                       None if mask is None else torch.from_numpy(mask))
+        t_out, _, t_weights = t_ours(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
+                                     None if mask is None else torch.from_numpy(mask), return_weights=True)
         t_ref = _torch_reference_mha(t_ours)
         key_padding_mask, attn_mask = _torch_reference_masks(mask_kind, mask, lengths, t_k)
         t_ref_out, _ = t_ref(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
                              key_padding_mask=key_padding_mask, attn_mask=attn_mask)
-    k_out = k_ours(tf.constant(q), tf.constant(k), tf.constant(v), None if mask is None else tf.constant(mask))
+    k_out, _, k_weights = k_ours(tf.constant(q), tf.constant(k), tf.constant(v),
+                                 None if mask is None else tf.constant(mask), return_weights=True)
     k_ref = _keras_reference_mha(d_model, num_heads, *_tf_dense_weights(k_ours))
     k_ref_out = k_ref(tf.constant(q), tf.constant(v), tf.constant(k),
                       attention_mask=_keras_attention_mask(mask, batch, t_q, t_k))
 
     assert_close(k_out, t_out, ATOL, "txcourse.tf vs txcourse.torch output")
-    assert_close(k_ours.attention_weights, t_ours.attention_weights, ATOL, "txcourse.tf vs txcourse.torch weights")
+    assert_close(k_weights, t_weights, ATOL, "txcourse.tf vs txcourse.torch weights")
     assert_close(k_ref_out, t_ref_out, ATOL, "keras.layers.MultiHeadAttention vs nn.MultiheadAttention output")
 
     # and back: tf -> torch into a fresh module reproduces the torch output

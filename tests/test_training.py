@@ -550,22 +550,79 @@ def test_decoders_refuse_token_ids_outside_the_vocabulary(fw):
 
 
 def test_reorder_state_selects_rows_of_the_cache(fw):
-    from txcourse.cache import DecoderCache
+    from txcourse.cache import DecoderLayerCache, KVCache
 
     decode = _module(fw, "decode")
-    cache = DecoderCache(1)
-    cache.layers[0].self_attn.key = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2)))
-    cache.layers[0].self_attn.value = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2)))
-    state = decode.reorder_state({"memory": fw.tensor(np.arange(3)), "cache": cache},
-                                 fw.tensor(np.array([2, 2, 0])))
+    rows = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2), np.float32))
+    cache = (DecoderLayerCache(KVCache(rows, rows), KVCache(rows, rows)),)
+    given = {"memory": fw.tensor(np.arange(3)), "cache": cache}
+    state = decode.reorder_state(given, fw.tensor(np.array([2, 2, 0])))
     np.testing.assert_array_equal(fw.numpy(state["memory"]), [2, 2, 0])
-    np.testing.assert_array_equal(fw.numpy(state["cache"].layers[0].self_attn.key)[:, 0], [2, 2, 0])
-    assert state["cache"].layers[0].cross_attn.key is None
+    assert isinstance(state["cache"], tuple) and isinstance(state["cache"][0], DecoderLayerCache)
+    np.testing.assert_array_equal(fw.numpy(state["cache"][0].self_attn.key)[:, 0], [2, 2, 0])
+    np.testing.assert_array_equal(fw.numpy(state["cache"][0].cross_attn.value)[:, 0], [2, 2, 0])
+    np.testing.assert_array_equal(fw.numpy(given["cache"][0].self_attn.key)[:, 0], [0, 1, 2])  # a new state
+
+
+def _seq2seq(fw: Framework, seed: int = 0):
+    if fw.name == "torch":
+        torch.manual_seed(seed)
+        return fw.module.Seq2Seq(small_config().src_vocab_size, small_config().tgt_vocab_size, 12, 16).eval()
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    return fw.module.Seq2Seq(small_config().src_vocab_size, small_config().tgt_vocab_size, 12, 16)
+
+
+@pytest.mark.parametrize("kind, use_cache", [("transformer", True), ("transformer", False), ("seq2seq", True)])
+def test_decode_step_returns_a_new_state_and_changes_nothing(fw, kind, use_cache):
+    """decode_step(token, state) is a function: the same state twice gives the same result, the state is left as it was."""
+    model = _transformer(fw, seed=2) if kind == "transformer" else _seq2seq(fw, seed=2)
+    src = fw.tensor(SRC)
+    state = model.start_decoding(src, use_cache)
+    token = fw.tensor(np.array([SOS_ID] * 3))
+    logits, state, _ = model.decode_step(token, state)  # one step in: a non-empty cache or prefix
+    flat = lambda nest: [fw.numpy(x).copy() for x in _tensors(nest)]  # noqa: E731
+    before = flat(state)
+    token = fw.tensor(np.array([5, 6, 7]))
+    first = model.decode_step(token, state)
+    second = model.decode_step(token, state)
+    for a, b in zip(before, flat(state)):
+        np.testing.assert_array_equal(a, b, err_msg=f"{fw}: decode_step changed its input state")
+    assert len(_tensors(first)) == len(_tensors(second))
+    for a, b in zip(_tensors(first), _tensors(second)):
+        assert_close(fw.numpy(a), fw.numpy(b), 0.0, f"{fw}: decode_step twice on the same state")
+    assert first[1] is not state
+
+
+def _tensors(nest) -> list:
+    """The tensors of a nest of dicts and tuples, in a fixed order."""
+    if isinstance(nest, dict):
+        return [x for key in sorted(nest) for x in _tensors(nest[key])]
+    if isinstance(nest, (tuple, list)):
+        return [x for item in nest for x in _tensors(item)]
+    return [] if nest is None or isinstance(nest, (int, float)) else [nest]
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_and_uncached_decode_steps_agree(fw, norm_first):
+    """The key/value cache changes the work, not the numbers: logits and cross-attention of every step agree to 1e-5."""
+    model = _transformer(fw, seed=4, norm_first=norm_first, num_decoder_layers=2)
+    src = fw.tensor(SRC)
+    cached, uncached = model.start_decoding(src, True), model.start_decoding(src, False)
+    for t, ids in enumerate([[SOS_ID] * 3, [5, 6, 7], [8, 8, 9], [10, 4, 5]]):
+        token = fw.tensor(np.array(ids))
+        logits, cached, attention = model.decode_step(token, cached)
+        ref_logits, uncached, ref_attention = model.decode_step(token, uncached)
+        assert_close(fw.numpy(logits), fw.numpy(ref_logits), 1e-5, f"{fw}: logits of step {t}")
+        assert_close(fw.numpy(attention), fw.numpy(ref_attention), 1e-5, f"{fw}: cross-attention of step {t}")
+        assert tuple(cached["cache"][0].self_attn.key.shape)[2] == t + 1
+        assert tuple(uncached["prefix"].shape) == (3, t + 1)
 
 
 def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
-    """TensorFlow decodes through start_decoding and its decoding steps traced into graphs, a few traces per model
-    (not one per step, not one per length or batch), and returns what eager step-by-step decoding returns."""
+    """TensorFlow decodes through start_decoding and its decoding steps traced into graphs, once per model
+    and step (not once per step, length or batch), and returns what eager step-by-step decoding returns."""
     import tensorflow as tf
 
     fw = Framework("tf")
@@ -581,16 +638,15 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
     compiled = {}
     for key, run in (("greedy 5", lambda: decode.greedy_decode(model, src, max_len=5, eos_id=-1)),
                      ("greedy 9", lambda: decode.greedy_decode(model, src, max_len=9, eos_id=-1)),
-                     ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1)),
-                     ("beam 3", lambda: decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1))):
+                     ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1))):
         compiled[key] = run()
-    # one start_decoding trace; greedy and beam steps each: one trace for the first step (empty cache),
-    # one for every later step
-    assert calls == {"start_decoding": 1, "decode_step": 4}, calls
+    assert calls == {"start_decoding": 1, "decode_step": 1}, f"one trace for every step, length and batch: {calls}"
+    compiled["beam 3"] = decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)
+    assert calls == {"start_decoding": 1, "decode_step": 2}, f"the beam step: one trace of its own: {calls}"
     compiled["greedy, no cache"] = decode.greedy_decode(model, src, max_len=9, eos_id=-1, use_cache=False)
-    assert calls == {"start_decoding": 2, "decode_step": 5}, calls
-    for mha in [m for layer in model.decoder.layers for m in (layer.self_attn, layer.cross_attn)]:
-        assert mha.attention_weights is None, "no graph tensor may be left on a layer after tracing"
+    assert calls == {"start_decoding": 2, "decode_step": 3}, f"no cache: another state, one more trace: {calls}"
+    assert not any(hasattr(m, "attention_weights") for layer in model.decoder.layers
+                   for m in (layer.self_attn, layer.cross_attn)), "nothing is kept on a layer"
 
     tf.config.run_functions_eagerly(True)
     try:
@@ -598,7 +654,7 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
                  "beam 3": decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)}
     finally:
         tf.config.run_functions_eagerly(False)
-    assert calls["decode_step"] == 5 + 2 * 9, "eagerly, decode_step runs once per step"
+    assert calls["decode_step"] == 3 + 2 * 9, "eagerly, decode_step runs once per step"
     for a, b in (("greedy 9", "greedy 9"), ("beam 3", "beam 3"), ("greedy, no cache", "greedy 9")):
         np.testing.assert_array_equal(fw.numpy(compiled[a].tokens), fw.numpy(eager[b].tokens), err_msg=f"{a} vs eager")
         assert_close(fw.numpy(compiled[a].scores), fw.numpy(eager[b].scores), 1e-5, f"scores of {a} vs eager")
@@ -606,6 +662,24 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
     eager_tokens = fw.numpy(eager["greedy 9"].tokens)  # (3, 9); a shorter decode or fewer rows: a part of it
     np.testing.assert_array_equal(fw.numpy(compiled["greedy 5"].tokens), eager_tokens[:, :5])
     np.testing.assert_array_equal(fw.numpy(compiled["greedy 2 rows"].tokens), eager_tokens[:2, :7])
+
+
+def test_tf_decoding_traces_once_per_model(monkeypatch):
+    """A second model gets its own trace; the first model's graphs are not traced again."""
+    fw = Framework("tf")
+    decode = _module(fw, "decode")
+    models = [_transformer(fw, seed=1), _transformer(fw, seed=2)]
+    traced = []
+    method = type(models[0]).decode_step
+
+    def counted(self, *args):
+        traced.append(self)
+        return method(self, *args)
+    monkeypatch.setattr(type(models[0]), "decode_step", counted)
+    for _ in range(2):
+        for model in models:
+            decode.greedy_decode(model, fw.tensor(SRC), max_len=6, eos_id=-1)
+    assert [models.index(m) for m in traced] == [0, 1], "one trace per model, whatever the number of steps and runs"
 
 
 # ---------------------------------------------------------------------------

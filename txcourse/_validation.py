@@ -149,3 +149,14 @@ def check_non_negative(name: str, value) -> None:
 def check_probability(name: str, value) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value < 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+
+
+def check_cache(cache, kind: type, key_missing: bool, value_missing: bool) -> None:
+    """An attention layer's ``cache`` must be a ``kind`` (or None); ``key`` and ``value`` may be None only together, with a cache."""
+    if cache is not None and not isinstance(cache, kind):
+        raise ValueError(f"cache must be a {kind.__name__} (or None), got {type(cache).__name__}; "
+                         f"pass the cache a layer returned, e.g. {kind.__name__}(key, value)")
+    if (key_missing or value_missing) and not (key_missing and value_missing and cache is not None):
+        raise ValueError(f"key and value may be None only together and with a cache to attend to (the encoder "
+                         f"memory projected once), got key={'None' if key_missing else 'a tensor'}, "
+                         f"value={'None' if value_missing else 'a tensor'}, cache={type(cache).__name__}")

@@ -32,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import hashlib
@@ -290,8 +291,8 @@ def attention_heads(ctx: _Context, seed: int, d_model: int, num_heads: int, word
     mha = ctx.lib.MultiHeadAttention(d_model=d_model, num_heads=num_heads).eval()
     x = torch.randn(1, len(words_list), d_model)                # (B, T, D)
     with torch.no_grad():
-        mha(x, x, x)
-    return plots.plot_attention_heads(mha.attention_weights[0].numpy(), words_list, words_list,   # (H, T, T)
+        _, _, weights = mha(x, x, x, return_weights=True)       # (B, H, T, T)
+    return plots.plot_attention_heads(weights[0].numpy(), words_list, words_list,   # (H, T, T)
                                       ncols=ncols, title=title)
 
 
@@ -407,10 +408,12 @@ def no_leak(ctx: _Context, seed, config, src, tgt, edit_offset: int, figsize, ti
          "above the diagonal is zero.", plots.plot_attention_heads,
          params={**_WEEK5_MODEL, "ncols": 4, "title": "Decoder layer 1, masked self-attention"})
 def decoder_heads(ctx: _Context, seed, config, src, tgt, ncols: int, title: str):
-    model, logits_of, tgt_t = _week5_logits(ctx, seed, config, src, tgt)
+    model, _, tgt_t = _week5_logits(ctx, seed, config, src, tgt)
     with _torch_no_grad():
-        logits_of(tgt_t)
-    weights = model.decoder.layers[0].self_attn.attention_weights[0]   # (H, T, T)
+        memory, src_mask = model.encode(ctx.tensor(src, np.int64))
+        mask = ctx.lib.padding_mask(tgt_t) | ctx.lib.look_ahead_mask(tgt_t.shape[1])   # (B, 1, T, T)
+        _, _, weights = model.decoder(tgt_t, memory, mask, src_mask, return_weights=True)   # per layer: (self, cross)
+    weights = weights[0][0][0]                                  # layer 0, self-attention, sentence 0: (H, T, T)
     positions = [str(i) for i in range(tgt_t.shape[1])]
     return plots.plot_attention_heads(weights.numpy(), positions, positions, ncols=ncols, title=title)
 
@@ -582,22 +585,23 @@ def trained_attention(ctx: _Context, model: Any, src_ids: Sequence[int], tgt_in:
     the model must be built with ``fused=False`` (the fused kernel keeps no weights).
     """
     src, tgt = ctx.tensor([list(src_ids)]), ctx.tensor([list(tgt_in)])       # (1, T_src), (1, T_tgt)
+    lib, length = ctx.lib, len(tgt_in)
     if ctx.framework == "torch":
         model.eval()
-        with _torch_no_grad():
-            model(src, tgt)
-    else:
-        model(src, tgt, training=False)
+    with _torch_no_grad() if ctx.framework == "torch" else contextlib.nullcontext():
+        src_mask = lib.padding_mask(src, model.config.pad_id)                # (1, 1, 1, T_src)
+        memory, _, encoder_weights = model.encoder(src, src_mask, return_weights=True)   # (1, T_src, D)
+        tgt_mask = ctx.numpy(lib.look_ahead_mask(length)) | ctx.numpy(lib.padding_mask(tgt))   # (1, 1, T, T)
+        _, _, decoder_weights = model.decoder(tgt, memory, ctx.tensor(tgt_mask), src_mask, return_weights=True)
+    weights = {"encoder self": list(encoder_weights), "decoder self": [w[0] for w in decoder_weights],
+               "cross": [w[1] for w in decoder_weights]}
     maps = {}
-    for kind, layers, attr in (("encoder self", model.encoder.layers, "self_attn"),
-                               ("decoder self", model.decoder.layers, "self_attn"),
-                               ("cross", model.decoder.layers, "cross_attn")):
-        for i, layer in enumerate(layers):
-            weights = getattr(layer, attr).attention_weights
-            if weights is None:
-                raise ValueError("the model keeps no attention weights (built with fused=True?): "
+    for kind, layers in weights.items():
+        for i, layer_weights in enumerate(layers):
+            if layer_weights is None:
+                raise ValueError("the model computes no attention weights (built with fused=True?): "
                                  "load it with fused=False to plot them")
-            maps[(kind, i)] = ctx.numpy(weights)[0]                         # (H, T_q, T_k)
+            maps[(kind, i)] = ctx.numpy(layer_weights)[0]                   # (H, T_q, T_k)
     return maps
 
 
@@ -663,10 +667,11 @@ def bert_gpt_attention(ctx: _Context, seed: int, vocab_size: int, d_model: int, 
     with torch.no_grad():
         for ax, mask, title in zip(axes, masks, titles):
             x = embed(tokens_t)                                 # (B, T, D)
+            weights = []
             for layer in layers:
-                x = layer(x, mask)
-            plots.plot_attention(layers[0].self_attn.attention_weights[0, 0].numpy(), labels, labels,
-                                 title=title, ax=ax)
+                x, _, layer_weights = layer(x, mask, return_weights=True)   # (B, T, D), (B, H, T, T)
+                weights.append(layer_weights)
+            plots.plot_attention(weights[0][0, 0].numpy(), labels, labels, title=title, ax=ax)
     return fig
 
 

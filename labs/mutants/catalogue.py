@@ -171,7 +171,7 @@ MUTANTS = [
     M(W3, MHA, "values_through_w_k", both=[("split_heads(mha.w_v(value)", "split_heads(mha.w_k(value)")]),
     M(W3, MHA, "keys_from_the_query", both=[("split_heads(mha.w_k(key)", "split_heads(mha.w_k(query)")]),
     M(W3, MHA, "returns_the_layer", subset=("tf",),
-      both=[("q = split_heads(mha.w_q(query), mha.num_heads)", "return mha(query, key, value, mask), mha.attention_weights")]),
+      both=[("q = split_heads(mha.w_q(query), mha.num_heads)", "return mha(query, key, value, mask, return_weights=True)[::2]")]),
     # week 4
     M(W4, ENC, "pre_ln_attention",
       torch=[("x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask)))",
@@ -256,6 +256,8 @@ MUTANTS = [
       tf=[('logits = tf.where(banned, float("-inf"), logits)', "pass")]),
     M(W6, GREEDY, "no_padding_after_eos", torch=[("token = torch.where(finished, torch.full_like(token, pad_id), token)", "pass")],
       tf=[("token = tf.where(finished, tf.constant(pad_id, tf.int64), token)", "pass")]),
+    M(W6, GREEDY, "ignores_the_new_state",
+      both=[("logits, state, _ = model.decode_step(token, state)", "logits, _, _ = model.decode_step(token, state)")]),
     M(W6, GREEDY, "never_stops_early", torch=[("if bool(finished.all()):", "if False:")],
       tf=[("if bool(tf.reduce_all(finished)):", "if False:")]),
     M(W6, GREEDY, "calls_tx_greedy_decode",

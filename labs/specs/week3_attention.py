@@ -319,8 +319,9 @@ CELLS = [
         mask = tx.padding_mask(tensor([[1, 2, 3, 4, 5, 0, 0], [1, 2, 3, 0, 0, 0, 0]]))
         out, weights = multi_head_attention(mha, x, memory, memory, mask)
         assert tuple(out.shape) == (2, 5, 16) and tuple(weights.shape) == (2, 4, 5, 7)
-        assert_close(out, mha(x, memory, memory, mask), 1e-5, "your multi-head attention vs tx.MultiHeadAttention")
-        assert_close(weights, mha.attention_weights, 1e-5, "attention weights per head")
+        reference = mha(x, memory, memory, mask, return_weights=True)  # (output, cache, weights)
+        assert_close(out, reference.output, 1e-5, "your multi-head attention vs tx.MultiHeadAttention")
+        assert_close(weights, reference.weights, 1e-5, "attention weights per head")
         ### BEGIN HIDDEN TESTS
         from txcourse.checks import no_calls_to
         layer_code = tx.MultiHeadAttention.forward if hasattr(tx.MultiHeadAttention, "forward") else tx.MultiHeadAttention.call

@@ -20,16 +20,16 @@ COPY_WEIGHTS = {
 # Run a layer without dropout: .eval() in PyTorch; Keras layers run in inference mode unless training=True.
 RUN = {
     "torch": """
-        def run(layer, *args, training=False):
+        def run(layer, *args, training=False, **kwargs):
             \"\"\"Call `layer` in inference mode (dropout off) or in training mode.\"\"\"
             layer.train(training)
             with torch.no_grad():
-                return layer(*args)
+                return layer(*args, **kwargs)
     """,
     "tf": """
-        def run(layer, *args, training=False):
+        def run(layer, *args, training=False, **kwargs):
             \"\"\"Call `layer` in inference mode (dropout off) or in training mode.\"\"\"
-            return layer(*args, training=training)
+            return layer(*args, training=training, **kwargs)
     """,
 }
 
@@ -226,9 +226,10 @@ CELLS = [
 
         `tx.Encoder` embeds the tokens (`Embedding * sqrt(d_model) + PE`) and runs `N` encoder layers. Here
         is the same with your layer: embed a padded batch with `tx.TransformerEmbedding`, run two of your
-        layers, and look at the self-attention of the first one (its `self_attn.attention_weights`,
-        `(B, H, T, T)`). The weights are random, so the pattern means nothing yet, except that no query
-        attends to the padding.
+        layers, and look at the self-attention of the first one: its `self_attn` returns the weights
+        `(B, H, T, T)` when asked, `self_attn(x, x, x, mask, return_weights=True)` giving
+        `(output, cache, weights)`. The weights are random, so the pattern means nothing yet, except that no
+        query attends to the padding.
         """),
     code("""
         set_seed(0)
@@ -237,10 +238,11 @@ CELLS = [
         tokens = tensor([[3, 9, 4, 12, 7, 0, 0], [5, 5, 8, 0, 0, 0, 0]])
         mask = tx.padding_mask(tokens)
         x = run(embed, tokens)
+        _, _, weights = run(layers[0].self_attn, x, x, x, mask, return_weights=True)  # the first layer's input
         for layer in layers:
             x = run(layer, x, mask)
         print("encoder output:", tuple(x.shape))
-        weights = to_numpy(layers[0].self_attn.attention_weights)[0]  # (H, T, T), sentence 0
+        weights = to_numpy(weights)[0]  # (H, T, T), sentence 0
         words = ["w3", "w9", "w4", "w12", "w7", "<pad>", "<pad>"]
         plots.plot_attention_heads(weights, words, words, title="Layer 1 self-attention (random weights)")
         plt.show()

@@ -332,10 +332,14 @@ CELLS = [
         src_tokens = tensor([[5, 9, 3, 0, 0]])
         x = run(tx.TransformerEmbedding(12, 16, max_len=10), tgt)
         memory = tensor(normal(1, 5, 16, seed=10))
-        run(layer, x, memory, decoder_self_attention_mask(tgt), tx.padding_mask(src_tokens))
+        self_mask, cross_mask = decoder_self_attention_mask(tgt), tx.padding_mask(src_tokens)
+        run(layer, x, memory, self_mask, cross_mask)
+        # the weights are an output: ask your layer's cross_attn for them, on the output of its first sublayer
+        queries = run(layer.self_attn_norm, x + run(layer.self_attn, x, x, x, self_mask))  # (B, T_tgt, D)
+        _, _, weights = run(layer.cross_attn, queries, memory, memory, cross_mask, return_weights=True)
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
-        plots.plot_mask(decoder_self_attention_mask(tgt), title="look-ahead + target padding", ax=left)
-        plots.plot_attention(to_numpy(layer.cross_attn.attention_weights)[0, 0],
+        plots.plot_mask(self_mask, title="look-ahead + target padding", ax=left)
+        plots.plot_attention(to_numpy(weights)[0, 0],
                              ["s5", "s9", "s3", "<pad>", "<pad>"], ["<sos>", "t6", "t7", "t8", "<eos>", "<pad>"],
                              title="cross-attention, head 0 (random weights)", ax=right)
         plt.show()

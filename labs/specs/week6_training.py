@@ -200,8 +200,9 @@ CELLS = [
         seq2seq of week 1) expose this as two methods:
 
         - `state = model.start_decoding(src)`: encode the source `(B, T_src)` once;
-        - `logits, attention = model.decode_step(token, state)`: feed the newest token `(B,)` of every
-          sentence, get the next-token scores `(B, V)` (the state keeps the earlier tokens).
+        - `logits, state, attention = model.decode_step(token, state)`: feed the newest token `(B,)` of
+          every sentence, get the next-token scores `(B, V)` and the new state (which holds the earlier
+          tokens; the state you pass in is not changed, so keep the one returned).
 
         Write `greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID)` returning the
         tokens `(B, T_out)`, `T_out <= max_len`, **without** the leading `<sos>`:
@@ -224,7 +225,7 @@ CELLS = [
                     finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
                     tokens = []
                     for _ in range(max_len):
-                        logits, _ = model.decode_step(token, state)  # (B, V)
+                        logits, state, _ = model.decode_step(token, state)  # (B, V)
                         logits = logits.float().clone()
                         logits[:, [pad_id, sos_id]] = float("-inf")
                         token = logits.argmax(dim=-1)  # (B,)
@@ -245,7 +246,7 @@ CELLS = [
                 finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
                 tokens = []
                 for _ in range(max_len):
-                    logits, _ = model.decode_step(token, state)  # (B, V)
+                    logits, state, _ = model.decode_step(token, state)  # (B, V)
                     logits = tf.cast(logits, tf.float32)
                     banned = tf.reduce_any(tf.one_hot([pad_id, sos_id], logits.shape[-1]) > 0, axis=0)  # (V,)
                     logits = tf.where(banned, float("-inf"), logits)  # (B, V)
@@ -282,8 +283,7 @@ CELLS = [
                 scores[:, [PAD_ID, SOS_ID]] = 9.0  # must never be chosen
                 for b, row in enumerate(self.script):
                     scores[b, row[min(state["step"], len(row) - 1)]] = 5.0
-                state["step"] += 1
-                return tensor(scores), None
+                return tensor(scores), {"step": state["step"] + 1}, None  # a new state; the given one unchanged
 
 
         E = EOS_ID

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-from typing import Iterator, Optional
+from typing import Optional, Union
 
 import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
-from txcourse.cache import KVCache
+from txcourse.cache import AttentionOutput, KVCache
 from txcourse.tf._checks import check_float
 from txcourse.tf.init import linear
 
@@ -77,34 +75,6 @@ def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
     return output
 
 
-class _TracedWeights(threading.local):
-    """The layers that kept graph-mode weights inside :func:`keep_traced_weights`, with their eager weights."""
-
-    saved: Optional[list] = None  # [(layer, eager weights)]; None: graph-mode weights are not kept
-
-
-_TRACED = _TracedWeights()
-
-
-@contextlib.contextmanager
-def keep_traced_weights() -> Iterator[None]:
-    """Let :class:`MultiHeadAttention` keep ``attention_weights`` while a ``tf.function`` traces in this block.
-
-    Eagerly the weights are always kept. In a traced function they are not:
-    a graph tensor left on a layer fails when read after the trace. A
-    compiled decoding step (:mod:`txcourse.tf.decode`) reads them during
-    its trace and returns them; leaving the block gives every layer back
-    its eager weights.
-    """
-    outer, _TRACED.saved = _TRACED.saved, []
-    try:
-        yield
-    finally:
-        for layer, weights in reversed(_TRACED.saved):
-            layer.attention_weights = weights
-        _TRACED.saved = outer
-
-
 class MultiHeadAttention(keras.layers.Layer):
     """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, Sec. 3.2.2 of Vaswani et al. (2017).
 
@@ -112,31 +82,48 @@ class MultiHeadAttention(keras.layers.Layer):
     at once: project with ``w_q``, ``w_k``, ``w_v`` (each d_model x d_model),
     split the width into h heads of d_k, attend, concatenate the heads back
     and project with ``w_o`` (W^O). The heads are concatenated, not added
-    (errata E5). The last attention weights are kept in
-    ``attention_weights`` (B, H, T_q, T_k) for plotting.
+    (errata E5).
 
     Called as ``mha(query, key, value, mask)``, the order of
     :func:`scaled_dot_product_attention`. (Keras' own layer takes
-    ``(query, value, key)`` and the opposite mask convention.)
+    ``(query, value, key)`` and the opposite mask convention.) The layer
+    keeps nothing between calls: the attention weights and the key/value
+    cache are outputs.
 
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
-            same ops, left for XLA to fuse). The weights are then not kept.
+            same ops, left for XLA to fuse). It computes no weights.
 
-    Key/value cache (incremental decoding): pass a
-    :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
-    stores the projected keys and values and appends the new positions at
-    every call, so each step projects one token instead of the whole
-    prefix; a static (cross-attention) cache projects the encoder memory
-    once and reuses it.
+    Call arguments:
+        query, key, value, mask: as above.
+        cache: a :class:`~txcourse.cache.KVCache` of earlier positions
+            (incremental decoding, Vaswani et al. 2017, Sec. 3.2.3): the
+            queries attend to the cached keys and values followed by the
+            projections of ``key`` and ``value``, and the layer returns the
+            longer cache; it projects one new position per step, not the
+            whole prefix. With ``key`` and ``value`` None the cache is
+            attended as it is (the encoder memory, projected once by
+            :meth:`project_key_value`).
+        return_weights: also return the attention weights.
 
     Shape:
         query (B, T_q, D), key (B, T_k, D), value (B, T_k, D),
         mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
-        positions). Returns (B, T_q, D).
+        positions). Returns the output (B, T_q, D); with a cache or
+        ``return_weights``, an :class:`~txcourse.cache.AttentionOutput`
+        ``(output, cache, weights)``: the new cache, each (B, H, T_k, d_k),
+        and the weights (B, H, T_q, T_k) (None when fused), each None where
+        not asked.
+
+    Example:
+        >>> mha = MultiHeadAttention(d_model=8, num_heads=2)
+        >>> x = tf.ones((1, 3, 8))
+        >>> out, _, weights = mha(x, x, x, return_weights=True)
+        >>> tuple(out.shape), tuple(weights.shape)
+        ((1, 3, 8), (1, 2, 3, 3))
     """
 
     def __init__(self, d_model: int, num_heads: int, fused: bool = False, **kwargs):
@@ -150,7 +137,6 @@ class MultiHeadAttention(keras.layers.Layer):
         self.w_k = linear(d_model, d_model, name="w_k")  # W^K for all heads
         self.w_v = linear(d_model, d_model, name="w_v")  # W^V for all heads
         self.w_o = linear(d_model, d_model, name="w_o")  # W^O
-        self.attention_weights: Optional[tf.Tensor] = None
         self.built = True
 
     def split_heads(self, x: tf.Tensor) -> tf.Tensor:
@@ -165,38 +151,43 @@ class MultiHeadAttention(keras.layers.Layer):
         x = tf.transpose(x, (0, 2, 1, 3))  # (B, T, H, d_k)
         return tf.reshape(x, (batch, length, self.d_model))  # (B, T, D)
 
+    def project_key_value(self, key: tf.Tensor, value: tf.Tensor) -> KVCache:
+        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
+        return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
+
     def call(
         self,
         query: tf.Tensor,
-        key: tf.Tensor,
-        value: tf.Tensor,
+        key: Optional[tf.Tensor],
+        value: Optional[tf.Tensor],
         mask: Optional[tf.Tensor] = None,
         cache: Optional[KVCache] = None,
+        return_weights: bool = False,
         training: Optional[bool] = None,
-    ) -> tf.Tensor:
+    ) -> Union[tf.Tensor, AttentionOutput]:
+        V.check_cache(cache, KVCache, key is None, value is None)
         for name, x in (("query", query), ("key", key), ("value", value)):
-            check_float(name, x, self)
-            V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
-            V.check_width(name, tuple(x.shape), self.d_model)
-        V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+            if x is not None:
+                check_float(name, x, self)
+                V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
+                V.check_width(name, tuple(x.shape), self.d_model)
+        if key is not None:
+            V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
         q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
-        if cache is not None and cache.static and cache.key is not None:
-            k, v = cache.key, cache.value  # (B, H, T_k, d_k): the memory, projected once
-        else:
-            k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
-            v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
-            if cache is not None:
-                if cache.key is not None:  # self-attention: append the new positions
-                    k = tf.concat([cache.key, k], axis=2)  # (B, H, T_past + T_k, d_k)
-                    v = tf.concat([cache.value, v], axis=2)  # (B, H, T_past + T_k, d_k)
-                cache.key, cache.value = k, v
-        if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights kept
-            heads, self.attention_weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+        if cache is None:
+            k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
+        elif key is None:
+            k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
+        else:  # self-attention: the new positions after the cached ones
+            new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
+            k = tf.concat([cache.key, new.key], axis=2)  # (B, H, T_cached + T_new, d_k)
+            v = tf.concat([cache.value, new.value], axis=2)  # (B, H, T_cached + T_new, d_k)
+        if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights
+            heads, weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
         else:
             heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
-            if tf.executing_eagerly():
-                self.attention_weights = weights  # (B, H, T_q, T_k)
-            elif _TRACED.saved is not None:  # traced for a compiled decoding step, which returns them
-                _TRACED.saved.append((self, self.attention_weights))
-                self.attention_weights = weights  # (B, H, T_q, T_k) a graph tensor, until the trace ends
-        return self.w_o(self.merge_heads(heads))  # (B, T_q, D)
+        output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
+        if cache is None and not return_weights:
+            return output
+        return AttentionOutput(output, None if cache is None else KVCache(k, v),
+                               weights if return_weights else None)

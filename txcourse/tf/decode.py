@@ -1,24 +1,26 @@
 """Greedy decoding and beam search (Vaswani et al. 2017, Sec. 6.1; Wu et al. 2016). Book: week 6.
 
-Both work with any model that has ``start_decoding(src, use_cache)`` and
-``decode_step(token, state)``: the :class:`~txcourse.tf.model.Transformer`
-(with or without its key/value cache) and the GRU
-:class:`~txcourse.tf.seq2seq.Seq2Seq`. Each step runs as a TensorFlow graph,
-traced once per model (see :class:`_StepGraph`).
+Both work with any model that has ``start_decoding(src, use_cache)``, which
+returns a decoding state, and ``decode_step(token, state)``, which returns
+``(logits, new_state, attention)`` and changes nothing: the
+:class:`~txcourse.tf.model.Transformer` (with or without its key/value
+cache) and the GRU :class:`~txcourse.tf.seq2seq.Seq2Seq`. The state is a
+nest (dicts, tuples) of tensors, threaded from step to step; beam search
+reorders it with :func:`reorder_state`. Each step runs as a ``tf.function``
+of tensors in and tensors out, traced once per model (see :func:`_compiled`).
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Optional
 
 import tensorflow as tf
 
 from txcourse import _validation as V
-from txcourse.cache import DecoderCache
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.tf.attention import keep_traced_weights
 
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
 
@@ -48,47 +50,6 @@ def _max_steps(model: Any, src: tf.Tensor, max_len: Optional[int]) -> int:
     return max_len
 
 
-class _PackedCache(NamedTuple):
-    """A :class:`~txcourse.cache.DecoderCache` as tensors, which a ``tf.function`` takes and returns.
-
-    ``layers`` holds, per decoder layer, (self-attention key, value,
-    encoder-decoder key, value), each (B, H, T_cached, d_k), or None before
-    the first step.
-    """
-
-    offset: tf.Tensor
-    layers: tuple
-
-
-def _pack(value: Any) -> Any:
-    """``value`` with every DecoderCache in it as a _PackedCache (a nest of tensors)."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(_pack(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _pack(item) for key, item in value.items()}
-    if isinstance(value, DecoderCache):
-        return _PackedCache(tf.convert_to_tensor(value.offset, tf.int32),
-                            tuple((c.self_attn.key, c.self_attn.value, c.cross_attn.key, c.cross_attn.value)
-                                  for c in value.layers))
-    return value
-
-
-def _unpack(value: Any) -> Any:
-    """The inverse of :func:`_pack`."""
-    if isinstance(value, _PackedCache):
-        cache = DecoderCache(len(value.layers))
-        cache.offset = value.offset
-        for layer, (key, val, cross_key, cross_value) in zip(cache.layers, value.layers):
-            layer.self_attn.key, layer.self_attn.value = key, val
-            layer.cross_attn.key, layer.cross_attn.value = cross_key, cross_value
-        return cache
-    if isinstance(value, (tuple, list)):
-        return type(value)(_unpack(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _unpack(item) for key, item in value.items()}
-    return value
-
-
 def _open(x: Any) -> Any:
     """What a step is traced for: a tensor's dtype, and its shape with the sizes that vary left open.
 
@@ -116,62 +77,42 @@ def _signature(flat: list) -> tuple:
     return tuple((x.dtype, x.shape.rank, _width(x)) if tf.is_tensor(x) else x for x in flat)
 
 
-class _StepGraph:
-    """``step(model, *args)`` run as a TensorFlow graph: how TensorFlow decodes (the decoders' loops stay in Python).
+_STEPS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def _compiled(model: Any, step: Callable) -> Callable:
+    """``step(model, *args)`` as a ``tf.function``, made once per model and step: how TensorFlow decodes.
 
     Eager Keras dispatches every layer and op from Python: a step of a
     3-layer decoder spends about 120 ms on it, far more than on its
-    arithmetic, which hides what the key/value cache saves. Here the whole
-    step (the model's ``decode_step`` and the choice of the next tokens) is
-    traced once into a graph for open batch and lengths (:func:`_open`),
-    and the graph runs at every step. Arguments of another structure trace
-    anew: the first cached step, whose cache is still empty, has its own
-    graph. Under ``tf.config.run_functions_eagerly(True)`` the step runs
-    eagerly.
-
-    A graph cannot change its caller's Python objects: the decoding state
-    goes in and comes back as tensors (:func:`_pack`) and is written back
-    into the caller's dicts, as an eager step changes them in place.
+    arithmetic, which hides what the key/value cache saves. The whole step
+    (the model's ``decode_step`` and the choice of the next tokens) is a
+    function of tensors in and tensors out (the decoding state goes in and
+    the new one comes out), so it is traced once, for open batch and lengths
+    (:func:`_open`), and the graph runs at every step; the decoders' loops
+    stay in Python. Arguments of another structure (no cache, another beam
+    size) trace anew. Under ``tf.config.run_functions_eagerly(True)`` the
+    step runs eagerly.
     """
-
-    def __init__(self, model: Any, step: Callable):
-        self.model = weakref.proxy(model)  # the graphs must not keep the model alive
-        self.step = step
-        self.graphs: dict = {}  # signature of the arguments -> concrete function
-
-    def _traced(self, *packed: Any) -> tuple:
-        args = _unpack(packed)
-        with keep_traced_weights():  # attention weights, graph tensors during the trace, are returned
-            result = self.step(self.model, *args)
-        return _pack(result), [_pack(arg) for arg in args if isinstance(arg, dict)]
-
-    def __call__(self, *args: Any) -> Any:
-        if tf.config.functions_run_eagerly():
-            return self.step(self.model, *args)
-        packed = _pack(args)
-        key = _signature(tf.nest.flatten(packed))
-        if key not in self.graphs:  # no autograph: no Python branch of a step depends on a tensor's value
-            self.graphs[key] = tf.function(self._traced, autograph=False).get_concrete_function(
-                *tf.nest.map_structure(_open, packed))
-        try:
-            result, states = self.graphs[key](*packed)
-        except tf.errors.InvalidArgumentError:  # a graph assertion, e.g. a token id outside the vocabulary:
-            self.step(self.model, *args)  # eagerly, to raise its clear ValueError
-            raise
-        for state, new in zip([arg for arg in args if isinstance(arg, dict)], _unpack(states)):
-            state.update(new)  # the caller's state, as an eager step leaves it
-        return _unpack(result)
+    steps = _STEPS.setdefault(model, {})
+    if step.__name__ not in steps:  # the function must not keep the model alive: a weak proxy
+        function = tf.function(functools.partial(step, weakref.proxy(model)), autograph=False)
+        steps[step.__name__] = functools.partial(_run, function, {})
+    return steps[step.__name__]
 
 
-_GRAPHS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
-
-
-def _graph(model: Any, step: Callable) -> _StepGraph:
-    """``step`` of ``model`` as a :class:`_StepGraph`, made once per model and step."""
-    graphs = _GRAPHS.setdefault(model, {})
-    if step.__name__ not in graphs:
-        graphs[step.__name__] = _StepGraph(model, step)
-    return graphs[step.__name__]
+def _run(function: Any, graphs: dict, *args: Any) -> Any:
+    """``function(*args)`` through its graph for the open shapes of ``args`` (:func:`_open`), traced on first use."""
+    if tf.config.functions_run_eagerly():
+        return function(*args)
+    key = _signature(tf.nest.flatten(args))  # the graph is looked up here: cheaper than tf.function's dispatch
+    if key not in graphs:  # no autograph: no Python branch of a step depends on a tensor's value
+        graphs[key] = function.get_concrete_function(*tf.nest.map_structure(_open, args))
+    try:
+        return graphs[key](*args)
+    except tf.errors.InvalidArgumentError:  # a graph assertion, e.g. a token id outside the vocabulary:
+        function.python_function(*args)  # eagerly, to raise its clear ValueError
+        raise
 
 
 def _start_decoding(model: Any, src: tf.Tensor, use_cache: bool) -> dict:
@@ -184,16 +125,16 @@ def _greedy_step(model: Any, token: tf.Tensor, finished: tf.Tensor, scores: tf.T
     """Feed ``token`` (B,), pick the most probable next token of every row; a finished row gets ``<pad>``.
 
     Returns the next tokens (B,), which rows have finished (B,), the scores
-    (B,) with the new tokens' log-probabilities added, and the attention
-    (B, H, T_src) or None. ``state`` is updated in place.
+    (B,) with the new tokens' log-probabilities added, the new decoding
+    state and the attention (B, H, T_src) or None.
     """
-    logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+    logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
     log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
     token = tf.argmax(log_probs, axis=-1)  # (B,)
     token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
     scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
     finished = finished | (token == eos_id)  # (B,)
-    return token, finished, scores, attention
+    return token, finished, scores, state, attention
 
 
 def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
@@ -204,7 +145,7 @@ def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos
     padded.
 
     In TensorFlow each step runs as a graph (``tf.function``, see
-    :class:`_StepGraph`), traced once per model, not once per step, as eager
+    :func:`_compiled`), traced once per model, not once per step, as eager
     Keras spends longer dispatching a step than computing it.
     ``tf.config.run_functions_eagerly(True)`` decodes eagerly instead.
 
@@ -221,14 +162,14 @@ def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
     steps = _max_steps(model, src, max_len)
-    state = _graph(model, _start_decoding)(src, use_cache)  # PyTorch: model.start_decoding(src, use_cache)
-    step = _graph(model, _greedy_step)  # this step traced into a graph, once per model
+    state = _compiled(model, _start_decoding)(src, use_cache)  # PyTorch: model.start_decoding(src, use_cache)
+    step = _compiled(model, _greedy_step)  # this step traced into a graph, once per model
     token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
     finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
     scores = tf.zeros(src.shape[0])  # (B,)
     tokens, weights = [], []
     for _ in range(steps):
-        token, finished, scores, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
+        token, finished, scores, state, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
         tokens.append(token)  # (B,)
         weights.append(attention)  # (B, H, T_src)
         if bool(tf.reduce_all(finished)):
@@ -245,17 +186,12 @@ def _never(log_probs: tf.Tensor, ids: tuple[int, ...]) -> tf.Tensor:
 
 
 def reorder_state(state: Any, index: tf.Tensor) -> Any:
-    """Select rows ``index`` of every tensor in a decoding state (beams that survive a step)."""
-    if isinstance(state, tf.Tensor):
-        return tf.gather(state, index, axis=0)
-    if isinstance(state, dict):
-        return {key: reorder_state(value, index) for key, value in state.items()}
-    if isinstance(state, DecoderCache):
-        for kv in state.tensors():
-            if kv.key is not None:
-                kv.key, kv.value = tf.gather(kv.key, index, axis=0), tf.gather(kv.value, index, axis=0)
-        return state
-    return state
+    """Select rows ``index`` of every tensor in a decoding state (the beams that survive a step).
+
+    The state is a nest of dicts and tuples (NamedTuples included) of
+    tensors; a new one is returned, ``state`` is not changed.
+    """
+    return tf.nest.map_structure(lambda x: tf.gather(x, index, axis=0) if tf.is_tensor(x) else x, state)
 
 
 def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
@@ -264,17 +200,18 @@ def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
 
 
 def _beam_step(model: Any, token: tf.Tensor, state: dict, beam_scores: tf.Tensor, lengths: tf.Tensor,
-               finished: tf.Tensor, sequences: tf.Tensor, history: Optional[tf.Tensor], length_penalty_alpha: float,
+               finished: tf.Tensor, sequences: tf.Tensor, length_penalty_alpha: float,
                sos_id: int, eos_id: int, pad_id: int) -> tuple:
     """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
 
     Returns, for the surviving beams: their next tokens (B*K,), their
     log-probabilities (B, K) and ranking scores (B, K) (log-probability /
     length penalty, best first), lengths (B*K,), which have finished
-    (B*K,), their tokens so far (B*K, t) and attention (B*K, H, t, T_src)
-    or None. ``state`` is reordered to the surviving beams in place.
+    (B*K,), their tokens so far (B*K, t), the beam each came from (B*K,),
+    the decoding state reordered to them and this step's attention
+    (B*K, H, T_src) or None.
     """
-    logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+    logits, state, attention = model.decode_step(token, state)  # (B*K, V), new state, (B*K, H, T_src)
     log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B*K, V)
     k, vocab = beam_scores.shape[-1], log_probs.shape[-1]
     pad_only = tf.where(tf.range(vocab) == pad_id, 0.0, float("-inf"))  # (V,)
@@ -289,13 +226,17 @@ def _beam_step(model: Any, token: tf.Tensor, state: dict, beam_scores: tf.Tensor
     token = tf.reshape(flat % vocab, (-1,))  # (B*K,)
     beam_scores = tf.gather(tf.reshape(total, (-1, k * vocab)), flat, axis=1, batch_dims=1)  # (B, K)
     lengths = tf.gather(new_lengths, origin)  # (B*K,)
-    state.update(reorder_state(state, origin))  # in place: the caller's state follows its beams
+    state = reorder_state(state, origin)  # the state follows its beams
     sequences = tf.concat([tf.gather(sequences, origin), token[:, None]], axis=1)  # (B*K, t)
-    if attention is not None:
-        step = tf.gather(attention, origin)[:, :, None]  # (B*K, H, 1, T_src)
-        history = step if history is None else tf.concat([tf.gather(history, origin), step], axis=2)
+    attention = None if attention is None else tf.gather(attention, origin)  # (B*K, H, T_src)
     finished = tf.gather(finished, origin) | (token == eos_id)  # (B*K,)
-    return token, beam_scores, best, lengths, finished, sequences, history
+    return token, beam_scores, best, lengths, finished, sequences, origin, state, attention
+
+
+def _follow(history: Optional[tf.Tensor], origin: tf.Tensor, attention: tf.Tensor) -> tf.Tensor:
+    """The attention of the surviving beams so far: their parents' history (B*K, H, t-1, T_src) + this step's."""
+    step = attention[:, :, tf.newaxis]  # (B*K, H, 1, T_src)
+    return step if history is None else tf.concat([tf.gather(history, origin), step], axis=2)  # (B*K, H, t, T_src)
 
 
 def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
@@ -328,8 +269,8 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
     batch, k = src.shape[0], beam_size
     steps = _max_steps(model, src, max_len)
-    state = _graph(model, _start_decoding)(tf.repeat(src, k, axis=0), use_cache)  # sentence b: rows b*K..b*K+K-1
-    step = _graph(model, _beam_step)  # this step traced into a graph, once per model
+    state = _compiled(model, _start_decoding)(tf.repeat(src, k, axis=0), use_cache)  # sentence b: rows b*K..b*K+K-1
+    step = _compiled(model, _beam_step)  # this step traced into a graph, once per model
     token = tf.fill((batch * k,), tf.constant(sos_id, tf.int64))  # (B*K,)
     beam_scores = tf.zeros((batch, k))  # (B, K) log-probabilities
     beam_scores = tf.where(tf.range(k) > 0, float("-inf"), beam_scores)  # all beams start equal: keep only the first
@@ -338,9 +279,10 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     sequences = token[:, None][:, :0]  # (B*K, 0)
     history: Optional[tf.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        token, beam_scores, best, lengths, finished, sequences, history = step(
-            token, state, beam_scores, lengths, finished, sequences, history, length_penalty_alpha,
-            sos_id, eos_id, pad_id)
+        token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
+            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id)
+        if attention is not None:
+            history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
         if bool(tf.reduce_all(finished)):
             break
     first = tf.range(batch) * k  # (B,) the best beam is ranked first

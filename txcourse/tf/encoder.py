@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.cache import AttentionOutput
 from txcourse.tf._checks import check_float
 from txcourse.config import TransformerConfig
 from txcourse.tf.attention import MultiHeadAttention
@@ -37,7 +38,10 @@ class EncoderLayer(keras.layers.Layer):
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
-        attend (a padding mask (B, 1, 1, T)). Returns (B, T, D).
+        attend (a padding mask (B, 1, 1, T)). Returns (B, T, D); with
+        ``return_weights=True`` an :class:`~txcourse.cache.AttentionOutput`
+        ``(output, None, weights)``, the self-attention weights (B, H, T, T)
+        (None when fused).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
@@ -52,16 +56,19 @@ class EncoderLayer(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
         self.built = True
 
-    def call(self, x: tf.Tensor, mask: Optional[tf.Tensor] = None, training: Optional[bool] = None) -> tf.Tensor:
+    def call(self, x: tf.Tensor, mask: Optional[tf.Tensor] = None, return_weights: bool = False,
+             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
         check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
-            x = x + self.dropout(self.self_attn(h, h, h, mask), training=training)  # (B, T, D)
+            attended, _, weights = self.self_attn(h, h, h, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
+            x = x + self.dropout(attended, training=training)  # (B, T, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)), training=training)  # (B, T, D)
         else:
-            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask), training=training))  # (B, T, D)
+            attended, _, weights = self.self_attn(x, x, x, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
+            x = self.self_attn_norm(x + self.dropout(attended, training=training))  # (B, T, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x), training=training))  # (B, T, D)
-        return x
+        return AttentionOutput(x, None, weights) if return_weights else x
 
 
 class Encoder(keras.layers.Layer):
@@ -75,7 +82,9 @@ class Encoder(keras.layers.Layer):
 
     Shape:
         tokens (B, T_src) ids; mask broadcastable to (B, H, T_src, T_src),
-        usually ``padding_mask(tokens)``. Returns the memory (B, T_src, D).
+        usually ``padding_mask(tokens)``. Returns the memory (B, T_src, D);
+        with ``return_weights=True`` an :class:`~txcourse.cache.AttentionOutput`
+        ``(memory, None, weights)``, one (B, H, T_src, T_src) per layer.
     """
 
     def __init__(self, config: TransformerConfig, **kwargs):
@@ -91,11 +100,15 @@ class Encoder(keras.layers.Layer):
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None
         self.built = True
 
-    def call(self, tokens: tf.Tensor, mask: Optional[tf.Tensor] = None, training: Optional[bool] = None) -> tf.Tensor:
+    def call(self, tokens: tf.Tensor, mask: Optional[tf.Tensor] = None, return_weights: bool = False,
+             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
         x = self.embedding(tokens, training=training)  # (B, T_src, D)
+        weights = []
         for layer in self.layers:
             # Keras fills an argument named `mask` itself: pass ours positionally, or not at all when None
-            x = layer(x, mask, training=training) if mask is not None else layer(x, training=training)  # (B, T_src, D)
+            inputs = (x, mask) if mask is not None else (x,)
+            x, _, layer_weights = layer(*inputs, return_weights=True, training=training)  # (B, T_src, D), (B, H, T_src, T_src)
+            weights.append(layer_weights)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_src, D)
-        return x
+        return AttentionOutput(x, None, tuple(weights)) if return_weights else x

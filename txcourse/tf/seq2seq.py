@@ -7,7 +7,7 @@ attend over all encoder states instead.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import keras
 import tensorflow as tf
@@ -178,8 +178,9 @@ class Seq2Seq(keras.Model):
         pad_id: id of <pad>.
 
     Shape:
-        src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); the
-        last attention weights (B, T_tgt, T_src) are kept in ``attention_weights``.
+        src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); with
+        ``return_weights=True`` the pair (logits, attention weights
+        (B, T_tgt, T_src), None without attention).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embedding_dim: int = 256,
@@ -188,7 +189,6 @@ class Seq2Seq(keras.Model):
         self.pad_id = pad_id
         self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id, name="encoder")
         self.decoder = Seq2SeqDecoder(tgt_vocab_size, embedding_dim, units, attention, name="decoder")
-        self.attention_weights: Optional[tf.Tensor] = None
         self.built = True
 
     def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:
@@ -201,19 +201,21 @@ class Seq2Seq(keras.Model):
         return {"encoder_outputs": encoder_outputs, "encoder_state": encoder_state,
                 "mask": tf.equal(src, self.pad_id), "state": encoder_state}
 
-    def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, Optional[tf.Tensor]]:
-        """Feed the next token (B,); returns logits (B, V_tgt) and attention (B, 1, T_src) or None."""
-        logits, state["state"], weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
-                                                             state["encoder_state"], state["mask"])
-        return logits, None if weights is None else weights[:, tf.newaxis]  # (B, V_tgt), (B, 1, T_src)
+    def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, dict, Optional[tf.Tensor]]:
+        """Feed the next token (B,); returns logits (B, V_tgt), the new state and attention (B, 1, T_src) or None.
 
-    def call(self, src: tf.Tensor, tgt: tf.Tensor) -> tf.Tensor:
+        ``state`` is not changed: the new one holds the new GRU state.
+        """
+        logits, hidden, weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
+                                                    state["encoder_state"], state["mask"])  # (B, V_tgt), (B, U)
+        return logits, {**state, "state": hidden}, None if weights is None else weights[:, tf.newaxis]  # (B, 1, T_src)
+
+    def call(self, src: tf.Tensor, tgt: tf.Tensor, return_weights: bool = False
+             ) -> Union[tf.Tensor, tuple[tf.Tensor, Optional[tf.Tensor]]]:
         if src.shape[0] is not None and tgt.shape[0] is not None and src.shape[0] != tgt.shape[0]:
             raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
                              f"and tgt {tuple(tgt.shape)}")
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         mask = tf.equal(src, self.pad_id)  # (B, T_src)
-        logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V)
-        if tf.executing_eagerly():
-            self.attention_weights = weights  # (B, T_tgt, T_src)
-        return logits
+        logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V), (B, T_tgt, T_src)
+        return (logits, weights) if return_weights else logits

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from txcourse import _validation as V
-from txcourse.cache import KVCache
+from txcourse.cache import AttentionOutput, KVCache
 from txcourse.torch._checks import check_float
 from txcourse.torch.init import linear
 
@@ -89,31 +89,48 @@ class MultiHeadAttention(nn.Module):
     at once: project with ``w_q``, ``w_k``, ``w_v`` (each d_model x d_model),
     split the width into h heads of d_k, attend, concatenate the heads back
     and project with ``w_o`` (W^O). The heads are concatenated, not added
-    (errata E5). The last attention weights are kept in
-    ``attention_weights`` (B, H, T_q, T_k) for plotting.
+    (errata E5).
 
     Called as ``mha(query, key, value, mask)``, the order of
     :func:`scaled_dot_product_attention`. (Keras' own layer takes
-    ``(query, value, key)`` and the opposite mask convention.)
+    ``(query, value, key)`` and the opposite mask convention.) The layer
+    keeps nothing between calls: the attention weights and the key/value
+    cache are outputs.
 
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
-            same ops, left for XLA to fuse). The weights are then not kept.
+            same ops, left for XLA to fuse). It computes no weights.
 
-    Key/value cache (incremental decoding): pass a
-    :class:`~txcourse.cache.KVCache` as ``cache``. A self-attention cache
-    stores the projected keys and values and appends the new positions at
-    every call, so each step projects one token instead of the whole
-    prefix; a static (cross-attention) cache projects the encoder memory
-    once and reuses it.
+    Call arguments:
+        query, key, value, mask: as above.
+        cache: a :class:`~txcourse.cache.KVCache` of earlier positions
+            (incremental decoding, Vaswani et al. 2017, Sec. 3.2.3): the
+            queries attend to the cached keys and values followed by the
+            projections of ``key`` and ``value``, and the layer returns the
+            longer cache; it projects one new position per step, not the
+            whole prefix. With ``key`` and ``value`` None the cache is
+            attended as it is (the encoder memory, projected once by
+            :meth:`project_key_value`).
+        return_weights: also return the attention weights.
 
     Shape:
         query (B, T_q, D), key (B, T_k, D), value (B, T_k, D),
         mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
-        positions). Returns (B, T_q, D).
+        positions). Returns the output (B, T_q, D); with a cache or
+        ``return_weights``, an :class:`~txcourse.cache.AttentionOutput`
+        ``(output, cache, weights)``: the new cache, each (B, H, T_k, d_k),
+        and the weights (B, H, T_q, T_k) (None when fused), each None where
+        not asked.
+
+    Example:
+        >>> mha = MultiHeadAttention(d_model=8, num_heads=2)
+        >>> x = torch.ones(1, 3, 8)
+        >>> out, _, weights = mha(x, x, x, return_weights=True)
+        >>> tuple(out.shape), tuple(weights.shape)
+        ((1, 3, 8), (1, 2, 3, 3))
     """
 
     def __init__(self, d_model: int, num_heads: int, fused: bool = False):
@@ -127,7 +144,6 @@ class MultiHeadAttention(nn.Module):
         self.w_k = linear(d_model, d_model)  # W^K for all heads
         self.w_v = linear(d_model, d_model)  # W^V for all heads
         self.w_o = linear(d_model, d_model)  # W^O
-        self.attention_weights: Optional[torch.Tensor] = None
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, D) -> (B, H, T, d_k)."""
@@ -141,33 +157,42 @@ class MultiHeadAttention(nn.Module):
         x = x.transpose(1, 2)  # (B, T, H, d_k)
         return x.reshape(batch, length, self.d_model)  # (B, T, D)
 
+    def project_key_value(self, key: torch.Tensor, value: torch.Tensor) -> KVCache:
+        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
+        return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
+
     def forward(
         self,
         query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
+        key: Optional[torch.Tensor],
+        value: Optional[torch.Tensor],
         mask: Optional[torch.Tensor] = None,
         cache: Optional[KVCache] = None,
-    ) -> torch.Tensor:
+        return_weights: bool = False,
+    ) -> Union[torch.Tensor, AttentionOutput]:
+        V.check_cache(cache, KVCache, key is None, value is None)
         for name, x in (("query", query), ("key", key), ("value", value)):
-            check_float(name, x, self)
-            V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
-            V.check_width(name, tuple(x.shape), self.d_model)
-        V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+            if x is not None:
+                check_float(name, x, self)
+                V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
+                V.check_width(name, tuple(x.shape), self.d_model)
+        if key is not None:
+            V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
         q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
-        if cache is not None and cache.static and cache.key is not None:
-            k, v = cache.key, cache.value  # (B, H, T_k, d_k): the memory, projected once
-        else:
-            k = self.split_heads(self.w_k(key))  # (B, H, T_k, d_k)
-            v = self.split_heads(self.w_v(value))  # (B, H, T_k, d_k)
-            if cache is not None:
-                if cache.key is not None:  # self-attention: append the new positions
-                    k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + T_k, d_k)
-                    v = torch.cat([cache.value, v], dim=2)  # (B, H, T_past + T_k, d_k)
-                cache.key, cache.value = k, v
-        if self.fused:  # the same numbers through PyTorch's fused kernel; no weights kept
-            heads, self.attention_weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+        if cache is None:
+            k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
+        elif key is None:
+            k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
+        else:  # self-attention: the new positions after the cached ones
+            new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
+            k = torch.cat([cache.key, new.key], dim=2)  # (B, H, T_cached + T_new, d_k)
+            v = torch.cat([cache.value, new.value], dim=2)  # (B, H, T_cached + T_new, d_k)
+        if self.fused:  # the same numbers through PyTorch's fused kernel, which computes no weights
+            heads, weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
         else:
             heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
-            self.attention_weights = weights.detach()  # (B, H, T_q, T_k)
-        return self.w_o(self.merge_heads(heads))  # (B, T_q, D)
+        output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
+        if cache is None and not return_weights:
+            return output
+        return AttentionOutput(output, None if cache is None else KVCache(k, v),
+                               weights if return_weights else None)

@@ -1,9 +1,12 @@
 """Greedy decoding and beam search (Vaswani et al. 2017, Sec. 6.1; Wu et al. 2016). Book: week 6.
 
-Both work with any model that has ``start_decoding(src, use_cache)`` and
-``decode_step(token, state)``: the :class:`~txcourse.torch.model.Transformer`
-(with or without its key/value cache) and the GRU
-:class:`~txcourse.torch.seq2seq.Seq2Seq`.
+Both work with any model that has ``start_decoding(src, use_cache)``, which
+returns a decoding state, and ``decode_step(token, state)``, which returns
+``(logits, new_state, attention)`` and changes nothing: the
+:class:`~txcourse.torch.model.Transformer` (with or without its key/value
+cache) and the GRU :class:`~txcourse.torch.seq2seq.Seq2Seq`. The state is a
+nest (dicts, tuples) of tensors, threaded from step to step; beam search
+reorders it with :func:`reorder_state`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any, Callable, Optional
 import torch
 
 from txcourse import _validation as V
-from txcourse.cache import DecoderCache
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
 
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
@@ -65,16 +67,16 @@ def _greedy_step(model: Any, token: torch.Tensor, finished: torch.Tensor, scores
     """Feed ``token`` (B,), pick the most probable next token of every row; a finished row gets ``<pad>``.
 
     Returns the next tokens (B,), which rows have finished (B,), the scores
-    (B,) with the new tokens' log-probabilities added, and the attention
-    (B, H, T_src) or None. ``state`` is updated in place.
+    (B,) with the new tokens' log-probabilities added, the new decoding
+    state and the attention (B, H, T_src) or None.
     """
-    logits, attention = model.decode_step(token, state)  # (B, V), (B, H, T_src)
+    logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
     log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
     token = log_probs.argmax(dim=-1)  # (B,)
     token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
     scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
     finished = finished | (token == eos_id)  # (B,)
-    return token, finished, scores, attention
+    return token, finished, scores, state, attention
 
 
 @_inference
@@ -104,7 +106,7 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, 
     scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
     tokens, weights = [], []
     for _ in range(steps):
-        token, finished, scores, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
+        token, finished, scores, state, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
         tokens.append(token)  # (B,)
         weights.append(attention)  # (B, H, T_src)
         if bool(finished.all()):
@@ -121,16 +123,19 @@ def _never(log_probs: torch.Tensor, ids: tuple[int, ...]) -> torch.Tensor:
 
 
 def reorder_state(state: Any, index: torch.Tensor) -> Any:
-    """Select rows ``index`` of every tensor in a decoding state (beams that survive a step)."""
-    if isinstance(state, torch.Tensor):
+    """Select rows ``index`` of every tensor in a decoding state (the beams that survive a step).
+
+    The state is a nest of dicts and tuples (NamedTuples included) of
+    tensors; a new one is returned, ``state`` is not changed.
+    """
+    if isinstance(state, torch.Tensor):  # TensorFlow: tf.nest.map_structure over the same nest
         return state.index_select(0, index)
     if isinstance(state, dict):
         return {key: reorder_state(value, index) for key, value in state.items()}
-    if isinstance(state, DecoderCache):
-        for kv in state.tensors():
-            if kv.key is not None:
-                kv.key, kv.value = kv.key.index_select(0, index), kv.value.index_select(0, index)
-        return state
+    if isinstance(state, tuple) and hasattr(state, "_fields"):  # a NamedTuple: KVCache, DecoderLayerCache
+        return type(state)(*(reorder_state(value, index) for value in state))
+    if isinstance(state, (tuple, list)):
+        return type(state)(reorder_state(value, index) for value in state)
     return state
 
 
@@ -140,17 +145,18 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
 
 
 def _beam_step(model: Any, token: torch.Tensor, state: dict, beam_scores: torch.Tensor, lengths: torch.Tensor,
-               finished: torch.Tensor, sequences: torch.Tensor, history: Optional[torch.Tensor],
-               length_penalty_alpha: float, sos_id: int, eos_id: int, pad_id: int) -> tuple:
+               finished: torch.Tensor, sequences: torch.Tensor, length_penalty_alpha: float,
+               sos_id: int, eos_id: int, pad_id: int) -> tuple:
     """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
 
     Returns, for the surviving beams: their next tokens (B*K,), their
     log-probabilities (B, K) and ranking scores (B, K) (log-probability /
     length penalty, best first), lengths (B*K,), which have finished
-    (B*K,), their tokens so far (B*K, t) and attention (B*K, H, t, T_src)
-    or None. ``state`` is reordered to the surviving beams in place.
+    (B*K,), their tokens so far (B*K, t), the beam each came from (B*K,),
+    the decoding state reordered to them and this step's attention
+    (B*K, H, T_src) or None.
     """
-    logits, attention = model.decode_step(token, state)  # (B*K, V), (B*K, H, T_src)
+    logits, state, attention = model.decode_step(token, state)  # (B*K, V), new state, (B*K, H, T_src)
     log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B*K, V)
     k, vocab = beam_scores.shape[-1], log_probs.shape[-1]
     pad_only = torch.full_like(log_probs, float("-inf"))  # (B*K, V)
@@ -165,13 +171,17 @@ def _beam_step(model: Any, token: torch.Tensor, state: dict, beam_scores: torch.
     token = (flat % vocab).reshape(-1)  # (B*K,)
     beam_scores = total.reshape(-1, k * vocab).gather(1, flat)  # (B, K)
     lengths = new_lengths.index_select(0, origin)  # (B*K,)
-    state.update(reorder_state(state, origin))  # in place: the caller's state follows its beams
+    state = reorder_state(state, origin)  # the state follows its beams
     sequences = torch.cat([sequences.index_select(0, origin), token[:, None]], dim=1)  # (B*K, t)
-    if attention is not None:
-        step = attention.index_select(0, origin)[:, :, None]  # (B*K, H, 1, T_src)
-        history = step if history is None else torch.cat([history.index_select(0, origin), step], dim=2)
+    attention = None if attention is None else attention.index_select(0, origin)  # (B*K, H, T_src)
     finished = finished.index_select(0, origin) | (token == eos_id)  # (B*K,)
-    return token, beam_scores, best, lengths, finished, sequences, history
+    return token, beam_scores, best, lengths, finished, sequences, origin, state, attention
+
+
+def _follow(history: Optional[torch.Tensor], origin: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+    """The attention of the surviving beams so far: their parents' history (B*K, H, t-1, T_src) + this step's."""
+    step = attention[:, :, None]  # (B*K, H, 1, T_src)
+    return step if history is None else torch.cat([history.index_select(0, origin), step], dim=2)  # (B*K, H, t, T_src)
 
 
 @_inference
@@ -212,9 +222,10 @@ def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Opti
     sequences = token[:, None][:, :0]  # (B*K, 0)
     history: Optional[torch.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        token, beam_scores, best, lengths, finished, sequences, history = step(
-            token, state, beam_scores, lengths, finished, sequences, history, length_penalty_alpha,
-            sos_id, eos_id, pad_id)
+        token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
+            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id)
+        if attention is not None:
+            history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
         if bool(finished.all()):
             break
     first = torch.arange(batch, device=src.device) * k  # (B,) the best beam is ranked first

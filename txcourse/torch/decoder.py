@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import nn
 
 from txcourse import _validation as V
 from txcourse.torch._checks import check_float
-from txcourse.cache import DecoderCache, DecoderLayerCache
+from txcourse.cache import AttentionOutput, DecoderLayerCache, KVCache
 from txcourse.config import TransformerConfig
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
@@ -40,9 +40,17 @@ class DecoderLayer(nn.Module):
         x (B, T_tgt, D), memory (B, T_src, D);
         self_attn_mask broadcastable to (B, H, T_tgt, T_tgt) (look-ahead and
         target padding); cross_attn_mask broadcastable to (B, H, T_tgt, T_src)
-        (source padding). Returns (B, T_tgt, D). ``cache``, from
-        :meth:`Decoder.init_cache`, holds this layer's keys and values for
-        incremental decoding.
+        (source padding). Returns (B, T_tgt, D).
+
+        With a ``cache`` (a :class:`~txcourse.cache.DecoderLayerCache`, one
+        of :meth:`Decoder.init_cache`), ``x`` holds the new positions only:
+        their self-attention sees the cached keys and values, and the
+        encoder-decoder attention the memory's keys and values projected
+        once. With a cache or ``return_weights=True`` the layer returns an
+        :class:`~txcourse.cache.AttentionOutput` ``(output, cache, weights)``:
+        the updated cache (the given one is never changed) and the weights
+        ``(self-attention (B, H, T_tgt, T_cached + T_tgt), encoder-decoder
+        attention (B, H, T_tgt, T_src))``, each None where not asked.
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
@@ -61,21 +69,31 @@ class DecoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, memory: torch.Tensor,
                 self_attn_mask: Optional[torch.Tensor] = None,
                 cross_attn_mask: Optional[torch.Tensor] = None,
-                cache: Optional[DecoderLayerCache] = None) -> torch.Tensor:
+                cache: Optional[DecoderLayerCache] = None,
+                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
         check_float("memory", memory, self)
-        self_cache, cross_cache = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
+        V.check_cache(cache, DecoderLayerCache, False, False)
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        keys = (memory, memory) if cross_cache is None else (None, None)  # with a cache: the memory projected once
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)
-            x = x + self.dropout(self.self_attn(h, h, h, self_attn_mask, cache=self_cache))  # (B, T_tgt, D)
+            attended, self_cache, self_weights = self.self_attn(h, h, h, self_attn_mask, self_cache, return_weights=True)
+            x = x + self.dropout(attended)  # (B, T_tgt, D)
             h = self.cross_attn_norm(x)  # (B, T_tgt, D)
-            x = x + self.dropout(self.cross_attn(h, memory, memory, cross_attn_mask, cache=cross_cache))  # (B, T_tgt, D)
+            attended, cross_cache, cross_weights = self.cross_attn(h, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            x = x + self.dropout(attended)  # (B, T_tgt, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T_tgt, D)
         else:
-            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, self_attn_mask, cache=self_cache)))  # (B, T_tgt, D)
-            x = self.cross_attn_norm(x + self.dropout(self.cross_attn(x, memory, memory, cross_attn_mask, cache=cross_cache)))  # (B, T_tgt, D)
+            attended, self_cache, self_weights = self.self_attn(x, x, x, self_attn_mask, self_cache, return_weights=True)
+            x = self.self_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
+            attended, cross_cache, cross_weights = self.cross_attn(x, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            x = self.cross_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T_tgt, D)
-        return x
+        if cache is None and not return_weights:
+            return x
+        return AttentionOutput(x, None if cache is None else DecoderLayerCache(self_cache, cross_cache),
+                               (self_weights, cross_weights) if return_weights else None)
 
 
 class Decoder(nn.Module):
@@ -87,10 +105,16 @@ class Decoder(nn.Module):
     Shape:
         tokens (B, T_tgt) ids (the target shifted right, starting with
         <sos>), memory (B, T_src, D), masks as in :class:`DecoderLayer`.
-        With ``cache`` (see :meth:`init_cache`) ``tokens`` are the next
-        positions only and the self-attention mask covers (T_tgt, offset + T_tgt).
         Returns (B, T_tgt, D); :class:`~txcourse.torch.model.Transformer`
         projects it to the vocabulary.
+
+        With a ``cache`` (see :meth:`init_cache`) ``tokens`` are the next
+        positions only, placed after the T_cached positions the cache holds,
+        and the self-attention mask covers (T_tgt, T_cached + T_tgt). With a
+        cache or ``return_weights=True`` the decoder returns an
+        :class:`~txcourse.cache.AttentionOutput` ``(output, cache, weights)``:
+        the new cache and, per layer, the pair of weights of
+        :class:`DecoderLayer`, each None where not asked.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -105,20 +129,37 @@ class Decoder(nn.Module):
         ])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
-    def init_cache(self) -> DecoderCache:
-        """An empty key/value cache: feed it to the decoder with one new token at a time."""
-        return DecoderCache(len(self.layers))
+    def init_cache(self, memory: torch.Tensor) -> tuple[DecoderLayerCache, ...]:
+        """The cache before the first token, one DecoderLayerCache per layer: feed it with one new token at a time.
+
+        The self-attention caches are empty (B, H, 0, d_k); the
+        encoder-decoder caches hold the memory (B, T_src, D) projected once
+        into keys and values (B, H, T_src, d_k).
+        """
+        d_k = self.config.d_model // self.config.num_heads
+        empty = memory.new_zeros(memory.shape[0], self.config.num_heads, 0, d_k)  # (B, H, 0, d_k)
+        return tuple(DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
+                     for layer in self.layers)
 
     def forward(self, tokens: torch.Tensor, memory: torch.Tensor,
                 self_attn_mask: Optional[torch.Tensor] = None,
                 cross_attn_mask: Optional[torch.Tensor] = None,
-                cache: Optional[DecoderCache] = None) -> torch.Tensor:
-        offset = 0 if cache is None else cache.offset
+                cache: Optional[tuple[DecoderLayerCache, ...]] = None,
+                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
+        if cache is not None and (not isinstance(cache, tuple) or len(cache) != len(self.layers)):
+            got = f"a tuple of {len(cache)}" if isinstance(cache, tuple) else type(cache).__name__
+            raise ValueError(f"cache must be a tuple of {len(self.layers)} DecoderLayerCache (one per layer, "
+                             f"from init_cache), got {got}")
+        offset = 0 if cache is None else cache[0].self_attn.key.shape[2]  # T_cached
         x = self.embedding(tokens, offset=offset)  # (B, T_tgt, D)
+        caches, weights = [], []
         for i, layer in enumerate(self.layers):
-            x = layer(x, memory, self_attn_mask, cross_attn_mask, cache=None if cache is None else cache.layers[i])  # (B, T_tgt, D)
-        if cache is not None:
-            cache.offset = offset + tokens.shape[1]
+            x, layer_cache, layer_weights = layer(x, memory, self_attn_mask, cross_attn_mask,
+                                                  None if cache is None else cache[i], return_weights=True)  # (B, T_tgt, D)
+            caches.append(layer_cache)
+            weights.append(layer_weights)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_tgt, D)
-        return x
+        if cache is None and not return_weights:
+            return x
+        return AttentionOutput(x, None if cache is None else tuple(caches), tuple(weights) if return_weights else None)

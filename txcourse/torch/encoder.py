@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.cache import AttentionOutput
 from txcourse.torch._checks import check_float
 from txcourse.config import TransformerConfig
 from txcourse.torch.attention import MultiHeadAttention
@@ -37,7 +38,10 @@ class EncoderLayer(nn.Module):
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
-        attend (a padding mask (B, 1, 1, T)). Returns (B, T, D).
+        attend (a padding mask (B, 1, 1, T)). Returns (B, T, D); with
+        ``return_weights=True`` an :class:`~txcourse.cache.AttentionOutput`
+        ``(output, None, weights)``, the self-attention weights (B, H, T, T)
+        (None when fused).
     """
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
@@ -51,16 +55,19 @@ class EncoderLayer(nn.Module):
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None,
+                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
-            x = x + self.dropout(self.self_attn(h, h, h, mask))  # (B, T, D)
+            attended, _, weights = self.self_attn(h, h, h, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
+            x = x + self.dropout(attended)  # (B, T, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T, D)
         else:
-            x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask)))  # (B, T, D)
+            attended, _, weights = self.self_attn(x, x, x, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
+            x = self.self_attn_norm(x + self.dropout(attended))  # (B, T, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T, D)
-        return x
+        return AttentionOutput(x, None, weights) if return_weights else x
 
 
 class Encoder(nn.Module):
@@ -74,7 +81,9 @@ class Encoder(nn.Module):
 
     Shape:
         tokens (B, T_src) ids; mask broadcastable to (B, H, T_src, T_src),
-        usually ``padding_mask(tokens)``. Returns the memory (B, T_src, D).
+        usually ``padding_mask(tokens)``. Returns the memory (B, T_src, D);
+        with ``return_weights=True`` an :class:`~txcourse.cache.AttentionOutput`
+        ``(memory, None, weights)``, one (B, H, T_src, T_src) per layer.
     """
 
     def __init__(self, config: TransformerConfig):
@@ -89,10 +98,13 @@ class Encoder(nn.Module):
         ])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
-    def forward(self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None,
+                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
         x = self.embedding(tokens)  # (B, T_src, D)
+        weights = []
         for layer in self.layers:
-            x = layer(x, mask)  # (B, T_src, D)
+            x, _, layer_weights = layer(x, mask, return_weights=True)  # (B, T_src, D), (B, H, T_src, T_src)
+            weights.append(layer_weights)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_src, D)
-        return x
+        return AttentionOutput(x, None, tuple(weights)) if return_weights else x

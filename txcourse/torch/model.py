@@ -67,26 +67,41 @@ class Transformer(nn.Module):
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
-        """Encode ``src`` once and return the decoding state for :meth:`decode_step`."""
-        memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
-        return {"memory": memory, "src_mask": src_mask, "prefix": src[:, :0],
-                "cache": self.decoder.init_cache() if use_cache else None}
+        """Encode ``src`` (B, T_src) once; returns the decoding state for :meth:`decode_step`.
 
-    def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """Feed the next token (B,); returns logits (B, V_tgt) and cross-attention (B, H, T_src) (None when fused).
-
-        With a cache only the new token goes through the decoder; without
-        one the whole prefix is recomputed (the slow way, kept to compare).
+        The state is a dict of tensors: the memory (B, T_src, D), the source
+        mask (B, 1, 1, T_src) and either the key/value cache of
+        :meth:`Decoder.init_cache` (``use_cache``) or the tokens fed so far,
+        ``prefix`` (B, 0).
         """
-        state["prefix"] = torch.cat([state["prefix"], token[:, None]], dim=1)  # (B, t)
-        cache = state["cache"]
-        if cache is None:  # recompute all t positions
-            new, mask = state["prefix"], look_ahead_mask(state["prefix"].shape[1])  # (B, t), (t, t)
-        else:  # one new position; earlier keys and values come from the cache
-            new, mask = token[:, None], look_ahead_mask(1, cache.offset)  # (B, 1), (1, t)
-        x = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"], cache=cache)  # (B, t or 1, D)
-        weights = self.decoder.layers[-1].cross_attn.attention_weights  # (B, H, t or 1, T_src)
-        return self.project(x[:, -1]), None if weights is None else weights[:, :, -1]  # (B, V_tgt), (B, H, T_src)
+        memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
+        state = {"memory": memory, "src_mask": src_mask}
+        if use_cache:
+            return {**state, "cache": self.decoder.init_cache(memory)}
+        return {**state, "prefix": src[:, :0]}  # (B, 0)
+
+    def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict, Optional[torch.Tensor]]:
+        """Feed the next token (B,); returns logits (B, V_tgt), the new state and the cross-attention (B, H, T_src).
+
+        The cross-attention is the last layer's, None when fused. ``state``
+        is not changed: the new one holds the longer cache (or prefix). With
+        a cache only the new token goes through the decoder; without one the
+        whole prefix is recomputed (the slow way, kept to compare).
+        """
+        if "cache" in state:  # one new position; earlier keys and values come from the cache
+            new = token[:, None]  # (B, 1)
+            mask = look_ahead_mask(1, state["cache"][0].self_attn.key.shape[2])  # (1, t)
+            x, cache, weights = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"],
+                                             state["cache"], return_weights=True)  # (B, 1, D)
+            state = {**state, "cache": cache}
+        else:  # recompute all t positions
+            new = torch.cat([state["prefix"], token[:, None]], dim=1)  # (B, t)
+            mask = look_ahead_mask(new.shape[1])  # (t, t)
+            x, _, weights = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"],
+                                         return_weights=True)  # (B, t, D)
+            state = {**state, "prefix": new}
+        cross = weights[-1][1]  # (B, H, t or 1, T_src): the last layer's encoder-decoder attention
+        return self.project(x[:, -1]), state, None if cross is None else cross[:, :, -1]  # (B, V_tgt), (B, H, T_src)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")

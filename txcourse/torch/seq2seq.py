@@ -7,7 +7,7 @@ attend over all encoder states instead.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import torch
 from torch import nn
@@ -175,8 +175,9 @@ class Seq2Seq(nn.Module):
         pad_id: id of <pad>.
 
     Shape:
-        src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); the
-        last attention weights (B, T_tgt, T_src) are kept in ``attention_weights``.
+        src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); with
+        ``return_weights=True`` the pair (logits, attention weights
+        (B, T_tgt, T_src), None without attention).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embedding_dim: int = 256,
@@ -185,7 +186,6 @@ class Seq2Seq(nn.Module):
         self.pad_id = pad_id
         self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id)
         self.decoder = Seq2SeqDecoder(tgt_vocab_size, embedding_dim, units, attention)
-        self.attention_weights: Optional[torch.Tensor] = None
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
         """Encode ``src`` and return the decoding state for :meth:`decode_step`.
@@ -197,18 +197,21 @@ class Seq2Seq(nn.Module):
         return {"encoder_outputs": encoder_outputs, "encoder_state": encoder_state,
                 "mask": src == self.pad_id, "state": encoder_state}
 
-    def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
-        """Feed the next token (B,); returns logits (B, V_tgt) and attention (B, 1, T_src) or None."""
-        logits, state["state"], weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
-                                                             state["encoder_state"], state["mask"])
-        return logits, None if weights is None else weights[:, None]  # (B, V_tgt), (B, 1, T_src)
+    def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict, Optional[torch.Tensor]]:
+        """Feed the next token (B,); returns logits (B, V_tgt), the new state and attention (B, 1, T_src) or None.
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+        ``state`` is not changed: the new one holds the new GRU state.
+        """
+        logits, hidden, weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
+                                                    state["encoder_state"], state["mask"])  # (B, V_tgt), (B, U)
+        return logits, {**state, "state": hidden}, None if weights is None else weights[:, None]  # (B, 1, T_src)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, return_weights: bool = False
+                ) -> Union[torch.Tensor, tuple[torch.Tensor, Optional[torch.Tensor]]]:
         if src.shape[0] != tgt.shape[0]:
             raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
                              f"and tgt {tuple(tgt.shape)}")
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         mask = src == self.pad_id  # (B, T_src)
-        logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V)
-        self.attention_weights = None if weights is None else weights.detach()  # (B, T_tgt, T_src)
-        return logits
+        logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V), (B, T_tgt, T_src)
+        return (logits, weights) if return_weights else logits
