@@ -28,7 +28,8 @@ import numpy as np
 
 from decode_cache import execution  # the benchmark next to this one: TensorFlow compiled or eager
 from txcourse.config import TransformerConfig
-from txcourse.experiment import backend, set_threads
+from txcourse.registry import backend, set_threads
+from txcourse.registry import FRAMEWORKS
 
 SOURCE_LENGTH = 32
 
@@ -67,7 +68,7 @@ def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--framework", nargs="+", default=["torch", "tf"], choices=["torch", "tf"])
+    parser.add_argument("--framework", nargs="+", default=list(FRAMEWORKS), choices=FRAMEWORKS)
     parser.add_argument("--beams", nargs="+", type=int, default=[1, 4, 8])
     parser.add_argument("--tokens", type=int, default=None, help="output tokens per sentence (default 32; --quick 8)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs of each search (default 5; --quick 1)")

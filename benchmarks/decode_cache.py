@@ -26,7 +26,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np
 
 from txcourse.config import TransformerConfig
-from txcourse.experiment import backend, set_threads
+from txcourse.registry import backend, set_threads
+from txcourse.registry import FRAMEWORKS
 
 CONFIG = TransformerConfig(src_vocab_size=64, tgt_vocab_size=64, d_model=256, num_heads=4, num_encoder_layers=3,
                            num_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=256)
@@ -74,7 +75,7 @@ def time_decoding(framework: str, lengths: list[int], repeats: int, batch: int) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--framework", nargs="+", default=["torch", "tf"])
+    parser.add_argument("--framework", nargs="+", default=list(FRAMEWORKS), choices=FRAMEWORKS)
     parser.add_argument("--lengths", nargs="+", type=int, default=[16, 64, 128])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch", type=int, default=8)

@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from txcourse import grading  # noqa: E402
+from txcourse.course import grading  # noqa: E402
+from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.MULTILINE)
 HOSTILE = r'''
@@ -74,7 +75,7 @@ def build(root: Path, lab: str, count: int) -> tuple[Path, Path, dict[str, str]]
     plan = ["hostile", "hostile", "hostile", "hostile", "crash", "nearmiss"]
     plan += ["correct"] * max(0, count - len(plan))
     for i, kind in enumerate(plan[:count]):
-        fw = ("torch", "tf")[i % 2]
+        fw = FRAMEWORKS[i % 2]
         student = f"s{i:02d}_{kind}"
         name = f"{lab}_{fw}"
         source = nbformat.read(labs / "source" / lab / f"{name}.ipynb", as_version=4)

@@ -26,14 +26,17 @@ import json
 import time
 from pathlib import Path
 
-from txcourse.experiment import backend, default_model_config, evaluate, prepare_task, set_threads
-from txcourse.metrics import LengthBucket, format_length_table
-from txcourse.plots import plot_accuracy_by_length, save_figure
+from txcourse.registry import backend, default_model_config, set_threads
+from txcourse.evaluation.translate import evaluate
+from txcourse.data.prepare import prepare_task
+from txcourse.evaluation.metrics import LengthBucket, format_length_table
+from txcourse.notebook.plots import plot_accuracy_by_length, save_figure
 from txcourse.training import TrainConfig
+from txcourse.registry import MODEL_KINDS
 
 
 RESULTS = Path(__file__).parent / "results"
-MODELS = ("transformer", "bahdanau", "seq2seq")
+MODELS = MODEL_KINDS
 _SYMBOLS = dict(min_len=2, max_len=20, sizes=(20000, 500, 2000), long_test_fraction=0.0)
 TASK_SETTINGS = {"copy": _SYMBOLS, "reverse": _SYMBOLS}
 LR_FACTOR = {"transformer": 0.5, "bahdanau": 1.0, "seq2seq": 1.0}  # peak 2.2e-3 / 3.1e-3 / 3.1e-3

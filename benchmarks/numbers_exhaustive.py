@@ -4,7 +4,7 @@ The source of ``n`` is ``numbers_to_words(n, "en")``, its reference
 ``numbers_to_words(n, target_lang)`` (the checkpoint's task kwargs; default
 Korean), decoded greedily in batches with the framework the checkpoint was
 written by. Exact match (whitespace-insensitive, as
-:func:`txcourse.metrics.exact_match`) overall, by digit count and by
+:func:`txcourse.evaluation.metrics.exact_match`) overall, by digit count and by
 **zero pattern**: the digit string with every non-zero digit written ``x``
 (80011 -> ``x00xx``, 440040 -> ``xx00x0``, 0 -> ``0``; 64 classes in all),
 which separates the numbers whose words skip a place ("eighty thousand and
@@ -40,7 +40,7 @@ from typing import Any, Optional, Sequence
 if __name__ == "__main__":  # run as a script from anywhere: import the txcourse of this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from txcourse.checkpoint import read_checkpoint_meta
+from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.data.numbers import digit_count, numbers_to_words, zero_pattern
 
 DEFAULT_LOW, DEFAULT_HIGH = 0, 999_999  # make_numbers_task's defaults
@@ -61,13 +61,14 @@ def select_numbers(low: int = DEFAULT_LOW, high: int = DEFAULT_HIGH, stride: int
 
 
 def same(hypothesis: str, reference: str) -> bool:
-    """Equal up to whitespace: the per-sentence test of :func:`txcourse.metrics.exact_match`."""
+    """Equal up to whitespace: the per-sentence test of :func:`txcourse.evaluation.metrics.exact_match`."""
     return hypothesis.split() == reference.split()
 
 
 def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: str = "cpu") -> dict[str, Any]:
     """The checkpoint's framework, model, tokenizers and target language (threads set before any model is built)."""
-    from txcourse.experiment import backend, set_threads, tokenizers_from_meta
+    from txcourse.registry import backend, set_threads
+    from txcourse.data.prepare import tokenizers_from_meta
 
     meta = read_checkpoint_meta(checkpoint)
     task = meta.get("task", {})
@@ -91,7 +92,7 @@ def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: s
 def decode_all(loaded: dict[str, Any], sources: Sequence[str], batch_size: int = 512,
                progress: bool = True) -> tuple[list[str], list[float]]:
     """Greedy translations of ``sources`` in order, ``batch_size`` at a time; also each batch's seconds."""
-    from txcourse.experiment import translate
+    from txcourse.evaluation.translate import translate
 
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")

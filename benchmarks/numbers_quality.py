@@ -27,7 +27,10 @@ from pathlib import Path
 
 from txcourse.cli import main as txcourse
 from txcourse.data import get_task
-from txcourse.experiment import backend, evaluate, evaluate_by_digit_count, set_threads, tokenizers_from_meta
+from txcourse.registry import backend, set_threads
+from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
+from txcourse.data.prepare import tokenizers_from_meta
+from txcourse.registry import FRAMEWORKS
 
 RESULTS = Path(__file__).parent / "results"
 TARGET_EXACT_MATCH = 0.995  # in every digit-count bucket
@@ -57,7 +60,7 @@ def run(framework: str, per_digit: int, out: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--framework", nargs="+", default=["torch", "tf"])
+    parser.add_argument("--framework", nargs="+", default=list(FRAMEWORKS), choices=FRAMEWORKS)
     parser.add_argument("--threads", type=int, default=2, help="CPU threads per framework (default 2)")
     parser.add_argument("--per-digit", type=int, default=200, help="fresh numbers per digit count (default 200)")
     args = parser.parse_args()

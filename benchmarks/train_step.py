@@ -67,8 +67,9 @@ import numpy as np
 
 from txcourse.config import TransformerConfig
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.experiment import set_threads
+from txcourse.registry import set_threads
 from txcourse.training import TrainConfig
+from txcourse.registry import FRAMEWORKS
 
 MODELS = {"torch": ("teaching", "fused", "reference"), "tf": ("teaching", "fused", "xla", "reference")}
 LABELS = {
@@ -668,7 +669,7 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--framework", nargs="+", default=["torch", "tf"], choices=["torch", "tf"])
+    parser.add_argument("--framework", nargs="+", default=list(FRAMEWORKS), choices=FRAMEWORKS)
     parser.add_argument("--repeats", type=int, default=None, help="timed steps per model (default 10; --quick 3)")
     parser.add_argument("--warmup", type=int, default=None, help="untimed steps per model first (default 2; --quick 1)")
     parser.add_argument("--batch", type=int, default=None, help="sentences per batch (default 64; --quick 16)")

@@ -45,7 +45,7 @@ from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades  # noqa: E402
 from traitlets import Bool  # noqa: E402
 
-from txcourse.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, hidden_lines, normalise_line  # noqa: E402
+from txcourse.course.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, hidden_lines, normalise_line  # noqa: E402
 
 
 class StderrToStdout(Preprocessor):
@@ -76,7 +76,7 @@ class HideHiddenTestOutput(Preprocessor):
     """Hidden test code out of the outputs of test cells (before ClearHiddenTests removes it from the source).
 
     Which lines are hidden is decided by the one scanner the grader's own leak check uses too
-    (txcourse.grading.hidden.hidden_lines, threshold MIN_HIDDEN_LINE characters, explained there)."""
+    (txcourse.course.grading.hidden.hidden_lines, threshold MIN_HIDDEN_LINE characters, explained there)."""
 
     enabled = Bool(True)
     begin = HIDDEN_BEGIN

@@ -36,7 +36,7 @@ $(BOOK_EXEC_STAMP):
 	@mkdir -p _build && rm -f _build/.exec-inputs-* && touch $@
 
 book-fonts: $(VENV_STAMP)
-	@if ! $(PY) -c 'import sys; from txcourse.plots import cjk_font; sys.exit(cjk_font() is None)' 2>/dev/null; then \
+	@if ! $(PY) -c 'import sys; from txcourse.notebook.plots import cjk_font; sys.exit(cjk_font() is None)' 2>/dev/null; then \
 	  if ! fc-list 2>/dev/null | grep -i nanum >/dev/null && [ ! -d "$(BOOK_FONT_DIR)" ]; then \
 	    if [ "$(APT_OK)" = yes ]; then \
 	      echo "==> installing $(BOOK_FONT_PKG) for the Korean labels of the figures"; \
@@ -49,7 +49,7 @@ book-fonts: $(VENV_STAMP)
 	    fi; \
 	  fi; \
 	  $(PY) -c 'from matplotlib import font_manager as fm; fm._load_fontmanager(try_read_cache=False)'; \
-	  if $(PY) -c 'import sys; from txcourse.plots import cjk_font; sys.exit(cjk_font() is None)'; then \
+	  if $(PY) -c 'import sys; from txcourse.notebook.plots import cjk_font; sys.exit(cjk_font() is None)'; then \
 	    echo "==> matplotlib now finds a Hangul font: re-executing every chapter"; \
 	    rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; \
 	  fi; \

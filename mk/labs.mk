@@ -32,7 +32,7 @@ TEST_STEPS += test-labs test-mutants
 
 .PHONY: labs test-labs grade sandbox-deps mutants test-mutants
 
-# bubblewrap from apt when `bwrap` is missing (txcourse/grading/sandbox.py runs each graded notebook's
+# bubblewrap from apt when `bwrap` is missing (txcourse/course/grading/sandbox.py runs each graded notebook's
 # kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
 # Elsewhere (macOS, no apt) it only says so: `txcourse grade` then refuses with the same advice
 # unless given --no-sandbox, and the sandbox tests fail under `make test` (TXCOURSE_SANDBOX_TESTS=1).
@@ -62,11 +62,11 @@ test-mutants: $(VENV_STAMP) sandbox-deps
 
 labs: $(VENV_STAMP)
 	$(PY) $(LABS_DIR)/make_sources.py
-	$(PY) -m txcourse.grading release --labs-dir $(LABS_DIR)
+	$(PY) -m txcourse.course.grading release --labs-dir $(LABS_DIR)
 
 test-labs: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/make_sources.py --check
-	$(PY) -m txcourse.grading check --labs-dir $(LABS_DIR) --build-dir $(LABS_BUILD) --jobs $(LABS_JOBS) $(LABS_ARGS)
+	$(PY) -m txcourse.course.grading check --labs-dir $(LABS_DIR) --build-dir $(LABS_BUILD) --jobs $(LABS_JOBS) $(LABS_ARGS)
 	@# make grade on week 3 with a correct, an endlessly looping and a test-cell-deleting submission
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_grading.py -k real_lab
 	@# make grade on week 2 with hostile submissions next to correct ones, in the sandbox
@@ -77,4 +77,4 @@ grade: $(VENV_STAMP) sandbox-deps
 	  echo "usage: make grade SUBMISSIONS=<folder with one subfolder per student> LAB=<lab> [GRADES=out.csv]" >&2; \
 	  echo "labs: week1_seq2seq week2_positional week3_attention week4_encoder week5_decoder week6_training" >&2; \
 	  exit 2; fi
-	$(PY) -m txcourse.grading grade '$(SUBMISSIONS)' --lab '$(LAB)' --out '$(GRADES)' --timeout $(CELL_TIMEOUT) $(GRADE_ARGS)
+	$(PY) -m txcourse.course.grading grade '$(SUBMISSIONS)' --lab '$(LAB)' --out '$(GRADES)' --timeout $(CELL_TIMEOUT) $(GRADE_ARGS)

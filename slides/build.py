@@ -5,7 +5,7 @@
 1. ``build.py notebooks --out DIR``: each ``slides/week*.md`` becomes
    ``DIR/<week>.ipynb``, one Markdown cell per slide (``slideshow.slide_type``
    ``slide``), speaker notes as ``notes`` cells, ``:::errata E1 E8`` lines
-   expanded from :data:`txcourse.errata.ERRATA`.
+   expanded from :data:`txcourse.course.errata.ERRATA`.
 2. ``jupyter nbconvert --to slides`` on those notebooks, with every asset URL
    pointing into the output folder (the flags are in mk/slides.mk).
 3. ``build.py assets --figures _build/figures --out _build/slides``: copies the
@@ -159,14 +159,14 @@ def strip_markdown(text: str) -> str:
 def errata_markdown(ids: list[str]) -> tuple[list[str], list[str]]:
     """``:::errata E1 E8``: Markdown for the slide and, for the speaker notes, why each is wrong.
 
-    Taken from txcourse.errata, so slides, book and tests agree.
+    Taken from txcourse.course.errata, so slides, book and tests agree.
     """
-    from txcourse.errata import ERRATA
+    from txcourse.course.errata import ERRATA
 
     known = {e.id: e for e in ERRATA}
     unknown = [i for i in ids if i not in known]
     if unknown:
-        raise ValueError(f":::errata names {unknown}; txcourse.errata.ERRATA has {sorted(known)}")
+        raise ValueError(f":::errata names {unknown}; txcourse.course.errata.ERRATA has {sorted(known)}")
     shown: list[str] = []
     why: list[str] = []
     for i in ids:

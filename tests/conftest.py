@@ -10,6 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from txcourse import TransformerConfig  # noqa: E402
+from txcourse.registry import FRAMEWORKS
 
 
 class Framework:
@@ -60,7 +61,7 @@ class Framework:
         return self.name
 
 
-@pytest.fixture(params=["torch", "tf"])
+@pytest.fixture(params=FRAMEWORKS)
 def fw(request) -> Framework:
     return Framework(request.param)
 

@@ -1,4 +1,4 @@
-"""txcourse.accounting against the real models: parameters of both frameworks, FLOPs of PyTorch's counter.
+"""txcourse.evaluation.accounting against the real models: parameters of both frameworks, FLOPs of PyTorch's counter.
 
 The account is arithmetic on the config; these tests build the models the
 package ships and count what they hold (PyTorch ``parameters()``, Keras
@@ -22,7 +22,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import txcourse.tf as txf
 import txcourse.torch as txt
 from txcourse import TransformerConfig
-from txcourse.accounting import count_parameters, forward_flops
+from txcourse.evaluation.accounting import count_parameters, forward_flops
 
 SMALL = TransformerConfig(src_vocab_size=23, tgt_vocab_size=19, d_model=16, num_heads=2,
                           num_encoder_layers=2, num_decoder_layers=3, d_ff=40, max_len=64)

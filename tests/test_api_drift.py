@@ -28,6 +28,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import doctest
 import importlib
+import dataclasses
 import inspect
 import pathlib
 import pkgutil
@@ -43,6 +44,7 @@ import torch
 import txcourse
 import txcourse.tf as ktx
 import txcourse.torch as ttx
+from txcourse.registry import FRAMEWORKS, Backend
 
 TORCH_DIR = pathlib.Path(ttx.__file__).parent
 TF_DIR = pathlib.Path(ktx.__file__).parent
@@ -214,7 +216,7 @@ def test_module_all_equal(stem):
 
 @pytest.mark.parametrize("stem", PUBLIC_MODULES)
 def test_module_all_names_exist(stem):
-    for framework in ("torch", "tf"):
+    for framework in FRAMEWORKS:
         mod = _module(framework, stem)
         missing = [n for n in getattr(mod, "__all__", ()) if not hasattr(mod, n)]
         assert not missing, f"txcourse.{framework}.{stem}.__all__ names missing objects: {missing}"
@@ -285,9 +287,28 @@ def test_function_signature(qual, t_func, k_func):
     assert t_params == k_params, f"{qual} differs:" + _signature_diff(t_params, k_params)
 
 
+BACKEND_PAIRS = [p for p in PAIRS if isinstance(p[1], Backend) and isinstance(p[2], Backend)]
+
+
+def test_the_backends_mirror_each_other():
+    """Each half's Backend (txcourse/<fw>/backend.py) names its own half, and its functions take the same arguments."""
+    assert [p[0] for p in BACKEND_PAIRS] == ["backend.BACKEND"]
+    _, t_backend, k_backend = BACKEND_PAIRS[0]
+    assert (t_backend.name, k_backend.name) == ("torch", "tf")
+    assert (t_backend.package, k_backend.package) == (ttx, ktx)
+    for field in dataclasses.fields(Backend):
+        t_value, k_value = getattr(t_backend, field.name), getattr(k_backend, field.name)
+        if field.name in ("name", "package", "weights", "Trainer"):
+            continue
+        assert _params(t_value, drop_self=False) == _params(k_value, drop_self=False, drop_training=True), (
+            f"Backend.{field.name} differs:" + _signature_diff(_params(t_value, drop_self=False),
+                                                               _params(k_value, drop_self=False, drop_training=True)))
+    assert t_backend.weights.__name__ == "txcourse.torch.weights" and k_backend.weights.__name__ == "txcourse.tf.weights"
+
+
 def test_every_public_object_is_checked():
     """A public name that is neither a class nor a function would escape the checks above."""
-    unchecked = [p[0] for p in PAIRS if p not in CLASS_PAIRS and p not in FUNCTION_PAIRS]
+    unchecked = [p[0] for p in PAIRS if p not in CLASS_PAIRS and p not in FUNCTION_PAIRS and p not in BACKEND_PAIRS]
     assert not unchecked, f"public objects of mismatched or unknown kind: {unchecked}"
     assert len(LAYER_PAIRS) >= 13 and len(FUNCTION_PAIRS) >= 4  # guard against an empty parametrisation
 

@@ -1,4 +1,4 @@
-"""txcourse.artefacts and book/_ext/artefact_values.py: the numbers the prose states about the shipped
+"""txcourse.course.artefacts and book/_ext/artefact_values.py: the numbers the prose states about the shipped
 checkpoint are read from it at build time, and the week-6 pages state none by hand."""
 
 import importlib.util
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from txcourse import artefacts
+from txcourse.course import artefacts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT = ROOT / artefacts.TRANSFORMER_CHECKPOINT
@@ -101,7 +101,8 @@ def test_the_claims_week6_makes_about_its_validation_curve():
 def test_history_validation_belongs_to_the_shipped_weights():
     """The last record's validation loss is what the shipped checkpoint scores on the whole validation split."""
     from txcourse.data import get_task
-    from txcourse.experiment import backend, tokenizers_from_meta
+    from txcourse.registry import backend
+    from txcourse.data.prepare import tokenizers_from_meta
 
     fw = backend("torch")
     model, meta = fw.load_model(str(CHECKPOINT))
@@ -195,7 +196,7 @@ def test_pages_use_only_defined_values(page):
     if page == "book/week6_training.md":
         assert used, f"{page} states no value of the shipped model through a substitution"
     unknown = sorted(used - set(artefacts.book_values(ROOT)))
-    assert not unknown, f"{page} uses {unknown}, which txcourse.artefacts.book_values does not define"
+    assert not unknown, f"{page} uses {unknown}, which txcourse.course.artefacts.book_values does not define"
 
 
 @pytest.mark.parametrize("page", PAGES)

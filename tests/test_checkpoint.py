@@ -1,4 +1,4 @@
-"""txcourse.checkpoint: one loader (load_checkpoint) that reads and checks a checkpoint once, for both halves.
+"""txcourse.training.checkpoint: one loader (load_checkpoint) that reads and checks a checkpoint once, for both halves.
 
 Each refusal is a one-line ValueError that names the file and what is
 wrong; what it returns is what the model then holds. The module itself
@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 import txcourse
-from txcourse.checkpoint import Checkpoint, load_checkpoint, read_checkpoint, strip_training_state, write_checkpoint
+from txcourse.training.checkpoint import Checkpoint, load_checkpoint, read_checkpoint, strip_training_state, write_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data import WordTokenizer, encode_pairs, get_task
 from txcourse.training import TrainConfig
+from txcourse.registry import FRAMEWORKS
 
-FRAMEWORKS = ["torch", "tf"]
 ROOT = pathlib.Path(txcourse.__file__).resolve().parent
 
 
@@ -166,14 +166,14 @@ def test_refuses_a_file_that_is_not_a_checkpoint(content, message, tmp_path):
 def test_checkpoint_module_holds_no_weight_name_of_either_half():
     """The weight names each half's ``architecture`` reads (``encoder.gru.weight_hh_l0``, ``w_1/kernel``) live
     in that half only."""
-    source = (ROOT / "checkpoint.py").read_text(encoding="utf-8")
+    source = (ROOT / "training" / "checkpoint.py").read_text(encoding="utf-8")
     for framework in FRAMEWORKS:
         tree = ast.parse((ROOT / framework / "weights.py").read_text(encoding="utf-8"))
         names = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
                  and isinstance(node.value, str) and re.fullmatch(r"[\w]+([./][\w]+)+", node.value)}
         assert len(names) >= 5, f"{framework}: expected the weight names of txcourse/{framework}/weights.py"
         found = sorted(name for name in names if name in source)
-        assert not found, f"txcourse/checkpoint.py names {framework} weights: {found}"
+        assert not found, f"txcourse/training/checkpoint.py names {framework} weights: {found}"
 
 
 BLOCK = "import sys; sys.modules.update(torch=None, tensorflow=None, keras=None); "
@@ -187,7 +187,7 @@ def _run_blocked(code: str) -> subprocess.CompletedProcess:
 
 
 def test_checkpoint_and_training_modules_import_no_framework():
-    code = ("import txcourse.checkpoint, txcourse.training, txcourse.training_loop, txcourse.files; "
+    code = ("import txcourse.training.checkpoint, txcourse.training, txcourse.training.loop, txcourse.training.files; "
             "bad = [m for m in ('torch', 'tensorflow', 'keras') if sys.modules.get(m) is not None]; "
             "assert not bad, bad")
     result = _run_blocked(code)
@@ -197,7 +197,7 @@ def test_checkpoint_and_training_modules_import_no_framework():
 
 def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_imported(saved):
     """The header is checked first; only then does the weights check import the checkpoint's own half."""
-    code = (f"from txcourse.checkpoint import load_checkpoint\n"
+    code = (f"from txcourse.training.checkpoint import load_checkpoint\n"
             f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
             f"except ValueError as err:\n    print(err)\n")
     result = _run_blocked(code)

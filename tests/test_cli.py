@@ -82,7 +82,7 @@ def test_resume_continues_the_step_count(run, capsys, tmp_path):
     (["evaluate", "--checkpoint", "x.npz", "--limit", "-1"], "argument --limit: expected an integer >= 1, got -1"),
     (["translate", "--checkpoint", "x.npz", "--device", "gpu", "a"],
      "argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu'"),
-    # txcourse grade (txcourse.grading.grade_submissions): bad arguments fail before nbgrader runs
+    # txcourse grade (txcourse.course.grading.grade_submissions): bad arguments fail before nbgrader runs
     (["grade", "no-such-folder", "--lab", "week3_attention"], "submissions folder "),
     (["grade", ".", "--lab", "week9_bogus"], "unknown lab 'week9_bogus'; labs are ['week1_seq2seq', "),
     (["grade", ".", "--lab", "week3_attention", "--cell-timeout", "0"], "--cell-timeout must be at least 1 second"),
@@ -186,14 +186,14 @@ def test_a_train_config_field_is_named_by_its_option():
 
 def test_a_library_message_is_printed_as_written(capsys, tmp_path, monkeypatch):
     """Words that look like config fields are not rewritten into options: only ArgumentError's fields are mapped."""
-    import txcourse.experiment
+    import txcourse.registry
 
     message = "TrainConfig.batch_size and TransformerConfig.d_model: a message that names fields in its text"
 
     def refuse(*args, **kwargs):
         raise ValueError(message + "\nsecond line, not printed")
 
-    monkeypatch.setattr(txcourse.experiment, "default_model_config", refuse)
+    monkeypatch.setattr(txcourse.registry, "default_model_config", refuse)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         main(["train", "--task", "copy", "--steps", "1"])

@@ -1,4 +1,4 @@
-"""Each mistake of the source notes (txcourse.errata) is pinned: the check passes on the
+"""Each mistake of the source notes (txcourse.course.errata) is pinned: the check passes on the
 package and fails on the notes' version, reproduced in tests/seed_code.py."""
 
 import inspect
@@ -12,7 +12,7 @@ import pytest
 import seed_code as seed
 from conftest import Framework, assert_close
 from test_positional import formula
-from txcourse.errata import ERRATA
+from txcourse.course.errata import ERRATA
 
 
 def test_every_erratum_has_its_test():

@@ -1,11 +1,11 @@
-"""Errata E6, precisely: when `mask * -1e9` makes NaN in each framework (txcourse/errata.py says the same)."""
+"""Errata E6, precisely: when `mask * -1e9` makes NaN in each framework (txcourse/course/errata.py says the same)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from txcourse.errata import ERRATA
+from txcourse.course.errata import ERRATA
 
 
 def test_E6_text_names_both_frameworks():

@@ -16,8 +16,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from txcourse import figures, plots  # noqa: E402
+from txcourse.course import figures  # noqa: E402
+from txcourse.notebook import plots  # noqa: E402
 from txcourse.cli import main  # noqa: E402
+from txcourse.registry import MODEL_KINDS
 
 REPO = Path(__file__).resolve().parent.parent
 # The names the slides reference as figures/<name>.png: they must not change.
@@ -57,7 +59,7 @@ def data_root(tmp_path_factory):
     results = root / "benchmarks" / "results"
     results.mkdir(parents=True)
     models = {kind: {"steps": 10, "by_length": [[2, 4, 10, 0.9], [5, 8, 10, 0.5 - i / 10], [9, 12, 5, 0.1]]}
-              for i, kind in enumerate(("transformer", "bahdanau", "seq2seq"))}
+              for i, kind in enumerate(MODEL_KINDS)}
     (results / "length_curves.json").write_text(json.dumps({"framework": "torch", "task": "copy", "models": models}))
     return root
 
@@ -98,7 +100,7 @@ def test_module_examples():
 def test_recipes_name_a_plots_function_json_parameters_and_importable_paths():
     for recipe in figures.RECIPES.values():
         module, _, function = recipe.function_path.rpartition(".")
-        assert module == "txcourse.plots" and function in plots.__all__, recipe.function_path
+        assert module == "txcourse.notebook.plots" and function in plots.__all__, recipe.function_path
         module, _, attr = recipe.recipe_path.rpartition(".")
         assert getattr(sys.modules[module], attr) is recipe.draw, recipe.recipe_path
         assert json.loads(json.dumps(recipe.params)) == recipe.params, recipe.name
@@ -143,7 +145,7 @@ def _line(ax, label: str):
 @pytest.mark.parametrize("root", ["shipped", "tiny"])
 def test_schedule_figure_is_the_checkpoints_schedule(root, data_root):
     """The plotted schedule is the one the checkpoint was trained with: it equals the history's logged lr."""
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.training import read_history
 
     root = REPO if root == "shipped" else data_root
@@ -195,7 +197,7 @@ def test_label_smoothing_figure_is_the_losss_target():
     """The smoothed bars are the target txcourse's loss minimises towards: eps spread over all V, <pad> included."""
     import torch
 
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.torch import label_smoothed_cross_entropy
 
     meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
@@ -214,8 +216,8 @@ def test_label_smoothing_figure_is_the_losss_target():
 
 
 def test_training_curves_figure_shows_the_history_validation_and_floor():
-    from txcourse.artefacts import smoothed_target_entropy
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.course.artefacts import smoothed_target_entropy
+    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.training import read_history
 
     meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
@@ -241,7 +243,7 @@ def test_training_curves_figure_shows_the_history_validation_and_floor():
 
 
 def test_attention_maps_show_every_kind_layer_and_head():
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     config = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")["model"]["config"]
     fig = figures.draw("week6_attention_maps")

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta, write_checkpoint
+from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta, write_checkpoint
 from txcourse.cli import main
 from txcourse.cli.errors import error_line
 from txcourse.training import TrainConfig, read_history
+from txcourse.registry import FRAMEWORKS
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
@@ -67,7 +68,8 @@ def _edit_header(src: Path, dst: Path, change) -> Path:
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """An untrained tiny Transformer checkpoint per framework, as `txcourse train` writes it (no training: fast)."""
-    from txcourse.experiment import backend, default_model_config, prepare_task
+    from txcourse.registry import backend, default_model_config
+    from txcourse.data.prepare import prepare_task
 
     folder = tmp_path_factory.mktemp("saved")
     prepared = prepare_task("copy", sizes=(64, 8, 8))
@@ -77,7 +79,7 @@ def saved(tmp_path_factory):
     metadata = {"task": {"name": "copy", "kwargs": {"sizes": [64, 8, 8]}},
                 "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
     paths = {}
-    for name in ("torch", "tf"):
+    for name in FRAMEWORKS:
         fw = backend(name)
         fw.set_seed(0)
         trainer = fw.Trainer(fw.build_model("transformer", cfg), "transformer", cfg, prepared.train,
@@ -196,7 +198,7 @@ def test_diverging_run_names_lr_factor_and_keeps_the_last_good_checkpoint(tmp_pa
     assert not list(out.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_a_finite_but_exploding_loss_is_divergence(framework, tmp_path, capsys):
     """--lr-factor 1e6 used to train to a loss of 2.3e7 and report success; now the loss itself tells."""
     out = tmp_path / "run"
@@ -227,7 +229,7 @@ def test_one_training_per_run_folder(tmp_path, capsys):
 def test_a_full_disk_at_the_save_is_one_line_naming_what_is_kept(tmp_path, capsys, monkeypatch):
     import errno
 
-    import txcourse.checkpoint
+    import txcourse.training.checkpoint
 
     out = tmp_path / "run"
     assert main([*TRAIN, "--steps", "2", "--out", str(out)]) == 0
@@ -236,7 +238,7 @@ def test_a_full_disk_at_the_save_is_one_line_naming_what_is_kept(tmp_path, capsy
     def full(path, write):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(txcourse.checkpoint, "atomic_write", full)
+    monkeypatch.setattr(txcourse.training.checkpoint, "atomic_write", full)
     _fails([*TRAIN, "--steps", "4", "--out", out, "--resume"], capsys,
            re.escape(f"could not write to --out '{out}' at step 4 (No space left on device): free space or fix the "
                      f"folder, then resume; the last checkpoint '{out / 'model.npz'}' (step 2) is kept"))
@@ -293,10 +295,11 @@ def test_divergence_watch_rules():
     assert all(healthy(x) is None for x in (5.0, 4.0, 3.0, 2.0, 1.0, 2.5, 0.5))
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
     """The Trainer half of SIGINT (stop_requested: a history record, a checkpoint) and of divergence, both halves."""
-    from txcourse.experiment import backend, default_model_config, prepare_task
+    from txcourse.registry import backend, default_model_config
+    from txcourse.data.prepare import prepare_task
 
     fw = backend(framework)
     prepared = prepare_task("copy", sizes=(64, 8, 8))
@@ -420,7 +423,7 @@ def test_user_errors_are_one_line(argv, pattern, capsys, tmp_path):
     assert not (tmp_path / "run" / "model.npz").exists()
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("device", ["cuda", "mps"])
 def test_missing_gpu_is_one_line_in_every_command(framework, device, saved, capsys, tmp_path):
     if _gpu(framework):
@@ -476,17 +479,17 @@ def test_figures_out_must_be_a_writable_folder(tmp_path, capsys):
 
 
 def test_checkpoint_strip_into_an_unwritable_place_is_one_line(saved, tmp_path, capsys):
-    from txcourse.checkpoint import main as checkpoint_main
+    from txcourse.training.checkpoint import main as checkpoint_main
 
     a_file = tmp_path / "afile"
     a_file.write_text("")
     assert checkpoint_main(["strip", str(saved["torch"]), str(a_file / "x.npz")]) == 2
     err = capsys.readouterr().err
-    assert re.fullmatch(re.escape(f"txcourse.checkpoint: error: cannot write DST '{a_file / 'x.npz'}' (") + r"[^)]+"
+    assert re.fullmatch(re.escape(f"txcourse.training.checkpoint: error: cannot write DST '{a_file / 'x.npz'}' (") + r"[^)]+"
                         + re.escape("); expected a file name in a writable folder with room for the copy") + "\n",
                         err), err
     assert checkpoint_main(["strip", str(tmp_path / "none.npz"), str(tmp_path / "x.npz")]) == 2
-    assert capsys.readouterr().err == f"txcourse.checkpoint: error: checkpoint '{tmp_path / 'none.npz'}' does not exist\n"
+    assert capsys.readouterr().err == f"txcourse.training.checkpoint: error: checkpoint '{tmp_path / 'none.npz'}' does not exist\n"
 
 
 def test_version_prints_the_package_version(capsys):
@@ -498,7 +501,7 @@ def test_version_prints_the_package_version(capsys):
 
 
 def test_beam_larger_than_the_target_vocabulary_is_refused_before_loading(saved, capsys):
-    from txcourse.experiment import tokenizers_from_meta
+    from txcourse.data.prepare import tokenizers_from_meta
 
     size = tokenizers_from_meta(read_checkpoint_meta(saved["torch"]))[1].vocab_size
     for command in (["translate", "--checkpoint", saved["torch"], "a b"],
@@ -573,7 +576,7 @@ def test_closed_or_full_standard_output_is_not_a_traceback(saved, tmp_path):
                                                         "output: No space left on device\n"), done.stderr
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("change, pattern", [
     (lambda m: m["model"]["config"].update(num_heads=4),
      r"checkpoint '{path}': its header does not describe its weights: num_heads=4 in the header, 2 in the weights "
@@ -601,10 +604,10 @@ def test_checkpoint_header_is_checked_against_the_weights(framework, change, pat
     _fails(["translate", "--checkpoint", path, "a b"], capsys, pattern.format(path=re.escape(str(path))))
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_pad_id_and_weights_are_checked_when_loading(framework, saved, capsys, tmp_path):
     """A header with pad_id=5 used to load silently and mask the word of id 5; NaN weights gave empty translations."""
-    from txcourse.experiment import tokenizers_from_meta
+    from txcourse.data.prepare import tokenizers_from_meta
 
     path = _edit_header(saved[framework], tmp_path / "pad.npz", lambda m: m["model"]["config"].update(pad_id=5))
     word = tokenizers_from_meta(read_checkpoint_meta(path))[0].vocab[5]
@@ -628,7 +631,7 @@ def test_an_input_longer_than_max_len_is_the_same_line_in_both_frameworks(saved,
     Keras-wrapper path itself is test_keras_wrapper_keeps_its_cause."""
     lines = {name: _fails(["translate", "--strict", "--checkpoint", saved[name], " ".join(["a"] * 20)], capsys,
                           r"--strict: line 1: 20 tokens, more than the 16 positions this model reads .*")
-             for name in ("torch", "tf")}
+             for name in FRAMEWORKS}
     assert lines["tf"] == lines["torch"] and "Exception encountered" not in lines["tf"], lines
 
 
@@ -663,7 +666,7 @@ def test_keras_wrapper_keeps_its_cause(capsys, saved, tmp_path):
 # the library: masks, dtypes, conversion, devices
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_bad_mask_arguments(framework):
     from conftest import Framework
 
@@ -676,7 +679,7 @@ def test_bad_mask_arguments(framework):
     assert tuple(fw.module.look_ahead_mask(2, offset=3).shape) == (2, 5)
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("dtype", ["float64", "float16", "int64"])
 def test_float_layers_refuse_another_dtype(framework, dtype):
     """Both halves raise the same ValueError (TensorFlow no longer casts silently, PyTorch no longer fails in matmul)."""
@@ -734,9 +737,9 @@ def test_convert_refuses_models_that_compute_differently():
     torch_to_tf(P.Transformer(small_config()), T.Transformer(small_config(dropout=0.3, fused=True)))
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_resolve_device_refuses_unknown_names(framework):
-    from txcourse.experiment import backend
+    from txcourse.registry import backend
 
     fw = backend(framework)
     with pytest.raises(ValueError, match=r"^device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got 'gpu'$"):

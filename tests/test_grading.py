@@ -1,10 +1,10 @@
-"""Grading with nbgrader (txcourse.grading): bad submissions cost their own points and nothing else.
+"""Grading with nbgrader (txcourse.course.grading): bad submissions cost their own points and nothing else.
 
 The fast tests grade a tiny pure-Python lab built here with the course's real
 ``labs/nbgrader_config.py``: a correct submission, one with an endless loop in a
 solution cell, one with a deleted test cell, one with wrong code and a cell that
 raises, an unreadable file and a missing notebook; and, in the sandbox
-(txcourse/grading/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
+(txcourse/course/grading/sandbox.py, bubblewrap), a hostile one (deletes the gradebook and the course,
 reads the solutions and the other submissions, writes outside its workspace, opens a
 network connection, forks a process that outlives it, allocates 20 GB), one that
 calls ``os._exit(1)`` and a near-miss file name; a loop that ignores interrupts runs
@@ -38,9 +38,9 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from txcourse import grading  # noqa: E402
-from txcourse.grading import course, grade, nbgrader_run, sandbox, submissions  # noqa: E402
-from txcourse.checks import assert_close, assert_equal, normal, to_numpy  # noqa: E402
+from txcourse.course import grading  # noqa: E402
+from txcourse.course.grading import course, grade, nbgrader_run, sandbox, submissions  # noqa: E402
+from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
@@ -622,7 +622,7 @@ def test_warnings_never_cost_points_and_feedback_hides_hidden_tests(tmp_path):
 
 
 def test_no_calls_to_detects_delegation_however_it_is_reached():
-    from txcourse.checks import no_calls_to
+    from txcourse.notebook.checks import no_calls_to
 
     def reference(x):
         return 2 * x

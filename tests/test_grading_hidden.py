@@ -1,9 +1,9 @@
-"""The one hidden-test scanner (txcourse.grading.hidden): its threshold, and no second copy of it.
+"""The one hidden-test scanner (txcourse.course.grading.hidden): its threshold, and no second copy of it.
 
 The feedback scrubber of ``labs/nbgrader_config.py`` (``HideHiddenTestOutput``) and the grader's leak
 check (``feedback_leaks``, fed by ``hidden_test_lines``) must agree on which lines are hidden tests:
 two scanners with drifted thresholds (6 and 12 characters) meant the check ignored lines the
-feedback hid. Both now call :func:`txcourse.grading.hidden.hidden_lines`.
+feedback hid. Both now call :func:`txcourse.course.grading.hidden.hidden_lines`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from txcourse.grading import hidden
-from txcourse.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, MIN_HIDDEN_LINE, feedback_leaks, hidden_lines
+from txcourse.course.grading import hidden
+from txcourse.course.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, MIN_HIDDEN_LINE, feedback_leaks, hidden_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 SHORTEST = ("n = " + "9" * 40)[:MIN_HIDDEN_LINE]  # a hidden line of exactly the minimum length: n = 99
@@ -96,8 +96,8 @@ def _scanners(path: Path) -> list[str]:
 def test_there_is_one_hidden_test_scanner():
     files = [p for folder in ("txcourse", "labs", "benchmarks", "tests") for p in (ROOT / folder).rglob("*.py")]
     scanners = [s for p in sorted(files) for s in _scanners(p)]
-    assert scanners == [f"txcourse/grading/hidden.py:{hidden.hidden_lines.__code__.co_firstlineno} hidden_lines"], \
-        "a second hidden-test scanner: use txcourse.grading.hidden.hidden_lines instead"
+    assert scanners == [f"txcourse/course/grading/hidden.py:{hidden.hidden_lines.__code__.co_firstlineno} hidden_lines"], \
+        "a second hidden-test scanner: use txcourse.course.grading.hidden.hidden_lines instead"
 
 
 def test_the_scanner_check_finds_a_copy(tmp_path, monkeypatch):

@@ -1,6 +1,6 @@
 """The student package imports no grading code: nbgrader, the grader and its sandbox stay the instructor's.
 
-A student installs txcourse for the labs and the book; ``txcourse.grading`` (and with it nbgrader and
+A student installs txcourse for the labs and the book; ``txcourse.course.grading`` (and with it nbgrader and
 the bubblewrap sandbox) is loaded only by the instructor's commands. Each check runs in a fresh
 Python, so what other tests imported does not count.
 """
@@ -15,23 +15,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDENT_MODULES = ("txcourse", "txcourse.torch", "txcourse.tf", "txcourse.data", "txcourse.checks", "txcourse.plots")
+STUDENT_MODULES = ("txcourse", "txcourse.torch", "txcourse.tf", "txcourse.data", "txcourse.notebook.checks", "txcourse.notebook.plots")
 
 
 def _grading_modules_after(*modules: str) -> list[str]:
-    """The grading modules (txcourse.grading*, nbgrader*, any *sandbox) loaded by importing ``modules``."""
+    """The grading modules (txcourse.course.grading*, nbgrader*, any *sandbox) loaded by importing ``modules``."""
     code = ("import importlib, json, sys\n"
             f"for name in {list(modules)!r}:\n"
             "    importlib.import_module(name)\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m == 'txcourse.grading' or m.startswith("
-            "('txcourse.grading.', 'nbgrader')) or m.split('.')[-1] == 'sandbox')))\n")
+            "print(json.dumps(sorted(m for m in sys.modules if m == 'txcourse.course.grading' or m.startswith("
+            "('txcourse.course.grading.', 'nbgrader')) or m.split('.')[-1] == 'sandbox')))\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_check_can_fail():
-    assert "txcourse.grading.sandbox" in _grading_modules_after("txcourse.grading")
+    assert "txcourse.course.grading.sandbox" in _grading_modules_after("txcourse.course.grading")
 
 
 @pytest.mark.timeout(300)

@@ -32,6 +32,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
 from test_grading import ROOT, hostile_code, need_sandbox, processes_with, tree_digest  # noqa: E402
+from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 LAB = "week2_positional"
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.MULTILINE)
@@ -73,7 +74,7 @@ def test_hostile_week2_submissions(tmp_path):
     server.bind(("127.0.0.1", 0))
     server.listen(5)
     server.settimeout(0)
-    solution = {fw: str(labs / "source" / LAB / f"{LAB}_{fw}.ipynb") for fw in ("torch", "tf")}
+    solution = {fw: str(labs / "source" / LAB / f"{LAB}_{fw}.ipynb") for fw in FRAMEWORKS}
     targets = {"delete": [str(labs), str(subs), str(grades), str(tmp_path)],
                "read": [*solution.values(), str(ROOT / "labs" / "source" / LAB / f"{LAB}_torch.ipynb"),
                         str(subs / "correct" / f"{LAB}_torch.ipynb"), str(subs), str(grades),
@@ -121,7 +122,7 @@ def test_hostile_week2_submissions(tmp_path):
     assert crash["status"].startswith("error: nbgrader could not grade it: ") and crash["score"] == "0.0"
     assert "DeadKernelError" in crash["status"] or "died" in crash["status"], crash["status"]
     assert "DeadKernelError" in (grades / crash["log"]).read_text() or "Kernel died" in (grades / crash["log"]).read_text()
-    for fw in ("torch", "tf"):
+    for fw in FRAMEWORKS:
         html = (grades / rows["hostile", fw]["feedback"]).read_text()
         for marker in ("DELETED", "LEAK", "WROTE", "CONNECTED", "ALLOCATED", "BEGIN SOLUTION", "BEGIN HIDDEN TESTS"):
             assert marker not in html, f"{marker} in the hostile {fw} notebook's feedback"

@@ -19,7 +19,6 @@ To cover a new branch of the same kind, add a row to APT_CASES.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import stat
 import subprocess

@@ -6,7 +6,7 @@ import sys
 import pytest
 import sacrebleu
 
-from txcourse.metrics import (LengthBucket, accuracy_by_length, bleu, chrf, evaluate_translations,
+from txcourse.evaluation.metrics import (LengthBucket, accuracy_by_length, bleu, chrf, evaluate_translations,
                               exact_match, format_length_table)
 
 REFS = ["the cat is on the mat", "there is a quick brown fox jumping over the dog"]
@@ -130,7 +130,7 @@ def test_bad_inputs_to_accuracy_by_length():
 
 
 def test_no_framework_is_imported():
-    code = ("import sys, txcourse.metrics, txcourse.plots; "
+    code = ("import sys, txcourse.evaluation.metrics, txcourse.notebook.plots; "
             "bad = {'torch', 'tensorflow', 'keras'} & set(sys.modules); "
             "sys.exit(f'imported {bad}' if bad else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

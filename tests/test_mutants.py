@@ -18,12 +18,13 @@ sys.path.insert(0, str(ROOT / "labs" / "mutants"))
 
 import run  # noqa: E402
 from catalogue import EXERCISES, MUTANTS  # noqa: E402
+from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 
 def test_every_exercise_has_several_wrong_answers_in_each_framework():
     for lab, exercises in EXERCISES.items():
         for exercise in exercises:
-            for fw in ("torch", "tf"):
+            for fw in FRAMEWORKS:
                 wrong = [m for m in MUTANTS if m.lab == lab and m.exercise == exercise and m.kind == "wrong"
                          and fw in m.frameworks()]
                 assert len(wrong) >= 3, f"{lab} {exercise} ({fw}): {len(wrong)} wrong answers"

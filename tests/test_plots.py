@@ -11,10 +11,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from txcourse import plots  # noqa: E402
-from txcourse.plots import common  # noqa: E402
-from txcourse.metrics import LengthBucket  # noqa: E402
-from txcourse.plots import (plot_accuracy_by_length, plot_attention,  # noqa: E402
+from txcourse.notebook import plots  # noqa: E402
+from txcourse.notebook.plots import common  # noqa: E402
+from txcourse.evaluation.metrics import LengthBucket  # noqa: E402
+from txcourse.notebook.plots import (plot_accuracy_by_length, plot_attention,  # noqa: E402
                             plot_attention_heads, plot_mask, plot_positional_encoding,
                             plot_training_curves, save_figure)
 
@@ -224,10 +224,10 @@ def test_save_figure_rejects_unknown_format(tmp_path):
 
 
 def test_examples_run_and_every_function_is_public_under_txcourse_plots():
-    """The docstring examples of every figure module run (doctest finds them under txcourse.plots, where
+    """The docstring examples of every figure module run (doctest finds them under txcourse.notebook.plots, where
     each function says it lives: the path the figures' manifests record)."""
     import doctest
 
     result = doctest.testmod(plots)
     assert result.attempted >= 10 and result.failed == 0, result
-    assert {getattr(plots, name).__module__ for name in plots.__all__} == {"txcourse.plots"}
+    assert {getattr(plots, name).__module__ for name in plots.__all__} == {"txcourse.notebook.plots"}

@@ -35,6 +35,7 @@ import txcourse.tf.attention as ktx_attention
 import txcourse.torch as ttx
 import txcourse.torch.attention as ttx_attention
 from txcourse.convert import tf_to_torch, torch_to_tf
+from txcourse.registry import FRAMEWORKS
 
 ATOL = 1e-5  # float32 throughout
 
@@ -244,7 +245,7 @@ def test_sdpa_matches_torch_functional(seed, lead, t_q, t_k, d_k, d_v, mask_kind
             "masked positions must get weight exactly 0"
 
 
-@pytest.mark.parametrize("framework", ["torch", "tf"])
+@pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_sdpa_fully_masked_rows(seed, framework):
     """A query that may see no key gets zero weights and a zero output (documented).

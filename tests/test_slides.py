@@ -4,8 +4,8 @@ the code they show.
 Needs no browser and no built decks, so it runs in every ``make test-python``;
 ``tests/test_slides_browser.py`` checks the built decks. Each deck parses into
 10-20 slides: a title slide, the learning goals, equations, the figures
-:mod:`txcourse.figures` draws for the week's chapter, the errata it names
-(which must exist in :mod:`txcourse.errata`) and a pointer to the lab. Every ``python`` code block
+:mod:`txcourse.course.figures` draws for the week's chapter, the errata it names
+(which must exist in :mod:`txcourse.course.errata`) and a pointer to the lab. Every ``python`` code block
 of a deck runs, in order, in one namespace, so a slide cannot show an API the
 package does not have.
 """
@@ -67,19 +67,19 @@ def test_deck_structure(week):
 @pytest.mark.parametrize("week", WEEKS)
 def test_deck_shows_the_weeks_figures(week):
     """Every figure that `make figures` draws for the week's chapter, and no other."""
-    from txcourse.figures import RECIPES
+    from txcourse.course.figures import RECIPES
 
     deck = build.parse_deck(ROOT / "slides" / f"{week}.md")
     shown = {f.removesuffix(".png") for f in deck.figures}
     drawn = {name for name, recipe in RECIPES.items() if week in recipe.chapters}
-    assert drawn, f"txcourse.figures draws no figure for {week}"
-    assert shown == drawn, (f"{week}: the deck shows {sorted(shown)}; txcourse.figures draws "
+    assert drawn, f"txcourse.course.figures draws no figure for {week}"
+    assert shown == drawn, (f"{week}: the deck shows {sorted(shown)}; txcourse.course.figures draws "
                             f"{sorted(drawn)} for the chapter")
 
 
 def test_errata_slides():
-    """Every erratum is on some slide; the :::errata lines expand from txcourse.errata."""
-    from txcourse.errata import ERRATA
+    """Every erratum is on some slide; the :::errata lines expand from txcourse.course.errata."""
+    from txcourse.course.errata import ERRATA
 
     text = "\n".join(p.read_text(encoding="utf-8") for p in SOURCES)
     named = set(re.findall(r"\bE\d+\b", text))

@@ -15,13 +15,13 @@ import pytest
 import torch
 
 from conftest import Framework, assert_close, small_config
-from txcourse.checkpoint import read_checkpoint, read_checkpoint_meta
+from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta
 from txcourse.config import TransformerConfig
 from txcourse.convert import torch_to_tf
 from txcourse.data import EOS_ID, PAD_ID, SOS_ID, WordTokenizer, encode_pairs, get_task
 from txcourse.training import TrainConfig, noam_lr, read_history, validation_curve
+from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 
-FRAMEWORKS = ["torch", "tf"]
 
 
 def _module(fw: Framework | str, stem: str):
@@ -199,7 +199,7 @@ def test_exact_resume_gives_identical_weights(scenario):
 
 
 def test_stripped_checkpoint_loads_the_same_model_but_refuses_to_resume(scenario):
-    from txcourse.checkpoint import main as checkpoint_main, read_checkpoint
+    from txcourse.training.checkpoint import main as checkpoint_main, read_checkpoint
 
     folder, train = scenario["folder"], scenario["train"]
     full, stripped = folder / "final.npz", folder / "final-weights.npz"
@@ -699,7 +699,7 @@ def _model_pair(kind: str):
     return torch_fw, tf_fw, pair
 
 
-@pytest.mark.parametrize("kind", ["transformer", "bahdanau", "seq2seq"])
+@pytest.mark.parametrize("kind", MODEL_KINDS)
 def test_decoding_agrees_across_frameworks(kind):
     torch_fw, tf_fw, (t_model, k_model) = _model_pair(kind)
     heads = {"transformer": small_config().num_heads, "bahdanau": 1, "seq2seq": None}[kind]

@@ -1,4 +1,4 @@
-"""txcourse.training_loop: the one training loop both Trainers run.
+"""txcourse.training.loop: the one training loop both Trainers run.
 
 Each half's ``Trainer`` provides its framework's step and weights and inherits
 ``fit``, ``save`` and ``load``; a half that wrote its own loop again fails
@@ -12,13 +12,13 @@ import importlib
 import numpy as np
 import pytest
 
-from txcourse.checkpoint import read_checkpoint
+from txcourse.training.checkpoint import read_checkpoint
 from txcourse.data import WordTokenizer, encode_pairs, get_task
-from txcourse.distributed import SINGLE
+from txcourse.training.distributed import SINGLE
 from txcourse.training import TrainConfig, read_history
-from txcourse.training_loop import TrainingLoop, evaluate_batches
+from txcourse.training.loop import TrainingLoop, evaluate_batches
+from txcourse.registry import FRAMEWORKS
 
-FRAMEWORKS = ["torch", "tf"]
 SHARED = ("fit", "save", "load", "_save_finite", "_stop_now")
 HOOKS = ("train_step", "_evaluate", "_weights_finite", "_state_arrays", "_num_heads", "_restore")
 

@@ -11,15 +11,15 @@ import json
 
 import pytest
 
-from txcourse.checkpoint import read_checkpoint_meta
+from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.cli import main
 from txcourse.data import get_task
-from txcourse.experiment import tokenizers_from_meta
+from txcourse.data.prepare import tokenizers_from_meta
+from txcourse.registry import FRAMEWORKS
 
 SIZES = "sizes=(200,8,8)"
 TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
         "--set", "num_decoder_layers=1"]
-FRAMEWORKS = ["torch", "tf"]
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +204,8 @@ def test_help_documents_the_output_columns(capsys):
 
 
 def test_library_translate_refuses_a_source_without_words(checkpoints):
-    from txcourse.experiment import backend, translate
+    from txcourse.registry import backend
+    from txcourse.evaluation.translate import translate
 
     fw = backend("torch")
     model, meta = fw.load_model(str(checkpoints["torch"]))
@@ -236,7 +237,8 @@ def test_the_shipped_model_translates_every_phrasing_alike():
     """Every phrasing reaches the shipped Transformer as the canonical one, so each scores what the canonical does."""
     from pathlib import Path
 
-    from txcourse.experiment import backend, evaluate_by_phrasing
+    from txcourse.registry import backend
+    from txcourse.evaluation.translate import evaluate_by_phrasing
 
     pytest.importorskip("torch")
     path = Path(__file__).resolve().parents[1] / "book" / "data" / "numbers-transformer-torch.npz"

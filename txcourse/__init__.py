@@ -4,7 +4,23 @@ The package holds two reference implementations that mirror each other:
 :mod:`txcourse.torch` (imports only PyTorch) and :mod:`txcourse.tf` (imports
 only TensorFlow/Keras). Same module names, same class names, same arguments,
 same shapes; :mod:`txcourse.convert` moves weights between them. Everything
-that needs no framework (the config, validation) lives here, once.
+that needs no framework lives outside the two halves, once. The folders, by
+whom they serve:
+
+- ``torch/``, ``tf/``: the twins (the model, its layers, decoding, the
+  Trainer's framework steps, each half's weight layout);
+- ``config.py``, ``cache.py``, ``_validation.py``: what both twins share (the
+  model config, the decoder's cache values, argument checks);
+- ``registry.py``: the frameworks and model kinds, and the one function that
+  imports a half by name (:func:`txcourse.registry.backend`);
+- ``data/``: tasks, tokenizers, batching, corpora;
+- ``training/``: the configuration, the one training loop both Trainers run,
+  checkpoints, data parallelism;
+- ``evaluation/``: translating with a model, metrics, parameter and FLOP counts;
+- ``notebook/``: what book pages and lab cells import (plots, checks);
+- ``cli/``: the ``txcourse`` command;
+- ``course/``: the instructor's tooling (grading, errata, artefacts, figures),
+  which a student's imports never load (``pip install -e '.[course]'``).
 
 Shape legend used in every shape comment of the teaching code::
 

@@ -1,6 +1,6 @@
 """Numbers about the shipped artefacts, read from them at build time, as MyST substitutions.
 
-``txcourse.artefacts.book_values`` reads ``book/data/`` (the trained
+``txcourse.course.artefacts.book_values`` reads ``book/data/`` (the trained
 checkpoint's header and its training history) and names each value the prose
 may state: ``tx_d_model``, ``tx_warmup``, ``tx_loss_floor``... This extension
 adds them to ``myst_substitutions`` when the configuration is read, so a page
@@ -28,13 +28,13 @@ def artefact_substitutions(srcdir: str | Path, config: Config) -> dict[str, str]
     Raises:
         ValueError: a name is already a substitution of the book's own configuration.
     """
-    from txcourse.artefacts import book_values
+    from txcourse.course.artefacts import book_values
 
     values = book_values(Path(srcdir))
     existing = dict(getattr(config, "myst_substitutions", None) or {})
     clash = sorted(set(values) & set(existing))
     if clash:
-        raise ValueError(f"myst_substitutions already defines {clash}: the names of txcourse.artefacts.book_values "
+        raise ValueError(f"myst_substitutions already defines {clash}: the names of txcourse.course.artefacts.book_values "
                          f"are reserved for the shipped artefacts' values")
     config.myst_substitutions = {**existing, **values}
     return values

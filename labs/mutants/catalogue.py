@@ -11,6 +11,7 @@ mutants ``make test`` grades; ``make mutants`` grades them all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from txcourse.registry import FRAMEWORKS
 
 # exercise -> (solution cell, test cells) per lab
 EXERCISES = {
@@ -66,7 +67,7 @@ class Mutant:
         return EXERCISES[self.lab][self.exercise][1]
 
     def frameworks(self) -> tuple[str, ...]:
-        return ("torch", "tf") if "both" in self.edits else tuple(fw for fw in ("torch", "tf") if fw in self.edits)
+        return FRAMEWORKS if "both" in self.edits else tuple(fw for fw in FRAMEWORKS if fw in self.edits)
 
     def edits_for(self, fw: str) -> list[tuple[str, str]]:
         return list(self.edits.get("both", [])) + list(self.edits.get(fw, []))
@@ -110,7 +111,7 @@ MUTANTS = [
                                         "np.where(j % 2 == 0, np.cos(angles), np.sin(angles))")]),
     M(W2, PE, "float64_table", torch=[("dtype=torch.float32)", "dtype=torch.float64)")],
       tf=[("dtype=tf.float32)", "dtype=tf.float64)")]),
-    M(W2, PE, "calls_tx_positional_encoding", subset=("torch", "tf"),
+    M(W2, PE, "calls_tx_positional_encoding", subset=FRAMEWORKS,
       torch=[("return torch.tensor(table, dtype=torch.float32)", "return tx.positional_encoding(max_len, d_model)")],
       tf=[("return tf.constant(table, dtype=tf.float32)", "return tx.positional_encoding(max_len, d_model)")]),
     M(W2, PE, "warns_and_copy_constructs", kind="correct", subset=("torch",),

@@ -1,10 +1,10 @@
 """Grade the mutants of labs/mutants/catalogue.py exactly as students are graded, and print what they lose.
 
-For each lab, one ``txcourse grade`` run (txcourse.grading.grade_submissions: a workspace per notebook,
+For each lab, one ``txcourse grade`` run (txcourse.course.grading.grade_submissions: a workspace per notebook,
 the bubblewrap sandbox where ``bwrap`` works) grades the unchanged solution and every mutant as students
 of their own, ``--jobs`` at a time. A mutant is *caught* when it loses points on the tests of its own
 exercise; a correct variant (kind "correct") must keep full marks, the solution too. Every feedback file
-is searched for hidden test code (txcourse.grading.feedback_leaks).
+is searched for hidden test code (txcourse.course.grading.feedback_leaks).
 
     python labs/mutants/run.py              # every mutant (make mutants)
     python labs/mutants/run.py --subset     # the ones marked for `make test`
@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from catalogue import EXERCISES, MUTANTS, Mutant  # noqa: E402
 
-from txcourse import grading  # noqa: E402
+from txcourse.course import grading  # noqa: E402
 
 
 def apply_edits(source: str, edits: list[tuple[str, str]], where: str) -> str:

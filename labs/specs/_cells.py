@@ -103,8 +103,8 @@ SETUP = {
         from torch import nn
 
         import txcourse.torch as tx
-        from txcourse import plots
-        from txcourse.checks import assert_close, assert_equal, normal, to_numpy
+        from txcourse.notebook import plots
+        from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy
         from txcourse.torch.train import set_seed
 
 
@@ -124,8 +124,8 @@ SETUP = {
         import tensorflow as tf
 
         import txcourse.tf as tx
-        from txcourse import plots
-        from txcourse.checks import assert_close, assert_equal, normal, to_numpy
+        from txcourse.notebook import plots
+        from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy
         from txcourse.tf.train import set_seed
 
 
@@ -136,7 +136,7 @@ SETUP = {
 }
 
 SETUP_NOTE = """
-    The helpers below come from `txcourse.checks` and work on tensors of either framework:
+    The helpers below come from `txcourse.notebook.checks` and work on tensors of either framework:
     `to_numpy(x)`, `normal(*shape, seed=...)` (fixed-seed float32 numbers, the same in both frameworks),
     `assert_close(actual, expected, atol, what)` and `assert_equal(actual, expected, what)`, which print
     the largest difference and where it is when they fail. `set_seed(s)` seeds Python, NumPy and [[FW]].

@@ -15,8 +15,10 @@ PARAMETERS = """
 IMPORTS = {
     "torch": """
         from txcourse.data import make_batches
-        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
-        from txcourse.metrics import accuracy_by_length, exact_match, format_length_table
+        from txcourse.registry import backend, default_model_config
+        from txcourse.evaluation.translate import evaluate
+        from txcourse.data.prepare import prepare_task
+        from txcourse.evaluation.metrics import accuracy_by_length, exact_match, format_length_table
         from txcourse.torch.init import linear
         from txcourse.training import TrainConfig
 
@@ -29,8 +31,10 @@ IMPORTS = {
     """,
     "tf": """
         from txcourse.data import make_batches
-        from txcourse.experiment import backend, default_model_config, evaluate, prepare_task
-        from txcourse.metrics import accuracy_by_length, exact_match, format_length_table
+        from txcourse.registry import backend, default_model_config
+        from txcourse.evaluation.translate import evaluate
+        from txcourse.data.prepare import prepare_task
+        from txcourse.evaluation.metrics import accuracy_by_length, exact_match, format_length_table
         from txcourse.tf.init import linear
         from txcourse.training import TrainConfig
 
@@ -206,7 +210,7 @@ CELLS = [
             assert_close(weights, ref_weights, 1e-5, f"attention weights ({'with' if m is not None else 'no'} mask)")
             assert_close(context, ref_context, 1e-5, f"context ({'with' if m is not None else 'no'} mask)")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         set_seed(2)
         reference = tx.BahdanauAttention(5)
         query, values = tensor(normal(2, 5, seed=5)), tensor(normal(2, 9, 5, seed=6))

@@ -66,7 +66,7 @@ CELLS = [
             assert_close(pe[0], np.tile([0.0, 1.0], 8), 1e-7, "position 0: sin(0) = 0, cos(0) = 1")
             assert_close(pe, tx.positional_encoding(50, 16), 1e-6, "positional_encoding(50, 16)")
             ### BEGIN HIDDEN TESTS
-            from txcourse.checks import no_calls_to
+            from txcourse.notebook.checks import no_calls_to
             for max_len, d_model in ((1, 2), (7, 5), (3, 1), (128, 64)):
                 with no_calls_to(tx.positional_encoding, what="positional_encoding"):
                     mine = positional_encoding(max_len, d_model)
@@ -83,7 +83,7 @@ CELLS = [
             assert_close(pe[0], np.tile([0.0, 1.0], 8), 1e-7, "position 0: sin(0) = 0, cos(0) = 1")
             assert_close(pe, tx.positional_encoding(50, 16), 1e-6, "positional_encoding(50, 16)")
             ### BEGIN HIDDEN TESTS
-            from txcourse.checks import no_calls_to
+            from txcourse.notebook.checks import no_calls_to
             for max_len, d_model in ((1, 2), (7, 5), (3, 1), (128, 64)):
                 with no_calls_to(tx.positional_encoding, what="positional_encoding"):
                     mine = positional_encoding(max_len, d_model)

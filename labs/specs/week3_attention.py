@@ -91,7 +91,7 @@ CELLS = [
         assert_close(weights, ref_weights, 1e-5, "attention weights")
         assert_close(out, ref_out, 1e-5, "attention output")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         q, k, v = tensor(normal(4, 6, 16, seed=4)), tensor(normal(4, 9, 16, seed=5)), tensor(normal(4, 9, 3, seed=6))
         references = [tx.scaled_dot_product_attention, getattr(tx, "fused_attention", None),
                       *([torch.nn.functional.scaled_dot_product_attention] if "torch" in globals() else [])]
@@ -184,7 +184,7 @@ CELLS = [
         assert to_numpy(la).dtype == bool, f"look_ahead_mask must be boolean, got {to_numpy(la).dtype}"
         assert_equal(la, np.triu(np.ones((4, 4), dtype=bool), k=1), "look_ahead_mask(4)")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         tokens = tensor(np.array([[5, 5, 9, 9, 9], [9, 1, 2, 3, 4]]))
         with no_calls_to(tx.padding_mask, what="padding_mask"):
             mine = padding_mask(tokens, pad_id=9)
@@ -268,7 +268,7 @@ CELLS = [
         assert_close(to_numpy(heads)[:, 1], x[:, :, 4:8], 0.0, "head 1 holds columns 4-7")
         assert_close(merge_heads(heads), x, 0.0, "merge_heads(split_heads(x))")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         mha = tx.MultiHeadAttention(12, 4)
         y = normal(3, 2, 7, 5, seed=14)
         with no_calls_to(tx.MultiHeadAttention.split_heads, tx.MultiHeadAttention.merge_heads,
@@ -323,7 +323,7 @@ CELLS = [
         assert_close(out, reference.output, 1e-5, "your multi-head attention vs tx.MultiHeadAttention")
         assert_close(weights, reference.weights, 1e-5, "attention weights per head")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         layer_code = tx.MultiHeadAttention.forward if hasattr(tx.MultiHeadAttention, "forward") else tx.MultiHeadAttention.call
         with no_calls_to(layer_code, what="multi_head_attention"):
             out, weights = multi_head_attention(mha, x, x, x, tx.look_ahead_mask(5))

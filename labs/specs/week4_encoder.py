@@ -158,7 +158,7 @@ CELLS = [
         mask = tx.padding_mask(tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]))
         assert_close(run(mine, x, mask), run(reference, x, mask), 1e-5, "encoder layer output with a padding mask")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         set_seed(3)
         # a layer_norm_eps far from the default, so that ignoring it shows
         reference = tx.EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=0.5)

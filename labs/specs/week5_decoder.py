@@ -144,7 +144,7 @@ CELLS = [
         assert_close(run(mine, x, memory, self_mask, cross_mask), run(reference, x, memory, self_mask, cross_mask),
                      1e-5, "decoder layer with look-ahead and source padding masks")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         set_seed(1)
         # a layer_norm_eps far from the default, so that ignoring it shows
         reference = tx.DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=0.5)

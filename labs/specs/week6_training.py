@@ -16,8 +16,10 @@ IMPORTS = {
     "torch": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
-        from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
-        from txcourse.metrics import exact_match, format_length_table
+        from txcourse.registry import backend, default_model_config
+        from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
+        from txcourse.data.prepare import prepare_task
+        from txcourse.evaluation.metrics import exact_match, format_length_table
         from txcourse.torch.decode import greedy_decode as tx_greedy_decode
         from txcourse.torch.loss import label_smoothed_cross_entropy
         from txcourse.training import TrainConfig, validation_curve
@@ -32,8 +34,10 @@ IMPORTS = {
     "tf": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
-        from txcourse.experiment import backend, default_model_config, evaluate, evaluate_by_digit_count, prepare_task
-        from txcourse.metrics import exact_match, format_length_table
+        from txcourse.registry import backend, default_model_config
+        from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
+        from txcourse.data.prepare import prepare_task
+        from txcourse.evaluation.metrics import exact_match, format_length_table
         from txcourse.tf.decode import greedy_decode as tx_greedy_decode
         from txcourse.tf.loss import label_smoothed_cross_entropy
         from txcourse.training import TrainConfig, validation_curve
@@ -152,7 +156,7 @@ CELLS = [
             reference, _ = label_smoothed_cross_entropy(logits, targets, eps)
             assert_close(label_smoothed_loss(logits, targets, smoothing=eps), reference, 1e-5, f"loss with smoothing {eps}")
         ### BEGIN HIDDEN TESTS
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         reference, _ = label_smoothed_cross_entropy(logits, targets, 1.0)
         with no_calls_to(label_smoothed_cross_entropy, what="label_smoothed_loss"):
             mine = label_smoothed_loss(logits, targets, smoothing=1.0)
@@ -297,7 +301,7 @@ CELLS = [
         model = tx.Transformer(TransformerConfig(src_vocab_size=15, tgt_vocab_size=13, d_model=16, num_heads=2,
                                                  num_encoder_layers=1, num_decoder_layers=1, d_ff=32, max_len=32))
         src = tensor([[5, 6, 7, 8, 0], [9, 10, 0, 0, 0], [4, 4, 4, 4, 4]])
-        from txcourse.checks import no_calls_to
+        from txcourse.notebook.checks import no_calls_to
         with no_calls_to(tx_greedy_decode, what="greedy_decode"):
             mine = greedy_decode(model, src, max_len=12)
         assert_equal(mine, tx_greedy_decode(model, src, max_len=12).tokens,
@@ -361,7 +365,7 @@ CELLS = [
     md("""
         ## Evaluation
 
-        `txcourse.experiment.evaluate` translates the test split with txcourse's greedy decoder and scores
+        `txcourse.evaluation.translate.evaluate` translates the test split with txcourse's greedy decoder and scores
         it: exact match (the whole number right), chrF (character n-gram F-score, 0-100), BLEU on characters,
         and exact match by source length. A test split only says what it samples, so the model is also scored
         on fresh numbers of every digit count (`evaluate_by_digit_count`): "nine" matters as much as

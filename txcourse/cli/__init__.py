@@ -46,7 +46,7 @@ from txcourse.cli.options import MODELS, count, device_name, folder, number, set
 from txcourse.cli.train import train_command
 from txcourse.cli.translate import TRANSLATE_EPILOG, translate_command
 from txcourse.data.tasks import TASKS
-from txcourse.experiment import FRAMEWORKS
+from txcourse.registry import FRAMEWORKS
 
 __all__ = ["main", "build_parser"]
 

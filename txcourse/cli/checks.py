@@ -107,7 +107,7 @@ def run_folder_lock(out: Path):
 def parameter_count(kind: str, config: dict[str, Any]) -> int:
     """The model's number of parameters, from its config (no framework needed)."""
     if kind == "transformer":
-        from txcourse.accounting import count_parameters
+        from txcourse.evaluation.accounting import count_parameters
         from txcourse.config import TransformerConfig
 
         return count_parameters(TransformerConfig.from_dict(config)).total

@@ -14,8 +14,8 @@ __all__ = ["evaluate_command"]
 
 def evaluate_command(args: argparse.Namespace) -> int:
     from txcourse.data import get_task
-    from txcourse.experiment import evaluate
-    from txcourse.metrics import format_length_table
+    from txcourse.evaluation.translate import evaluate
+    from txcourse.evaluation.metrics import format_length_table
 
     if args.json is not None:
         check_json_target(args.json)
@@ -32,7 +32,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     print(format_length_table({meta["model"]["kind"]: result["by_length"]}))
     by_digits = None
     if task["name"] == "numbers" and args.per_digit:
-        from txcourse.experiment import evaluate_by_digit_count
+        from txcourse.evaluation.translate import evaluate_by_digit_count
 
         by_digits = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok, per_count=args.per_digit,
                                             beam_size=args.beam, device=args.device)
@@ -48,7 +48,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
               f"of the round ones (one or two significant digits: 'forty thousand', 'one hundred thousand')")
     by_phrasing = None
     if task["name"] == "numbers" and args.per_phrasing:
-        from txcourse.experiment import evaluate_by_phrasing
+        from txcourse.evaluation.translate import evaluate_by_phrasing
 
         by_phrasing = evaluate_by_phrasing(fw, model, splits, src_tok, tgt_tok, count=args.per_phrasing,
                                            beam_size=args.beam, device=args.device)

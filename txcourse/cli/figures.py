@@ -1,4 +1,4 @@
-"""``txcourse figures``: draw every figure of the book into one folder (txcourse.figures, imported here only)."""
+"""``txcourse figures``: draw every figure of the book into one folder (txcourse.course.figures, imported here only)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = ["figures_command"]
 def figures_command(args: argparse.Namespace) -> int:
     import matplotlib
 
-    from txcourse.figures import build_figures, format_recipe_list, select
+    from txcourse.course.figures import build_figures, format_recipe_list, select
 
     if args.list:
         print(format_recipe_list(args.root, select(args.only)))

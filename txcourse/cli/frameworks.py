@@ -41,18 +41,20 @@ def load(args: argparse.Namespace):
 
     Returns ``(fw, model, meta, src_tok, tgt_tok)``.
     """
-    from txcourse.checkpoint import check_checkpoint, read_checkpoint_meta
-    from txcourse.experiment import backend, set_threads, tokenizers_from_meta
+    from txcourse.data.prepare import tokenizers_from_meta
+    from txcourse.registry import FRAMEWORKS, backend, set_threads
+    from txcourse.training.checkpoint import load_checkpoint, read_checkpoint_meta
 
-    meta = read_checkpoint_meta(args.checkpoint)
-    framework = args.framework or meta.get("framework")
-    check_checkpoint(args.checkpoint, meta, framework, args.model)
-    src_tok, tgt_tok = tokenizers_from_meta(meta)
+    # the half to import: --framework, else the header's (read alone, without the weights)
+    framework = args.framework or read_checkpoint_meta(args.checkpoint).get("framework")
+    if framework in FRAMEWORKS:
+        import_quietly(framework)
+        if args.threads:
+            set_threads(args.threads, [framework])  # before the framework runs anything
+    checkpoint = load_checkpoint(args.checkpoint, framework, args.model)  # read and checked once
+    src_tok, tgt_tok = tokenizers_from_meta(checkpoint.meta)
     check_beam(args.beam, tgt_tok)
-    import_quietly(framework)
-    if args.threads:
-        set_threads(args.threads, [framework])  # before the framework runs anything
     fw = backend(framework)
     check_device(fw, args.device)
-    model, meta = fw.load_model(str(args.checkpoint), device=args.device)
+    model, meta = fw.load_model(checkpoint, device=args.device)
     return fw, model, meta, src_tok, tgt_tok

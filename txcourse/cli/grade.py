@@ -17,7 +17,7 @@ __all__ = ["grade_command", "grade_parser"]
 def grade_parser() -> argparse.ArgumentParser:
     """The parser of ``txcourse grade`` (imports the grading tool)."""
     from txcourse.cli import _Parser
-    from txcourse.grading import DEFAULT_CELL_TIMEOUT, LABS, add_grade_options
+    from txcourse.course.grading import DEFAULT_CELL_TIMEOUT, LABS, add_grade_options
 
     grade = _Parser(prog="txcourse grade", description="autograde a folder of lab submissions: a CSV of scores and "
                                                        "HTML feedback (nbgrader)")
@@ -34,8 +34,8 @@ def grade_parser() -> argparse.ArgumentParser:
 
 def grade_command(args: argparse.Namespace) -> int:
     """Exit status: 0, 1 when a submission could not be graded, 2 for a bad argument or no sandbox,
-    128 + signal when interrupted (txcourse.grading.grade_command)."""
-    from txcourse.grading import grade_command as grade
+    128 + signal when interrupted (txcourse.course.grading.grade_command)."""
+    from txcourse.course.grading import grade_command as grade
 
     options = grade_parser().parse_args(args.rest)
     if options.cell_timeout < 1:

@@ -12,11 +12,12 @@ import ast
 import math
 from pathlib import Path
 from typing import Any, Optional
+from txcourse.registry import MODEL_KINDS
 
 __all__ = ["OptionError", "MODELS", "COOLDOWN_FRACTION", "TRAIN_OPTIONS", "setting", "count", "number", "folder",
            "device_name"]
 
-MODELS = ("transformer", "bahdanau", "seq2seq")
+MODELS = MODEL_KINDS  # --model
 COOLDOWN_FRACTION = 0.3  # default --cooldown, as a share of --steps
 
 # TrainConfig fields -> the option of `txcourse train` that sets them

@@ -21,7 +21,7 @@ __all__ = ["prepare", "train_config", "model_config", "check_model_config", "che
 
 def prepare(args: argparse.Namespace) -> Any:
     """The task of ``--task`` with ``--task-arg``; a value the task refuses is named with ``--task-arg``."""
-    from txcourse.experiment import prepare_task
+    from txcourse.data.prepare import prepare_task
 
     try:
         return prepare_task(args.task, **dict(args.task_arg))
@@ -60,7 +60,7 @@ def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> d
     A setting the model refuses is named as given, with the other settings its error names (``.arguments``):
     ``--set d_model=30 num_heads=4: TransformerConfig.d_model (30) must be divisible by num_heads (4) ...``.
     """
-    from txcourse.experiment import default_model_config
+    from txcourse.registry import default_model_config
 
     given = dict(settings)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import signal
 import sys
 import threading
@@ -27,8 +26,8 @@ __all__ = ["train_command"]
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from txcourse.checkpoint import check_checkpoint, check_resumable, read_checkpoint_meta
-    from txcourse.experiment import backend, set_threads
+    from txcourse.registry import backend, set_threads
+    from txcourse.training.checkpoint import load_checkpoint
 
     if args.task not in TASKS:
         raise OptionError(f"unknown task {args.task!r}; choose one of {sorted(TASKS)}", "--task")
@@ -41,27 +40,26 @@ def train_command(args: argparse.Namespace) -> int:
     check_model_config(config_dict, prepared)
     check_model_fits(args.model, config_dict, args.set)
     task = {"name": args.task, "kwargs": prepared.task_kwargs}
-    if args.resume:
-        meta = read_checkpoint_meta(checkpoint)
-        check_checkpoint(checkpoint, meta, args.framework, args.model)
-        check_resumable(checkpoint, meta)
+    import_quietly(args.framework)
+    resumed = None
+    if args.resume:  # read and checked once (header, framework, kind, resumable, weights); the Trainer loads it
+        resumed = load_checkpoint(checkpoint, args.framework, args.model, resumable=True)
+        meta = resumed.meta
         if args.steps <= meta["step"]:
             raise OptionError(f"--steps {args.steps}: {str(checkpoint)!r} is already at step {meta['step']}, so "
                               f"--resume would train nothing; give --steps above {meta['step']} (the total step "
                               f"count, not the steps to add)", "--steps")
         if not args.override:
             check_same_settings(meta, config, config_dict, task, checkpoint)
-    import_quietly(args.framework)
     if args.threads:
         set_threads(args.threads, [args.framework])  # before the framework runs anything
     fw = backend(args.framework)
     check_device(fw, args.device)
-    train = importlib.import_module(f"txcourse.{args.framework}.train")
-    replicas = train.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
+    replicas = fw.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
     try:
-        return _train_replicas(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint)
+        return _train_replicas(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint, resumed)
     finally:
-        train.end_data_parallel()
+        fw.end_data_parallel()
 
 
 def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
@@ -80,22 +78,22 @@ def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
 
 
 def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
-                    prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
+                    prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path, resumed: Any = None) -> int:
     """The training part of :func:`train_command`, in every process of a data-parallel run (one writes)."""
-    from txcourse.distributed import check_divisible
+    from txcourse.training.distributed import check_divisible
 
     check_divisible(config.batch_size, replicas.count)
     check_writable(out)
     if replicas.writer:
         check_free_space(out, parameter_count(args.model, model_config))
     with run_folder_lock(out) if replicas.writer else contextlib.nullcontext():
-        return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint)
+        return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint, resumed)
 
 
 def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
-                  prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path) -> int:
+                  prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path, resumed: Any = None) -> int:
     """The run itself, with the run folder locked by the writing process."""
-    from txcourse.training import remove_stale_temporaries
+    from txcourse.training.files import remove_stale_temporaries
 
     if replicas.writer:
         for path in (checkpoint, out / "history.jsonl"):
@@ -107,8 +105,8 @@ def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any,
     with replicas.scope():  # TensorFlow: the model's variables are mirrored on every replica
         trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
                              config, history_path=str(out / "history.jsonl"), metadata=metadata, valid=valid)
-    if args.resume:
-        trainer.load(str(checkpoint))
+    if resumed is not None:
+        trainer.load(resumed)
     if replicas.count > 1 and replicas.writer:
         print(f"txcourse: data-parallel: {replicas.describe()}, global batch {config.batch_size}",
               file=sys.stderr)
@@ -164,7 +162,7 @@ def _stop_on_signals(trainer: Any):
 
 def _kept(checkpoint: Path, what: str) -> str:
     """What is on disk after a run that failed: '<what> 'PATH' (step N) is kept' or 'no checkpoint was written'."""
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     try:
         return f"{what} {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) is kept"

@@ -38,7 +38,7 @@ SOURCE is the sentence with its whitespace collapsed.
 
 def translate_command(args: argparse.Namespace) -> int:
     """Translate the sentences of ``args.text`` or standard input; see TRANSLATE_EPILOG for the contract."""
-    from txcourse.experiment import translate
+    from txcourse.evaluation.translate import translate
 
     lines = args.text if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:

@@ -176,7 +176,7 @@ def round_numbers(low: int = 0, high: int = 999_999, significant: int = 2) -> li
 
     "One hundred thousand" and "forty-two thousand" are what people type, and a
     uniform draw of six-digit numbers almost never makes one, so the course
-    scores them as a stratum of their own (:func:`txcourse.experiment.evaluate_by_digit_count`).
+    scores them as a stratum of their own (:func:`txcourse.evaluation.translate.evaluate_by_digit_count`).
 
     Example:
         >>> len(round_numbers()), round_numbers(high=100)

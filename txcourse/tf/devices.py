@@ -1,7 +1,7 @@
 """Where a TensorFlow Trainer runs: its device, and the replicas of a data-parallel run. Book: appendix "Scaling up".
 
 :func:`resolve_device` turns 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps' into
-the device the step runs on. Data-parallel (:mod:`txcourse.distributed`):
+the device the step runs on. Data-parallel (:mod:`txcourse.training.distributed`):
 :func:`data_parallel` makes a ``tf.distribute`` strategy (MirroredStrategy
 over this machine's devices, MultiWorkerMirroredStrategy across the workers
 of ``TF_CONFIG``) and a Trainer built in its scope runs its step on every
@@ -16,7 +16,7 @@ from typing import Optional
 import keras
 import tensorflow as tf
 
-from txcourse.distributed import SINGLE, Replicas, tf_config
+from txcourse.training.distributed import SINGLE, Replicas, tf_config
 
 __all__ = ["resolve_device", "data_parallel", "end_data_parallel"]
 
@@ -65,7 +65,7 @@ def uses_xla(fused: bool, device: str) -> bool:
 
 
 def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
-    """Join the data-parallel run this process was started in; a :class:`~txcourse.distributed.Replicas`.
+    """Join the data-parallel run this process was started in; a :class:`~txcourse.training.distributed.Replicas`.
 
     Call it before building the model; build the model and the Trainer inside
     ``replicas.scope()``. ``replicas`` is the number of model replicas this
@@ -127,7 +127,7 @@ def current_replicas(strategy: Optional[tf.distribute.Strategy] = None) -> Repli
 
 def shard_tensors(src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, index: tf.Tensor, count: int, pad_id: int
            ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """:func:`txcourse.distributed.shard` in TensorFlow ops: replica ``index``'s rows of the global batch.
+    """:func:`txcourse.training.distributed.shard` in TensorFlow ops: replica ``index``'s rows of the global batch.
 
     Shape:
         (B, T) each; returns (ceil or floor of B / count, T) each, at least one row (a row of padding

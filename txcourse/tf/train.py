@@ -9,7 +9,7 @@ record also holds their teacher-forced loss and accuracy (:func:`evaluate`).
 The device and data-parallel training (book: appendix "Scaling up"):
 :mod:`txcourse.tf.devices` (:func:`resolve_device`, :func:`data_parallel`,
 re-exported here); the loop, checkpoints and resume:
-:class:`~txcourse.training_loop.TrainingLoop`, shared with PyTorch.
+:class:`~txcourse.training.loop.TrainingLoop`, shared with PyTorch.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from txcourse.checkpoint import Checkpoint, load_checkpoint
+from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.distributed import check_divisible, target_tokens
-from txcourse.training import MODEL_KINDS, TrainConfig
-from txcourse.training_loop import TrainingLoop, evaluate_batches
+from txcourse.training.distributed import check_divisible, target_tokens
+from txcourse.registry import MODEL_KINDS
+from txcourse.training import TrainConfig
+from txcourse.training.loop import TrainingLoop, evaluate_batches
 from txcourse.tf.devices import (check_mirrored, current_replicas, data_parallel, end_data_parallel, resolve_device,
                                  shard_tensors, uses_xla)
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
@@ -90,7 +91,7 @@ class Trainer(TrainingLoop):
     """Teacher-forced training of ``model`` on ``data`` (see the module docstring).
 
     The loop itself (:meth:`fit`, :meth:`save`, :meth:`load`) is
-    :class:`~txcourse.training_loop.TrainingLoop`, the same for both
+    :class:`~txcourse.training.loop.TrainingLoop`, the same for both
     frameworks; this class adds the step and the weights of its framework.
 
     Args:
@@ -157,7 +158,7 @@ class Trainer(TrainingLoop):
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
 
         With N replicas ``batch`` is the global batch: each replica trains on
-        its rows (:func:`~txcourse.distributed.shard`) and the loss and
+        its rows (:func:`~txcourse.training.distributed.shard`) and the loss and
         accuracy returned are those of the whole batch. ``stop`` is True when
         any replica was asked to stop (a signal, ``max_seconds``), so all stop
         after the same step.
@@ -196,7 +197,7 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         load_variables("optimizer", self.optimizer.variables, checkpoint.arrays, checkpoint.path)
         if "rng/tf_global_generator" in checkpoint.arrays:
@@ -320,8 +321,8 @@ def _autocast(model: keras.Model, policy: Optional[str]) -> Iterator[None]:
 def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
+    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
 
     Keras has no eval mode: its layers run without dropout unless called with training=True.
     """

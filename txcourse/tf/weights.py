@@ -2,7 +2,7 @@
 
 Each half names its weights its own way, so each half writes and reads its
 own (Keras: the variables by position, ``model/0007:w_q/kernel``, since Keras paths are not unique).
-:mod:`txcourse.checkpoint` knows neither layout: it asks
+:mod:`txcourse.training.checkpoint` knows neither layout: it asks
 :func:`architecture` what a checkpoint's weights tell about the model.
 """
 

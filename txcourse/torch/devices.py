@@ -2,7 +2,7 @@
 
 :func:`resolve_device` turns 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps' into
 the device the model and batches go to. Data-parallel
-(:mod:`txcourse.distributed`): started by ``torchrun``, :func:`data_parallel`
+(:mod:`txcourse.training.distributed`): started by ``torchrun``, :func:`data_parallel`
 joins the process group (``nccl`` on a GPU, ``gloo`` on the CPU) and the
 Trainer wraps the model in ``DistributedDataParallel``; N processes with B/N
 sentences each then take the steps of one process with batch B.
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from txcourse.distributed import SINGLE, Replicas, torchrun_env
+from txcourse.training.distributed import SINGLE, Replicas, torchrun_env
 
 __all__ = ["resolve_device", "data_parallel", "end_data_parallel"]
 
@@ -76,7 +76,7 @@ def _gpu_index(device: str) -> Optional[int]:
 
 
 def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
-    """Join the data-parallel run this process was started in; a :class:`~txcourse.distributed.Replicas`.
+    """Join the data-parallel run this process was started in; a :class:`~txcourse.training.distributed.Replicas`.
 
     Call it before building the model; build the model and the Trainer inside
     ``replicas.scope()``. ``replicas`` is the number of model replicas this

@@ -9,7 +9,7 @@ record also holds their teacher-forced loss and accuracy (:func:`evaluate`).
 The device and data-parallel training (book: appendix "Scaling up"):
 :mod:`txcourse.torch.devices` (:func:`resolve_device`, :func:`data_parallel`,
 re-exported here); the loop, checkpoints and resume:
-:class:`~txcourse.training_loop.TrainingLoop`, shared with TensorFlow.
+:class:`~txcourse.training.loop.TrainingLoop`, shared with TensorFlow.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from txcourse.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
+from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.distributed import check_divisible, shard, target_tokens
-from txcourse.training import MODEL_KINDS, TrainConfig, noam_lr
-from txcourse.training_loop import TrainingLoop, evaluate_batches
+from txcourse.training.distributed import check_divisible, shard, target_tokens
+from txcourse.registry import MODEL_KINDS
+from txcourse.training import TrainConfig, noam_lr
+from txcourse.training.loop import TrainingLoop, evaluate_batches
 from txcourse.torch.devices import (amp_dtype_for_gpu, current_replicas, data_parallel, ddp_device_ids,
                                     end_data_parallel, replica_seed, resolve_device)
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
@@ -70,7 +71,7 @@ class Trainer(TrainingLoop):
     """Teacher-forced training of ``model`` on ``data`` (see the module docstring).
 
     The loop itself (:meth:`fit`, :meth:`save`, :meth:`load`) is
-    :class:`~txcourse.training_loop.TrainingLoop`, the same for both
+    :class:`~txcourse.training.loop.TrainingLoop`, the same for both
     frameworks; this class adds the step and the weights of its framework.
 
     Args:
@@ -127,7 +128,7 @@ class Trainer(TrainingLoop):
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
 
         With N replicas ``batch`` is the global batch: each replica trains on
-        its rows (:func:`~txcourse.distributed.shard`) and the loss and
+        its rows (:func:`~txcourse.training.distributed.shard`) and the loss and
         accuracy returned are those of the whole batch. ``stop`` is True when
         any replica was asked to stop (a signal, ``max_seconds``), so all stop
         after the same step.
@@ -190,7 +191,7 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         state = torch.load(io.BytesIO(checkpoint.arrays["torch_state"].tobytes()), weights_only=True)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -242,8 +243,8 @@ def evaluate(model: torch.nn.Module, data: EncodedPairs, smoothing: float = 0.1,
 def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
+    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
     """
     checkpoint = load_checkpoint(path, FRAMEWORK)
     model = build_model(checkpoint.kind, checkpoint.config)

@@ -2,7 +2,7 @@
 
 Each half names its weights its own way, so each half writes and reads its
 own (PyTorch: the ``state_dict`` names, ``model/encoder.layers.0.feed_forward.w_1.weight``).
-:mod:`txcourse.checkpoint` knows neither layout: it asks
+:mod:`txcourse.training.checkpoint` knows neither layout: it asks
 :func:`architecture` what a checkpoint's weights tell about the model.
 """
 

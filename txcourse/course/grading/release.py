@@ -2,7 +2,7 @@
 
 ``labs/source/<lab>/`` (solutions and hidden tests) becomes ``labs/release/<lab>/`` (stubs, no
 hidden tests), each notebook then normalised to the committed form
-(:func:`~txcourse.grading.course.normalise_notebook`).
+(:func:`~txcourse.course.grading.course.normalise_notebook`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from txcourse.grading.course import LABS, normalise_notebook
-from txcourse.grading.nbgrader_run import run_nbgrader, tool_env
+from txcourse.course.grading.course import LABS, normalise_notebook
+from txcourse.course.grading.nbgrader_run import run_nbgrader, tool_env
 
 __all__ = ["release"]
 

@@ -15,7 +15,7 @@ only what needs its framework:
   (its module's ``evaluate``, built on :func:`evaluate_batches`);
 * ``_weights_finite()``, ``_state_arrays()``, ``_num_heads()``,
   ``_restore(checkpoint)``: weights and optimizer state in and out;
-* the attributes ``model``, ``replicas`` (a :class:`~txcourse.distributed.Replicas`)
+* the attributes ``model``, ``replicas`` (a :class:`~txcourse.training.distributed.Replicas`)
   and the class attributes ``framework`` and ``_versions``.
 """
 
@@ -28,10 +28,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
-from txcourse.checkpoint import Checkpoint, heads_array, load_checkpoint, write_checkpoint
+from txcourse.training.checkpoint import Checkpoint, heads_array, load_checkpoint, write_checkpoint
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
-from txcourse.distributed import Replicas
-from txcourse.training import MODEL_KINDS, BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
+from txcourse.training.distributed import Replicas
+from txcourse.registry import MODEL_KINDS
+from txcourse.training import BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
 
 __all__ = ["TrainingLoop", "evaluate_batches"]
 
@@ -177,8 +178,8 @@ class TrainingLoop:
     def load(self, path: str | Checkpoint) -> None:
         """Restore everything :meth:`save` wrote: training continues exactly where it stopped.
 
-        ``path`` is a checkpoint file, or a :class:`~txcourse.checkpoint.Checkpoint`
-        already read by :func:`~txcourse.checkpoint.load_checkpoint`. It must be
+        ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
+        already read by :func:`~txcourse.training.checkpoint.load_checkpoint`. It must be
         of this framework and model kind, and resumable (not stripped).
         """
         checkpoint = load_checkpoint(path, self.framework, self.kind, resumable=True)

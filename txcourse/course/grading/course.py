@@ -4,20 +4,20 @@ The labs live in ``labs/`` as an nbgrader course (``labs/nbgrader_config.py``):
 ``labs/source/<lab>/<lab>_<framework>.ipynb`` are the instructor versions with
 solutions and hidden tests (built by ``labs/make_sources.py``),
 ``labs/release/<lab>/`` the student versions made from them by nbgrader
-(:mod:`txcourse.grading.release`). Standard library only at import time.
+(:mod:`txcourse.course.grading.release`). Standard library only at import time.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from txcourse.registry import FRAMEWORKS
 
 __all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "SMOKE_PARAMETERS", "DEFAULT_CELL_TIMEOUT", "notebook_name",
            "normalise_notebook", "copy_config"]
 
 LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
         "week6_training")
-FRAMEWORKS = ("torch", "tf")
 TRAINING_LABS = ("week1_seq2seq", "week6_training")  # the labs with a papermill `parameters` cell
 SMOKE_PARAMETERS = {"SMOKE": True, "DEVICE": "cpu"}  # one minute on a CPU
 DEFAULT_CELL_TIMEOUT = 300  # seconds per cell when grading; an endless loop costs this much, then its points

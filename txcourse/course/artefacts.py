@@ -19,14 +19,13 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from txcourse.checkpoint import read_checkpoint_meta
+from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.training import noam_lr, read_history
 
 __all__ = ["TRANSFORMER_CHECKPOINT", "TRANSFORMER_HISTORY", "LENGTH_CURVES", "PREFIX", "length_curve_values", "smoothed_target", "smoothed_target_entropy",
@@ -193,7 +192,7 @@ def teacher_forced(fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoot
     validation loss of a checkpoint, or its training loss without dropout.
 
     Args:
-        fw: :func:`txcourse.experiment.backend` of the model's framework.
+        fw: :func:`txcourse.registry.backend` of the model's framework.
         model: a Transformer of that framework.
         pairs: (source, target) strings.
         src_tok, tgt_tok: the checkpoint's tokenizers.
@@ -207,5 +206,4 @@ def teacher_forced(fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoot
 
     if not pairs:
         raise ValueError("pairs must hold at least one (source, target) pair, got none")
-    train = importlib.import_module(f"txcourse.{fw.name}.train")
-    return train.evaluate(model, encode_pairs(list(pairs), src_tok, tgt_tok), smoothing, batch_size)
+    return fw.evaluate(model, encode_pairs(list(pairs), src_tok, tgt_tok), smoothing, batch_size)

@@ -14,7 +14,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from txcourse.plots.common import as_2d, axes_grid, check_tokens, finish, label_fonts, new_axes
+from txcourse.notebook.plots.common import as_2d, axes_grid, check_tokens, finish, label_fonts, new_axes
 
 __all__ = ["plot_mask", "plot_attention", "plot_attention_heads"]
 

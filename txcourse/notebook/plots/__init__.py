@@ -23,17 +23,17 @@ Example:
     ['je', 'suis', '<eos>']
 """
 
-from txcourse.plots.attention import plot_attention, plot_attention_heads, plot_mask
-from txcourse.plots.common import cjk_font
-from txcourse.plots.positional import plot_positional_encoding
-from txcourse.plots.results import plot_accuracy_by_length, plot_distributions, plot_training_curves
-from txcourse.plots.save import save_figure
+from txcourse.notebook.plots.attention import plot_attention, plot_attention_heads, plot_mask
+from txcourse.notebook.plots.common import cjk_font
+from txcourse.notebook.plots.positional import plot_positional_encoding
+from txcourse.notebook.plots.results import plot_accuracy_by_length, plot_distributions, plot_training_curves
+from txcourse.notebook.plots.save import save_figure
 
 __all__ = ["plot_positional_encoding", "plot_mask", "plot_attention", "plot_attention_heads",
            "plot_accuracy_by_length", "plot_training_curves", "plot_distributions", "save_figure", "cjk_font"]
 
-# Each function's public path is ``txcourse.plots.<name>`` wherever it is defined: the figures'
-# manifests record it (txcourse.figures.FigureRecipe.function_path), and the book calls it so.
+# Each function's public path is ``txcourse.notebook.plots.<name>`` wherever it is defined: the figures'
+# manifests record it (txcourse.course.figures.FigureRecipe.function_path), and the book calls it so.
 for _name in __all__:
     globals()[_name].__module__ = __name__
 del _name

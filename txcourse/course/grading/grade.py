@@ -1,8 +1,8 @@
 """``make grade`` / ``txcourse grade``: autograding a folder of submissions into a CSV and feedback.
 
 :func:`grade_submissions` grades each notebook in a workspace of its own
-(:func:`~txcourse.grading.workspace.grade_one`) with its kernel confined by bubblewrap
-(:mod:`txcourse.grading.sandbox`), ``jobs`` at a time, and writes a CSV of scores, one log and one
+(:func:`~txcourse.course.grading.workspace.grade_one`) with its kernel confined by bubblewrap
+(:mod:`txcourse.course.grading.sandbox`), ``jobs`` at a time, and writes a CSV of scores, one log and one
 HTML feedback file per notebook. :func:`grade_command` runs it for a parsed command line (the
 options of :func:`add_grade_options`).
 """
@@ -21,12 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from txcourse.grading.course import DEFAULT_CELL_TIMEOUT, LABS, copy_config
-from txcourse.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
-from txcourse.grading.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap,
+from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, LABS, copy_config
+from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
+from txcourse.course.grading.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap,
                                       parse_size)
-from txcourse.grading.submissions import STUDENT_ID, find_submissions, why_unreadable
-from txcourse.grading.workspace import GRADED, MISSING, GradeTask, grade_one
+from txcourse.course.grading.submissions import STUDENT_ID, find_submissions, why_unreadable
+from txcourse.course.grading.workspace import GRADED, MISSING, GradeTask, grade_one
 
 __all__ = ["CSV_FIELDS", "DEFAULT_NOTEBOOK_TIMEOUT", "GradingInterrupted", "grade_submissions", "failures",
            "default_grades_csv", "format_grades", "add_grade_options", "grade_command"]
@@ -80,10 +80,10 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     (``labs/nbgrader_config.py`` sets ``OverwriteCells.add_missing_cells``).
 
     With ``sandbox`` (the default) the kernel that runs the student's code is confined by bubblewrap
-    (:mod:`txcourse.grading.sandbox`): no network, nothing of the host but the system, Python and the
+    (:mod:`txcourse.course.grading.sandbox`): no network, nothing of the host but the system, Python and the
     ``txcourse`` package, read-only, its own working folder the only writable one, ``memory`` bytes
     of address space (``"8G"``), and every process it forks ends with it. Without bwrap this raises
-    :class:`~txcourse.grading.sandbox.SandboxUnavailable`; ``sandbox=False`` grades unconfined.
+    :class:`~txcourse.course.grading.sandbox.SandboxUnavailable`; ``sandbox=False`` grades unconfined.
 
     The CSV (``out_csv``) has one row per student and notebook: ``student, lab, notebook, framework,
     score, max_score, status, failed_tests, feedback, log, note``; status is ``graded``, ``missing``
@@ -257,7 +257,7 @@ def format_grades(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def add_grade_options(parser: argparse.ArgumentParser) -> None:
-    """The options of ``txcourse grade`` and ``python -m txcourse.grading grade`` beyond the folder,
+    """The options of ``txcourse grade`` and ``python -m txcourse.course.grading grade`` beyond the folder,
     the lab, the CSV and the cell timeout."""
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="notebooks graded at the same time (default: the number of cores)")

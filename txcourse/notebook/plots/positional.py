@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from txcourse.plots.common import as_2d, new_axes
+from txcourse.notebook.plots.common import as_2d, new_axes
 
 __all__ = ["plot_positional_encoding"]
 

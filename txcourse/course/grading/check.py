@@ -4,7 +4,7 @@ For every lab notebook, :func:`check_labs` executes the source version with pape
 parameters), re-runs the result under ``pytest --nbval-lax``, then autogrades the source version
 (it must get full marks) and the unchanged student version (it must get zero), checks that the
 committed student version is what nbgrader makes now, and that the feedback of both shows no hidden
-test code (:func:`~txcourse.grading.hidden.feedback_leaks`). :func:`format_check_table` prints the
+test code (:func:`~txcourse.course.grading.hidden.feedback_leaks`). :func:`format_check_table` prints the
 scores and times. The course's own notebooks are trusted: they run without the sandbox.
 """
 
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from txcourse.grading.course import (FRAMEWORKS, LABS, SMOKE_PARAMETERS, TRAINING_LABS, copy_config,
+from txcourse.course.grading.course import (FRAMEWORKS, LABS, SMOKE_PARAMETERS, TRAINING_LABS, copy_config,
                                      normalise_notebook, notebook_name)
-from txcourse.grading.hidden import feedback_leaks, hidden_test_lines
-from txcourse.grading.nbgrader_run import (NotebookScore, ToolRun, read_scores, run_nbgrader, run_tool, tool_command,
+from txcourse.course.grading.hidden import feedback_leaks, hidden_test_lines
+from txcourse.course.grading.nbgrader_run import (NotebookScore, ToolRun, read_scores, run_nbgrader, run_tool, tool_command,
                                            tool_env)
 
 __all__ = ["LabCheck", "make_course", "check_labs", "format_check_table"]

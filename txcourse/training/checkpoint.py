@@ -15,27 +15,24 @@ reads them (``txcourse.<framework>.weights``), imported only then.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import io
 import json
 import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Optional
 
 import numpy as np
 
 from txcourse.config import TransformerConfig
-from txcourse.files import atomic_write
-from txcourse.training import MODEL_KINDS
+from txcourse.training.files import atomic_write
+from txcourse.registry import FRAMEWORKS, MODEL_KINDS, backend
 
 __all__ = ["FORMAT", "Checkpoint", "load_checkpoint", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta",
            "check_checkpoint", "check_resumable", "check_weights", "heads_array", "strip_training_state"]
 
 FORMAT = "txcourse-checkpoint-1"
-FRAMEWORKS = ("torch", "tf")  # the halves of txcourse, by the name a header gives them
 _META = "__meta__"
 _HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is D x D for any H): kept beside them
 
@@ -251,28 +248,15 @@ def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[
     """What the names and shapes of a checkpoint's model arrays tell about the model ({} when nothing).
 
     The names are the framework's own, so the half that wrote them reads them
-    (``txcourse.<framework>.weights.architecture``); this adds ``num_heads``
+    (``txcourse.<framework>.weights.architecture``, imported here through
+    :func:`txcourse.registry.backend`, the package's one import of a half by name); this adds ``num_heads``
     from ``arch/num_heads``, which no weight shape tells.
     """
-    found = _framework_module(framework, "weights").architecture(arrays)
+    found = backend(framework).weights.architecture(arrays)
     if found.get("kind") == "transformer" and _HEADS in arrays:
         found["num_heads"] = int(arrays[_HEADS])
     return {key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
             for key, value in found.items() if value is not None}
-
-
-def _framework_module(framework: str, module: str) -> ModuleType:
-    """``txcourse.<framework>.<module>``, imported when first needed: the one place this module reaches into a
-    framework half.
-
-    Framework-free code cannot import a half at the top (that would import
-    PyTorch or TensorFlow, and a student may have only one of them); the half
-    is imported once a checkpoint of that framework is checked. Only
-    :func:`weights_architecture` calls it (module ``weights``).
-    """
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
-    return importlib.import_module(f"txcourse.{framework}.{module}")
 
 
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
@@ -299,7 +283,7 @@ def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict
         ``{"kept": arrays kept, "dropped": arrays dropped}``.
 
     Example:
-        ``python -m txcourse.checkpoint strip runs/transformer/model.npz book/data/model.npz``
+        ``python -m txcourse.training.checkpoint strip runs/transformer/model.npz book/data/model.npz``
     """
     meta, arrays = read_checkpoint(src)
     kept = {name: a for name, a in arrays.items() if name.startswith(("model/", "arch/"))}
@@ -358,11 +342,11 @@ def array_to_bytes(array: np.ndarray) -> io.BytesIO:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m txcourse.checkpoint strip SRC DST``: see :func:`strip_training_state`."""
+    """``python -m txcourse.training.checkpoint strip SRC DST``: see :func:`strip_training_state`."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m txcourse.checkpoint",
+    parser = argparse.ArgumentParser(prog="python -m txcourse.training.checkpoint",
                                      description="Tools for txcourse checkpoint files.")
     sub = parser.add_subparsers(dest="command", required=True)
     strip = sub.add_parser("strip", help="copy a checkpoint with its weights only (no optimizer state)")
@@ -373,14 +357,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         counts = strip_training_state(args.src, args.dst)
     except OSError as err:
         if err.filename is None:  # ours: "checkpoint ... does not exist"
-            print(f"txcourse.checkpoint: error: {err}", file=sys.stderr)
+            print(f"txcourse.training.checkpoint: error: {err}", file=sys.stderr)
             return 2
         # the system's: the source was read, what failed is writing DST (a read-only or missing folder, a full disk)
-        print(f"txcourse.checkpoint: error: cannot write DST {args.dst!r} ({err.strerror or err}); expected a file "
+        print(f"txcourse.training.checkpoint: error: cannot write DST {args.dst!r} ({err.strerror or err}); expected a file "
               f"name in a writable folder with room for the copy", file=sys.stderr)
         return 2
     except ValueError as err:
-        print(f"txcourse.checkpoint: error: {err}", file=sys.stderr)
+        print(f"txcourse.training.checkpoint: error: {err}", file=sys.stderr)
         return 2
     size = os.path.getsize(args.dst)
     print(f"wrote {args.dst}: {counts['kept']} weight arrays kept, {counts['dropped']} training-state arrays "

@@ -1,6 +1,6 @@
 """Confining a student's notebook while it is graded: bubblewrap around the Jupyter kernel.
 
-``txcourse grade`` (:func:`txcourse.grading.grade_submissions`) grades every submission in a
+``txcourse grade`` (:func:`txcourse.course.grading.grade_submissions`) grades every submission in a
 workspace of its own; nbgrader runs there unconfined (it reads and writes the workspace's
 gradebook), and only the kernel, the process that runs the student's code, is started inside
 `bubblewrap <https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian package

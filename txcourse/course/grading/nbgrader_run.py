@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from txcourse.grading.sandbox import ProcessGroups
+from txcourse.course.grading.sandbox import ProcessGroups
 
 __all__ = ["tool_env", "ToolRun", "run_tool", "tool_command", "run_nbgrader", "NotebookScore", "read_scores",
            "max_scores", "last_error"]
@@ -88,7 +88,7 @@ def run_tool(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, time
             os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
             timed_out = True
-            out.write(f"\n[txcourse.grading] killed after {timeout:.0f} s\n")
+            out.write(f"\n[txcourse.course.grading] killed after {timeout:.0f} s\n")
         finally:
             if groups is not None:
                 groups.done(proc, task)

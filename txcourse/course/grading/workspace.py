@@ -1,9 +1,9 @@
 """Grading one submitted notebook in a workspace of its own, its kernel in the sandbox.
 
-:func:`grade_one` (run by :func:`~txcourse.grading.grade.grade_submissions`, ``jobs`` at a time)
+:func:`grade_one` (run by :func:`~txcourse.course.grading.grade.grade_submissions`, ``jobs`` at a time)
 builds the workspace (a copy of the gradebook, the config and the notebook, nothing else), writes
-a kernelspec that starts the kernel inside bubblewrap (:mod:`txcourse.grading.sandbox`), and runs
-``python -m txcourse.grading workspace`` there: :func:`grade_workspace` autogrades the notebook
+a kernelspec that starts the kernel inside bubblewrap (:mod:`txcourse.course.grading.sandbox`), and runs
+``python -m txcourse.course.grading workspace`` there: :func:`grade_workspace` autogrades the notebook
 and writes its feedback with nbgrader's Python API, in one process.
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from txcourse.grading.nbgrader_run import last_error, read_scores, run_tool
-from txcourse.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
+from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
+from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
 
 __all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace"]
 
@@ -27,7 +27,7 @@ GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see
 # Appended to each workspace's nbgrader_config.py when the kernel is sandboxed: the kernel has no
 # network, so nbgrader reaches it over Unix sockets in the runtime folder bound into the sandbox.
 _SANDBOX_CONFIG = """
-# --- txcourse.grading: the kernel runs in bwrap without network; talk to it over Unix sockets
+# --- txcourse.course.grading: the kernel runs in bwrap without network; talk to it over Unix sockets
 c.KernelManager.transport = "ipc"
 c.KernelManager.ip = {ip!r}
 c.KernelManager.connection_file = {connection!r}
@@ -72,7 +72,7 @@ def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Pa
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
     package_root = str(Path(__file__).resolve().parents[2])  # the txcourse that runs this, not another install
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    run = run_tool([sys.executable, *safe_path, "-m", "txcourse.grading", "workspace", lab, task.student,
+    run = run_tool([sys.executable, *safe_path, "-m", "txcourse.course.grading", "workspace", lab, task.student,
                     str(cell_timeout), *(["--feedback"] if feedback else [])], ws, env, task.log,
                    timeout=notebook_timeout, groups=groups, task=tag)
     scores = read_scores(ws, lab, task.student)
@@ -92,7 +92,7 @@ def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Pa
 
 
 def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -> int:
-    """``python -m txcourse.grading workspace``: in a workspace (the current folder), ``nbgrader
+    """``python -m txcourse.course.grading workspace``: in a workspace (the current folder), ``nbgrader
     autograde`` the student's notebook, then ``generate_feedback`` if it was graded, with nbgrader's
     Python API in this one process; the logs go to stdout. Exit status 0 when both worked."""
     from nbgrader.apps import NbGraderAPI
@@ -106,7 +106,7 @@ def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -
     if feedback:
         steps.append(("generate_feedback", lambda: api.generate_feedback(lab, student, force=True)))
     for name, step in steps:
-        print(f"[txcourse.grading] nbgrader {name} {lab} --student={student}", flush=True)
+        print(f"[txcourse.course.grading] nbgrader {name} {lab} --student={student}", flush=True)
         result = step()
         print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
         if not result.get("success"):

@@ -1,4 +1,4 @@
-"""What every figure of :mod:`txcourse.plots` shares: CJK fonts for Korean labels, new or given
+"""What every figure of :mod:`txcourse.notebook.plots` shares: CJK fonts for Korean labels, new or given
 axes, argument checks, and the one layout pass that silences missing-glyph warnings.
 
 Korean (or other CJK) token labels need a font with Hangul glyphs; matplotlib's default DejaVu

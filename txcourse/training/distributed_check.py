@@ -5,16 +5,16 @@ a synthetic set whose every batch has a short half and a long half, so the
 replicas hold very different numbers of target tokens (n_0 != n_1): the
 mean of per-replica mean losses then differs from the loss of the global
 batch, and only the normalisation by the global token count reproduces the
-single-replica step (:mod:`txcourse.distributed`).
+single-replica step (:mod:`txcourse.training.distributed`).
 
 Every logged step also scores a validation set (the Trainer's ``valid``),
 which must agree as well.
 
 Run (each writes ``OUT/<scenario>.npz``: the step and validation losses and the weights)::
 
-    torchrun --nproc-per-node 2 -m txcourse.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
-    python -m txcourse.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
-    python -m txcourse.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
+    torchrun --nproc-per-node 2 -m txcourse.training.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
+    python -m txcourse.training.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
+    python -m txcourse.training.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
 
 (``--no-resume`` skips 'cut-2' and 'resumed-1'.) 
 'cut-2' is a checkpoint of 2 replicas after half the steps; 'resumed-1'
@@ -26,7 +26,6 @@ requires them below 1e-5.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -34,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from txcourse.checkpoint import read_checkpoint
+from txcourse.training.checkpoint import read_checkpoint
 from txcourse.data.batching import EncodedPairs
-from txcourse.experiment import default_model_config, set_threads
+from txcourse.registry import FRAMEWORKS, backend, default_model_config, set_threads
 from txcourse.training import TrainConfig
 
 STEPS = 4
@@ -86,22 +85,22 @@ def run(framework: str, out: Path, replicas: int = 1, steps: int = STEPS, resume
     """The scenarios this process takes part in (see the module docstring); ``resume`` False: no 'cut-N'."""
     out.mkdir(parents=True, exist_ok=True)
     set_threads(1, [framework])
-    train = importlib.import_module(f"txcourse.{framework}.train")
-    group = train.data_parallel("cpu", replicas)  # TensorFlow: the logical CPUs before it initialises
+    fw = backend(framework)
+    group = fw.data_parallel("cpu", replicas)  # TensorFlow: the logical CPUs before it initialises
     try:
         if framework == "tf" or group.count == 1:
-            from txcourse.distributed import SINGLE
-            _run(train, SINGLE, steps, out, "full-1")
+            from txcourse.training.distributed import SINGLE
+            _run(fw, SINGLE, steps, out, "full-1")
         if group.count > 1:
-            _run(train, group, steps, out, f"full-{group.count}")
+            _run(fw, group, steps, out, f"full-{group.count}")
             if resume:
-                _run(train, group, steps // 2, out, f"cut-{group.count}")
+                _run(fw, group, steps // 2, out, f"cut-{group.count}")
         cut = sorted(out.glob("cut-*.npz"))
         if (framework == "tf" or group.count == 1) and cut:
-            from txcourse.distributed import SINGLE
-            _run(train, SINGLE, steps, out, "resumed-1", resume=cut[0])
+            from txcourse.training.distributed import SINGLE
+            _run(fw, SINGLE, steps, out, "resumed-1", resume=cut[0])
     finally:
-        train.end_data_parallel()
+        fw.end_data_parallel()
 
 
 def compare(a: Path, b: Path) -> dict[str, Any]:
@@ -125,8 +124,8 @@ def compare(a: Path, b: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m txcourse.distributed_check", description=__doc__.split("\n")[0])
-    parser.add_argument("--framework", choices=("torch", "tf"), required=True)
+    parser = argparse.ArgumentParser(prog="python -m txcourse.training.distributed_check", description=__doc__.split("\n")[0])
+    parser.add_argument("--framework", choices=FRAMEWORKS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="folder for the scenario files")
     parser.add_argument("--replicas", type=int, default=1, help="TensorFlow: logical CPU replicas (torch: use "
                         "torchrun --nproc-per-node)")

@@ -1,9 +1,9 @@
-"""``python -m txcourse.grading release | check | grade``: the instructor's grading commands.
+"""``python -m txcourse.course.grading release | check | grade``: the instructor's grading commands.
 
 ``release`` makes the student versions (``make labs``), ``check`` checks every lab notebook
 (``make test-labs``), ``grade`` grades a folder of submissions (``make grade``; the same as
 ``txcourse grade``). ``workspace`` is internal: one notebook in its workspace, run by
-:func:`txcourse.grading.workspace.grade_one`.
+:func:`txcourse.course.grading.workspace.grade_one`.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import sys
 import time
 from typing import Optional, Sequence
 
-from txcourse.grading.check import check_labs, format_check_table
-from txcourse.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS
-from txcourse.grading.grade import add_grade_options, grade_command
-from txcourse.grading.release import release
-from txcourse.grading.workspace import grade_workspace
+from txcourse.course.grading.check import check_labs, format_check_table
+from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS
+from txcourse.course.grading.grade import add_grade_options, grade_command
+from txcourse.course.grading.release import release
+from txcourse.course.grading.workspace import grade_workspace
 
 __all__ = ["main"]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m txcourse.grading", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m txcourse.course.grading", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("release", help="make the student versions in LABS_DIR/release (nbgrader generate_assignment)")
     p.add_argument("--labs-dir", default="labs")
@@ -70,10 +70,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"\nPROBLEM: {problem}", file=sys.stderr)
         return 1 if problems else 0
     if args.timeout < 1:
-        print(f"python -m txcourse.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
+        print(f"python -m txcourse.course.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
               file=sys.stderr)
         return 2
-    return grade_command(args, args.timeout, prog="python -m txcourse.grading grade")
+    return grade_command(args, args.timeout, prog="python -m txcourse.course.grading grade")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Every figure of the book, redrawn from fixed seeds: the recipes behind ``txcourse figures``.
 
 Each :class:`Recipe` names a figure (``week3_scaling``), the chapter(s) that
-show it, a caption, the :mod:`txcourse.plots` function that draws it, its
+show it, a caption, the :mod:`txcourse.notebook.plots` function that draws it, its
 parameters and the files it reads (relative to the repository root), and
 holds the function that returns the :class:`matplotlib.figure.Figure`. The
 recipes repeat the code cells of the chapters with the same parameters, so a
@@ -21,13 +21,13 @@ skipped with a warning and listed as skipped in the manifest; with
 ``strict=True`` the run stops before drawing anything.
 
 Framework-free at import time: a recipe imports its framework half through
-:func:`txcourse.experiment.backend` only when it runs.
+:func:`txcourse.registry.backend` only when it runs.
 
 Example:
     >>> sorted(RECIPES)[:2]
     ['bert_gpt_attention', 'week1_accuracy_by_length']
     >>> RECIPES["week2_positional_encoding"].function_path
-    'txcourse.plots.plot_positional_encoding'
+    'txcourse.notebook.plots.plot_positional_encoding'
 """
 
 from __future__ import annotations
@@ -44,13 +44,15 @@ import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
+
+from txcourse.registry import FRAMEWORKS, Backend
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
 import txcourse
-from txcourse import plots
+from txcourse.notebook import plots
 
 __all__ = ["Recipe", "RECIPES", "REPO_ROOT", "FORMATS", "select", "default_root", "missing_inputs", "draw",
            "build_figures", "format_recipe_list"]
@@ -69,7 +71,7 @@ class Recipe:
         chapters: the chapters (book page names) that show it.
         label: the figure's name in the book (``fig-scaling``), for ``{numref}`` links.
         caption: one or two sentences saying what it shows.
-        function: the :mod:`txcourse.plots` function that draws it.
+        function: the :mod:`txcourse.notebook.plots` function that draws it.
         draw: ``draw(ctx, **params) -> Figure``; ``ctx`` gives the framework
             half (``ctx.fw``, ``ctx.lib``) and the input paths (``ctx.path``).
         params: the parameters of the figure, passed to ``draw`` and recorded
@@ -91,7 +93,7 @@ class Recipe:
 
     @property
     def function_path(self) -> str:
-        """Dotted path of the plots function, e.g. ``txcourse.plots.plot_attention``."""
+        """Dotted path of the plots function, e.g. ``txcourse.notebook.plots.plot_attention``."""
         return f"{self.function.__module__}.{self.function.__qualname__}"
 
     @property
@@ -127,15 +129,15 @@ class _Context:
         return self.root / relative
 
     @functools.cached_property
-    def fw(self) -> SimpleNamespace:
-        from txcourse.experiment import backend
+    def fw(self) -> Backend:
+        from txcourse.registry import backend
 
         return backend(self.framework)
 
     @property
     def lib(self) -> ModuleType:
         """``txcourse.torch`` or ``txcourse.tf``."""
-        return importlib.import_module(f"txcourse.{self.framework}")
+        return self.fw.package
 
     def tensor(self, array: Any, dtype: Any = None) -> Any:
         return self.fw.to_tensor(np.asarray(array, dtype=dtype))
@@ -163,7 +165,7 @@ def _decoded_tokens(ctx: _Context, out: Any, eos_id: int) -> tuple[list[int], in
 
 
 def _load_checkpoint(ctx: _Context, relative: str, kind: str):
-    from txcourse.experiment import tokenizers_from_meta
+    from txcourse.data.prepare import tokenizers_from_meta
 
     path = ctx.path(relative)
     model, meta = ctx.fw.load_model(str(path))
@@ -188,7 +190,7 @@ BAHDANAU_CHECKPOINT = "book/data/numbers-bahdanau-torch.npz"
                  "title": "{task}: exact match by source length"},
          inputs=[LENGTH_CURVES], frameworks=())
 def accuracy_by_length(ctx: _Context, labels: Mapping[str, str], title: str):
-    from txcourse.metrics import LengthBucket
+    from txcourse.evaluation.metrics import LengthBucket
 
     try:
         results = json.loads(ctx.path(LENGTH_CURVES).read_text(encoding="utf-8"))
@@ -226,7 +228,7 @@ def bahdanau_alignment(ctx: _Context, sentence: str, title: str, space: str):
          "The sinusoidal positional encoding for 50 positions and d_model = 128 (red -1, blue +1).",
          plots.plot_positional_encoding,
          params={"max_len": 50, "d_model": 128, "title": "Sinusoidal positional encoding, 50 positions, d_model = 128"},
-         frameworks=("torch", "tf"))
+         frameworks=FRAMEWORKS)
 def positional_encoding(ctx: _Context, max_len: int, d_model: int, title: str):
     table = ctx.numpy(ctx.lib.positional_encoding(max_len, d_model))     # (max_len, d_model)
     return plots.plot_positional_encoding(table, title=title)
@@ -243,7 +245,7 @@ def positional_encoding(ctx: _Context, max_len: int, d_model: int, title: str):
                  "temp_v": [[1.0, 0], [10, 0], [100, 5], [1000, 6]],
                  "key_labels": ["k1", "k2", "k3", "k4"], "query_labels": ["(0,0,10)", "(0,10,0)", "(10,10,0)"],
                  "title": "temp_q against temp_k"},
-         frameworks=("torch", "tf"))
+         frameworks=FRAMEWORKS)
 def attention_example(ctx: _Context, temp_q, temp_k, temp_v, key_labels, query_labels, title: str):
     _, attn = ctx.lib.scaled_dot_product_attention(*(ctx.tensor(a, np.float32) for a in (temp_q, temp_k, temp_v)))
     return plots.plot_attention(ctx.numpy(attn), key_labels, query_labels, title=title)   # (T_q, T_k)
@@ -271,7 +273,7 @@ def scaling(ctx: _Context, seed: int, n: int, d_k: int, figsize, titles):
 @_recipe("week3_padding_mask", ["week3_attention"], "fig-padding-mask",
          "The padding mask of [[5, 7, 9, 0, 0]] broadcast to all five queries; dark = True = may not be attended.",
          plots.plot_mask, params={"tokens": [[5, 7, 9, 0, 0]], "title": "padding mask"},
-         frameworks=("torch", "tf"))
+         frameworks=FRAMEWORKS)
 def padding_mask(ctx: _Context, tokens, title: str):
     mask = ctx.numpy(ctx.lib.padding_mask(ctx.tensor(tokens, np.int64)))   # (1, 1, 1, T)
     t = mask.shape[-1]
@@ -334,7 +336,7 @@ def encoder_representations(ctx: _Context, seed: int, config: Mapping[str, Any],
          "two <pad> tokens at the end. Dark = True = may not be attended.", plots.plot_mask,
          params={"tgt": [[1, 7, 8, 9, 0, 0]], "figsize": [9, 3.6],
                  "titles": ["look-ahead mask", "look-ahead | target padding"]},
-         frameworks=("torch", "tf"))
+         frameworks=FRAMEWORKS)
 def look_ahead_mask(ctx: _Context, tgt, figsize, titles):
     t = len(tgt[0])
     look_ahead = ctx.numpy(ctx.lib.look_ahead_mask(t))                           # (T, T)
@@ -420,9 +422,9 @@ def decoder_heads(ctx: _Context, seed, config, src, tgt, ncols: int, title: str)
 
 # ---------------------------------------------------------------------------
 # Week 6, part 1: training. Every number these figures show about the shipped
-# model is read from its checkpoint header and history (txcourse.artefacts).
+# model is read from its checkpoint header and history (txcourse.course.artefacts).
 # ---------------------------------------------------------------------------
-from txcourse.artefacts import TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY  # noqa: E402
+from txcourse.course.artefacts import TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY  # noqa: E402
 
 
 def _history(ctx: _Context) -> list[dict[str, Any]]:
@@ -435,14 +437,14 @@ def _history(ctx: _Context) -> list[dict[str, Any]]:
 
 
 def _meta(ctx: _Context) -> dict[str, Any]:
-    from txcourse.checkpoint import read_checkpoint_meta
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     return read_checkpoint_meta(ctx.path(TRANSFORMER_CHECKPOINT))
 
 
 def shipped_schedule_label(meta: Mapping[str, Any]) -> str:
     """The legend entry of the shipped model's schedule, from its checkpoint header."""
-    from txcourse.artefacts import schedule
+    from txcourse.course.artefacts import schedule
 
     s = schedule(meta)
     return (f"shipped model: d_model {s['d_model']}, warm-up {s['warmup_steps']}, x{s['factor']:g}, "
@@ -462,7 +464,7 @@ LOGGED_LR = "logged by the trainer (history)"
                  "yscale": "log", "title": "The warm-up schedule, Eq. (3)"},
          inputs=[TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY], frameworks=())
 def warmup_schedule(ctx: _Context, steps: Mapping[str, int], paper: Mapping[str, Any], yscale: str, title: str):
-    from txcourse.artefacts import schedule, schedule_lr
+    from txcourse.course.artefacts import schedule, schedule_lr
     from txcourse.training import noam_lr
 
     meta, history = _meta(ctx), _history(ctx)
@@ -487,8 +489,8 @@ def warmup_schedule(ctx: _Context, steps: Mapping[str, int], paper: Mapping[str,
          params={"title": "The target of one position, with and without label smoothing"},
          inputs=[TRANSFORMER_CHECKPOINT], frameworks=())
 def label_smoothing(ctx: _Context, title: str):
-    from txcourse.artefacts import smoothed_target
-    from txcourse.experiment import tokenizers_from_meta
+    from txcourse.course.artefacts import smoothed_target
+    from txcourse.data.prepare import tokenizers_from_meta
 
     meta = _meta(ctx)
     eps = float(meta["train_config"]["label_smoothing"])
@@ -519,7 +521,7 @@ VALID_CURVE = "validation split (dropout off)"
                  "title": "Training a small Transformer on numbers (en -> ko)"},
          inputs=[TRANSFORMER_HISTORY, TRANSFORMER_CHECKPOINT])
 def training_curves(ctx: _Context, keys: Sequence[str], train_sentences: int, title: str):
-    from txcourse.artefacts import smoothed_target_entropy, teacher_forced
+    from txcourse.course.artefacts import smoothed_target_entropy, teacher_forced
     from txcourse.data import get_task
     from txcourse.training import validation_curve
 
@@ -751,7 +753,7 @@ def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "
 
 
 def _check_framework(recipe: Recipe, framework: str) -> None:
-    from txcourse.experiment import FRAMEWORKS
+    from txcourse.registry import FRAMEWORKS
 
     if framework not in FRAMEWORKS:
         raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
@@ -812,7 +814,7 @@ def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = N
     import matplotlib.pyplot as plt
     from tqdm import tqdm
 
-    from txcourse.experiment import FRAMEWORKS
+    from txcourse.registry import FRAMEWORKS
 
     recipes = select(names)
     if framework not in FRAMEWORKS:

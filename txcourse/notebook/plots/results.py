@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from txcourse.plots.common import axes_grid, finish, label_fonts, new_axes
+from txcourse.notebook.plots.common import axes_grid, finish, label_fonts, new_axes
 
 __all__ = ["plot_accuracy_by_length", "plot_training_curves", "plot_distributions"]
 
@@ -18,8 +18,8 @@ def plot_accuracy_by_length(results: Mapping[str, Sequence], title: str = "Exact
     """Exact match (%) against source length, one line per model.
 
     Args:
-        results: model name -> list of :class:`txcourse.metrics.LengthBucket`
-            (from :func:`txcourse.metrics.accuracy_by_length`). Each point sits
+        results: model name -> list of :class:`txcourse.evaluation.metrics.LengthBucket`
+            (from :func:`txcourse.evaluation.metrics.accuracy_by_length`). Each point sits
             at the bucket midpoint.
         title: the axes title.
         ax: the Axes to draw on; default: a new figure.
@@ -28,13 +28,13 @@ def plot_accuracy_by_length(results: Mapping[str, Sequence], title: str = "Exact
         The Figure.
 
     Example:
-        >>> from txcourse.metrics import LengthBucket
+        >>> from txcourse.evaluation.metrics import LengthBucket
         >>> fig = plot_accuracy_by_length({"gru": [LengthBucket(1, 1, 5, 0.8),
         ...                                        LengthBucket(2, 3, 5, 0.4)]})
         >>> fig.axes[0].lines[0].get_ydata().tolist()
         [80.0, 40.0]
     """
-    from txcourse.metrics import LengthBucket
+    from txcourse.evaluation.metrics import LengthBucket
 
     if not isinstance(results, Mapping) or not results:
         raise ValueError(f"results must be a non-empty dict of model name -> list of "
@@ -43,7 +43,7 @@ def plot_accuracy_by_length(results: Mapping[str, Sequence], title: str = "Exact
         if (isinstance(buckets, str) or not isinstance(buckets, Sequence) or not buckets
                 or not all(isinstance(b, LengthBucket) for b in buckets)):
             raise ValueError(f"results[{name!r}] must be a non-empty list of LengthBucket "
-                             f"(from txcourse.metrics.accuracy_by_length), got {buckets!r}")
+                             f"(from txcourse.evaluation.metrics.accuracy_by_length), got {buckets!r}")
     fig, ax = new_axes(ax, (6, 4))
     for name, buckets in results.items():
         buckets = sorted(buckets, key=lambda b: b.low)

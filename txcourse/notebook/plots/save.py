@@ -9,7 +9,7 @@ from pathlib import Path
 import matplotlib
 from matplotlib.figure import Figure
 
-from txcourse.plots.common import quiet_missing_glyphs
+from txcourse.notebook.plots.common import quiet_missing_glyphs
 
 __all__ = ["save_figure"]
 
@@ -41,7 +41,7 @@ def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
     Example:
         >>> import tempfile, os
         >>> import numpy as np
-        >>> from txcourse.plots import plot_mask
+        >>> from txcourse.notebook.plots import plot_mask
         >>> fig = plot_mask(np.eye(3, dtype=bool))
         >>> out = save_figure(fig, os.path.join(tempfile.mkdtemp(), "mask.png"))
         >>> out.read_bytes()[:4]
