@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+import txcourse
 from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.training import noam_lr, read_history
 
@@ -156,7 +157,7 @@ def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
     Raises:
         FileNotFoundError: an artefact is missing (train it: see book/instructor.md).
     """
-    root = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    root = Path(root) if root is not None else Path(txcourse.__file__).resolve().parents[1]
     meta = read_checkpoint_meta(root / TRANSFORMER_CHECKPOINT)
     history = read_history(root / TRANSFORMER_HISTORY)
     cfg, train, sched = meta["model"]["config"], meta["train_config"], schedule(meta)

@@ -57,7 +57,7 @@ from txcourse.notebook import plots
 __all__ = ["Recipe", "RECIPES", "REPO_ROOT", "FORMATS", "select", "default_root", "missing_inputs", "draw",
            "build_figures", "format_recipe_list"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent  # the checkout the package was installed from
+REPO_ROOT = Path(txcourse.__file__).resolve().parents[1]  # the checkout the package was installed from
 FORMATS = ("png", "svg", "pdf")
 DEFAULT_SEED = 0  # set before every recipe
 

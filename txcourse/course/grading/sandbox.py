@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+import txcourse
+
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_MAX_FILE", "MARKER", "SandboxUnavailable", "parse_size",
            "find_bwrap", "Sandbox", "write_kernelspec", "ProcessGroups", "marked_processes"]
 
@@ -138,7 +140,7 @@ def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
 
 def _package_dir() -> Path:
     """The folder of the ``txcourse`` package that is running (the kernel imports the same one)."""
-    return Path(__file__).resolve().parents[1]
+    return Path(txcourse.__file__).resolve().parent
 
 
 @dataclass(frozen=True)

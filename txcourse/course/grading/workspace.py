@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+import txcourse
 from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
 from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
 
@@ -70,7 +71,7 @@ def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Pa
         env.update(JUPYTER_PATH=str(ws / "jupyter"), JUPYTER_RUNTIME_DIR=str(runtime))
     # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
-    package_root = str(Path(__file__).resolve().parents[2])  # the txcourse that runs this, not another install
+    package_root = str(Path(txcourse.__file__).resolve().parents[1])  # the txcourse that runs this, not another install
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     run = run_tool([sys.executable, *safe_path, "-m", "txcourse.course.grading", "workspace", lab, task.student,
                     str(cell_timeout), *(["--feedback"] if feedback else [])], ws, env, task.log,
