@@ -1,4 +1,4 @@
-# Figures (txcourse/course/figures.py): every figure of the book, redrawn from fixed seeds into one folder,
+# Figures (txcourse/course/figures/): every figure of the book, redrawn from fixed seeds into one folder,
 # with manifest.json (figure -> file, chapters, caption, plotting function, recipe, parameters, inputs
 # and outputs with their sha256) and README.md. Two runs write the same bytes.
 #

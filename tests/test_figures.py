@@ -79,6 +79,12 @@ def test_registry_has_the_names_the_slides_use():
         assert name.startswith(recipe.chapters[0].split("_")[0]), (name, recipe.chapters)
 
 
+def test_each_recipe_lives_in_the_module_of_its_chapter():
+    """A reader of week 3 finds its figures in txcourse/course/figures/week3_attention.py."""
+    for name, recipe in figures.RECIPES.items():
+        assert recipe.draw.__module__ == f"txcourse.course.figures.{recipe.chapters[0]}", (name, recipe.draw.__module__)
+
+
 def test_every_figure_of_the_book_has_a_recipe():
     """Each `name: fig-...` figure of a chapter is one recipe's label, and each recipe's chapter shows it."""
     in_book = {}

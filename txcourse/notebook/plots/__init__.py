@@ -33,7 +33,7 @@ __all__ = ["plot_positional_encoding", "plot_mask", "plot_attention", "plot_atte
            "plot_accuracy_by_length", "plot_training_curves", "plot_distributions", "save_figure", "cjk_font"]
 
 # Each function's public path is ``txcourse.notebook.plots.<name>`` wherever it is defined: the figures'
-# manifests record it (txcourse.course.figures.FigureRecipe.function_path), and the book calls it so.
+# manifests record it (txcourse.course.figures.Recipe.function_path), and the book calls it so.
 for _name in __all__:
     globals()[_name].__module__ = __name__
 del _name

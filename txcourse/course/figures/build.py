@@ -1,0 +1,271 @@
+"""Drawing the recipes: :func:`draw` one figure, :func:`build_figures` a folder of them with its manifest.
+
+:func:`build_figures` (``make figures``, ``txcourse figures --out DIR``) draws
+them into one folder with a ``manifest.json`` (figure -> file, chapters,
+caption, function, recipe, parameters, inputs and output with their sha256,
+status) and a ``README.md``. Every recipe starts from the same state: the
+seeds set (``set_seed(0)`` of the framework half; the recipes that use
+another seed, as the book does, set it themselves), matplotlib's default
+settings, no open figures. Two runs on the same machine therefore write the
+same bytes, whichever figures ran before.
+
+A recipe whose input file is missing (a checkpoint not trained yet) is
+skipped with a warning and listed as skipped in the manifest; with
+``strict=True`` the run stops before drawing anything.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.metadata
+import json
+import os
+import random
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+import txcourse
+from txcourse.course.figures.recipe import RECIPES, Context, Recipe
+from txcourse.notebook import plots
+from txcourse.registry import FRAMEWORKS
+
+__all__ = ["REPO_ROOT", "FORMATS", "select", "default_root", "missing_inputs", "draw", "build_figures",
+           "format_recipe_list"]
+
+REPO_ROOT = Path(txcourse.__file__).resolve().parents[1]  # the checkout the package was installed from
+FORMATS = ("png", "svg", "pdf")
+DEFAULT_SEED = 0  # set before every recipe
+
+
+def select(names: Optional[Sequence[str]] = None) -> list[Recipe]:
+    """The recipes named (exact names or shell patterns such as ``week3_*``), in registry order; all when None."""
+    if not names:
+        return list(RECIPES.values())
+    chosen: set[str] = set()
+    for pattern in names:
+        matched = fnmatch.filter(RECIPES, pattern)
+        if not matched:
+            raise ValueError(f"unknown figure {pattern!r}; figures are {list(RECIPES)}")
+        chosen.update(matched)
+    return [r for r in RECIPES.values() if r.name in chosen]
+
+
+def _all_inputs() -> list[str]:
+    return sorted({i for r in RECIPES.values() for i in r.inputs})
+
+
+def default_root() -> Path:
+    """Where inputs are looked up: the current folder if it holds any, else the package's checkout."""
+    for root in (Path.cwd(), REPO_ROOT):
+        if any((root / i).is_file() for i in _all_inputs()):
+            return root
+    return Path.cwd()
+
+
+def missing_inputs(recipe: Recipe, root: Path) -> list[str]:
+    """The inputs of ``recipe`` that do not exist under ``root``."""
+    return [i for i in recipe.inputs if not (root / i).is_file()]
+
+
+def _reset_state(recipe: Recipe, ctx: Context) -> None:
+    """The same starting point for every recipe: seeds, matplotlib's defaults, no open figures."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    matplotlib.rcdefaults()  # matplotlib's own defaults, whatever a matplotlibrc or an earlier cell set
+    random.seed(DEFAULT_SEED)
+    np.random.seed(DEFAULT_SEED)
+    if recipe.frameworks:
+        ctx.fw.set_seed(DEFAULT_SEED)
+
+
+def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "torch"):
+    """Draw the figure ``name`` and return it (not saved), e.g. in a notebook: ``draw("week3_scaling")``.
+
+    Raises:
+        ValueError: an unknown name or framework, or an input the recipe cannot read.
+        FileNotFoundError: an input file that does not exist under ``root``.
+    """
+    recipe = RECIPES.get(name)
+    if recipe is None:
+        raise ValueError(f"unknown figure {name!r}; figures are {list(RECIPES)}")
+    root = Path(root) if root is not None else default_root()
+    _check_framework(recipe, framework)
+    missing = missing_inputs(recipe, root)
+    if missing:
+        raise FileNotFoundError(f"figure {name} needs {missing[0]}, which does not exist under {root}")
+    ctx = Context(root, framework)
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    # Load pyplot's backend before saving the settings: in a notebook, loading it is what turns on
+    # interactive mode for IPython's inline backend, and restoring the settings saved before it would
+    # turn it off again, and with it the display of every later figure of the notebook.
+    if hasattr(plt, "_get_backend_mod"):
+        plt._get_backend_mod()
+    with matplotlib.rc_context():  # the caller's settings come back afterwards
+        _reset_state(recipe, ctx)
+        return recipe.draw(ctx, **recipe.params)
+
+
+def _check_framework(recipe: Recipe, framework: str) -> None:
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
+    if recipe.frameworks and framework not in recipe.frameworks:
+        raise ValueError(f"figure {recipe.name} is drawn with {' or '.join(recipe.frameworks)} only, "
+                         f"as in the book; use framework='torch'")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _version(dist: str) -> Optional[str]:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _framework_version(framework: str) -> Optional[str]:
+    """The installed version of the framework, read without importing it."""
+    dists = ("torch",) if framework == "torch" else ("tensorflow", "tensorflow-cpu", "tensorflow-macos")
+    return next((v for v in map(_version, dists) if v), None)
+
+
+def _warn(message: str) -> None:
+    from tqdm import tqdm
+
+    tqdm.write(f"warning: {message}", file=sys.stderr)
+
+
+def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = None,
+                  root: Optional[str | os.PathLike] = None, framework: str = "torch", fmt: str = "png",
+                  dpi: int = 150, strict: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Draw the figures ``names`` (default: all) into ``out_dir`` and write ``manifest.json`` and ``README.md``.
+
+    Args:
+        out_dir: the folder to write (created).
+        names: figure names or patterns (``week3_*``); None for every figure.
+        root: the folder the inputs are looked up in (default: :func:`default_root`).
+        framework: the framework half that draws the figures; the recipes that only exist in
+            PyTorch, as in the book, are skipped under ``"tf"``.
+        fmt: ``png``, ``svg`` or ``pdf``.
+        dpi: resolution of PNG files (and of the heat maps inside SVG and PDF files).
+        strict: stop with FileNotFoundError, before drawing anything, when an input is missing
+            (default: skip those figures with a warning).
+        progress: show a progress bar on standard error.
+
+    Returns:
+        The manifest (also written to ``out_dir/manifest.json``).
+
+    Raises:
+        ValueError: an unknown figure, framework or format, a bad dpi, or (after the manifest
+            is written) a recipe that could not read its input.
+        FileNotFoundError: with ``strict``, the missing inputs.
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from tqdm import tqdm
+
+    recipes = select(names)
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2000:
+        raise ValueError(f"dpi must be an integer from 10 to 2000, got {dpi!r}")
+    root = Path(root) if root is not None else default_root()
+    if not root.is_dir():
+        raise FileNotFoundError(f"root folder {str(root)!r} does not exist")
+    missing = {r.name: missing_inputs(r, root) for r in recipes}
+    if strict and any(missing.values()):
+        listed = ", ".join(f"{i} (for {n})" for n, files in missing.items() for i in files)
+        raise FileNotFoundError(f"missing input(s) under {root}: {listed}; make them as book/instructor.md "
+                                f"says, or drop --strict to skip those figures")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = Context(root, framework)
+    entries: dict[str, dict[str, Any]] = {}
+    failed: list[str] = []
+    bar = tqdm(recipes, desc="figures", unit="fig", disable=not progress, file=sys.stderr)
+    for recipe in bar:
+        bar.set_postfix_str(recipe.name)
+        entry: dict[str, Any] = {
+            "file": f"{recipe.name}.{fmt}", "chapters": list(recipe.chapters), "book_label": recipe.label,
+            "caption": recipe.caption,
+            "function": recipe.function_path, "recipe": recipe.recipe_path, "parameters": recipe.params,
+            "inputs": [{"path": i, "sha256": None if i in missing[recipe.name] else _sha256(root / i)}
+                       for i in recipe.inputs],
+            "sha256": None, "status": "written", "reason": None}
+        entries[recipe.name] = entry
+        reason = None
+        if recipe.frameworks and framework not in recipe.frameworks:
+            reason = f"drawn with {' or '.join(recipe.frameworks)} only, as in the book"
+        elif missing[recipe.name]:
+            reason = "missing input " + ", ".join(missing[recipe.name])
+        if reason:
+            entry.update(status="skipped", reason=reason)
+            (out / entry["file"]).unlink(missing_ok=True)  # no stale file from an earlier run
+            _warn(f"{recipe.name} skipped: {reason}")
+            continue
+        with matplotlib.rc_context():
+            _reset_state(recipe, ctx)
+            try:
+                figure = recipe.draw(ctx, **recipe.params)
+            except (ValueError, KeyError, OSError) as err:
+                if not recipe.inputs:  # no input to blame: a bug, show the traceback
+                    raise
+                message = str(err).splitlines()[0] if str(err) else type(err).__name__
+                entry.update(status="failed", reason=f"{type(err).__name__}: {message}")
+                (out / entry["file"]).unlink(missing_ok=True)
+                failed.append(recipe.name)
+                _warn(f"{recipe.name} failed: {message}")
+                continue
+            path = plots.save_figure(figure, out / entry["file"], dpi=dpi)
+        entry["sha256"] = _sha256(path)
+        plt.close("all")
+    bar.close()
+    manifest = {
+        "txcourse": txcourse.__version__, "matplotlib": matplotlib.__version__, "numpy": np.__version__,
+        "framework": framework, "framework_version": _framework_version(framework),
+        "cjk_font": plots.cjk_font(), "format": fmt, "dpi": dpi,
+        "reproducible": "byte for byte: the same versions and fonts write files with the same sha256",
+        "figures": entries,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(_readme(manifest), encoding="utf-8")
+    if failed:
+        raise ValueError(f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
+                         f"(reasons in {out / 'manifest.json'})")
+    return manifest
+
+
+def _readme(manifest: Mapping[str, Any]) -> str:
+    lines = ["# Figures of the txcourse book", "",
+             f"Drawn by `txcourse figures` (txcourse {manifest['txcourse']}, matplotlib {manifest['matplotlib']}, "
+             f"{manifest['framework']} {manifest['framework_version']}). `manifest.json` lists the function, "
+             "recipe, parameters and input files of each figure.", "",
+             "| figure | chapters | caption |", "|---|---|---|"]
+    for name, e in manifest["figures"].items():
+        shown = f"[{name}]({e['file']})" if e["status"] == "written" else f"{name} ({e['status']}: {e['reason']})"
+        lines.append(f"| {shown} | {', '.join(e['chapters'])} | {e['caption']} |")
+    return "\n".join(lines) + "\n"
+
+
+def format_recipe_list(root: Optional[str | os.PathLike] = None, recipes: Optional[Sequence[Recipe]] = None) -> str:
+    """A table of the figures (default: all): name, chapters, inputs (and whether they exist under ``root``)."""
+    root = Path(root) if root is not None else default_root()
+    recipes = list(RECIPES.values()) if recipes is None else list(recipes)
+    width = max(len(r.name) for r in recipes)
+    rows = []
+    for r in recipes:
+        inputs = ", ".join(f"{i}{'' if (root / i).is_file() else ' (missing)'}" for i in r.inputs) or "-"
+        rows.append(f"{r.name:<{width}}  {','.join(r.chapters):<16}  {inputs}")
+    return "\n".join(rows)
