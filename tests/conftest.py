@@ -10,6 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from txcourse import TransformerConfig  # noqa: E402
+from txcourse.notebook.checks import assert_close  # noqa: F401  (the one check; tests import it from here)
 from txcourse.registry import FRAMEWORKS
 
 
@@ -82,15 +83,3 @@ def small_config(**changes) -> TransformerConfig:
                 num_decoder_layers=2, d_ff=64, dropout=0.1, max_len=40)
     base.update(changes)
     return TransformerConfig(**base)
-
-
-def assert_close(actual, expected, atol: float, what: str) -> None:
-    """Fail with the largest absolute difference and where it is."""
-    actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if actual.size == 0:
-        return
-    diff = np.abs(actual - expected)
-    worst = np.unravel_index(np.argmax(diff), diff.shape)
-    assert diff[worst] <= atol, (f"{what}: largest difference {diff[worst]:.3g} > {atol:g} at index {worst} "
-                                 f"(got {actual[worst]!r}, expected {expected[worst]!r})")

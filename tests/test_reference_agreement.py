@@ -35,6 +35,7 @@ import txcourse.tf.attention as ktx_attention
 import txcourse.torch as ttx
 import txcourse.torch.attention as ttx_attention
 from txcourse.convert import tf_to_torch, torch_to_tf
+from txcourse.notebook.checks import assert_close
 from txcourse.registry import FRAMEWORKS
 
 ATOL = 1e-5  # float32 throughout
@@ -51,32 +52,6 @@ def _np(x) -> np.ndarray:
         return np.asarray(x.numpy())
     return np.asarray(x)
 
-
-def assert_close(actual, expected, atol: float, what: str) -> float:
-    """Raise AssertionError naming the largest |actual - expected| and where it is.
-
-    NaN or inf on one side only counts as an infinite difference. Returns the
-    largest absolute difference (for the record).
-    """
-    a = _np(actual).astype(np.float64)
-    e = _np(expected).astype(np.float64)
-    if a.shape != e.shape:
-        raise AssertionError(f"{what}: shape {a.shape} != expected shape {e.shape}")
-    if a.size == 0:
-        return 0.0
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(a - e)
-    same_nonfinite = (np.isnan(a) & np.isnan(e)) | ((a == e) & ~np.isfinite(a))
-    diff = np.where(same_nonfinite, 0.0, diff)
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    worst = float(diff.max())
-    if not worst <= atol:
-        where = np.unravel_index(int(np.argmax(diff)), diff.shape)
-        raise AssertionError(
-            f"{what}: largest absolute difference {worst:.3e} > atol {atol:.1e} at index "
-            f"{tuple(int(i) for i in where)} (actual {float(a[where])!r}, expected {float(e[where])!r}); "
-            f"{int((diff > atol).sum())} of {diff.size} elements differ")
-    return worst
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -476,13 +451,13 @@ def test_assert_close_reports_largest_difference_and_index():
     actual = expected.copy()
     actual[1, 2, 3] = 0.5
     actual[0, 0, 0] = 1e-6  # within tolerance
-    with pytest.raises(AssertionError, match=r"largest absolute difference 5\.000e-01 .* at index \(1, 2, 3\)"):
+    with pytest.raises(AssertionError, match=r"largest difference 0\.5 > 1e-05 at index \(1, 2, 3\)"):
         assert_close(actual, expected, ATOL, "probe")
     assert assert_close(expected, expected, ATOL, "probe") == 0.0
 
 
 def test_assert_close_treats_nan_and_shape_as_failures():
-    with pytest.raises(AssertionError, match=r"inf .* at index \(1,\)"):
+    with pytest.raises(AssertionError, match=r"largest difference nan > 1e-05 at index \(1,\)"):
         assert_close(np.array([0.0, np.nan]), np.array([0.0, 0.0]), ATOL, "nan")
     with pytest.raises(AssertionError, match="shape"):
         assert_close(np.zeros((2, 3)), np.zeros((3, 2)), ATOL, "shape")

@@ -53,30 +53,45 @@ def _location(diff: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(np.argmax(filled)), diff.shape))
 
 
-def assert_close(actual: Any, expected: Any, atol: float = 1e-5, what: str = "value") -> None:
-    """Assert ``|actual - expected| <= atol`` everywhere, with the same shape; NaN never passes.
+def assert_close(actual: Any, expected: Any, atol: float = 1e-5, what: str = "value", *,
+                 equal_nan: bool = False) -> float:
+    """Assert ``|actual - expected| <= atol`` everywhere, with the same shape; return the largest difference.
+
+    The package's one closeness check: lab cells, the book and the test suite use it. The same
+    infinity on both sides counts as equal (a masked score is -inf in both); NaN never passes,
+    unless ``equal_nan`` lets a NaN on both sides pass (never one side only).
 
     Raises:
         AssertionError: naming ``what``, the shapes, or the largest difference,
-            its index and both values there.
+            its index, both values there and how many elements differ.
 
     Example:
         >>> assert_close([0.0, 1.0], [0.0, 1.5], atol=0.1, what="weights")
         Traceback (most recent call last):
         ...
-        AssertionError: weights: largest difference 0.5 > 0.1 at index (1,) (got 1.0, expected 1.5)
+        AssertionError: weights: largest difference 0.5 > 0.1 at index (1,) (got 1.0, expected 1.5); 1 of 2 elements differ
+        >>> assert_close([0.0, float("-inf")], [1e-7, float("-inf")])
+        1e-07
     """
     a = to_numpy(actual).astype(np.float64)
     e = to_numpy(expected).astype(np.float64)
     if a.shape != e.shape:
         raise AssertionError(f"{what}: shape {a.shape}, expected {e.shape}")
     if a.size == 0:
-        return
-    diff = np.abs(a - e)
-    if np.isnan(diff).any() or diff.max() > atol:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - e)
+    same = (a == e) & ~np.isfinite(a)  # the same infinity on both sides
+    if equal_nan:
+        same |= np.isnan(a) & np.isnan(e)
+    diff = np.where(same, 0.0, diff)
+    bad = np.isnan(diff) | (diff > atol)
+    if bad.any():
         i = _location(diff)
         raise AssertionError(f"{what}: largest difference {diff[i]:.3g} > {atol:g} at index {i} "
-                             f"(got {a[i].item()!r}, expected {e[i].item()!r})")
+                             f"(got {a[i].item()!r}, expected {e[i].item()!r}); {int(bad.sum())} of {diff.size} "
+                             f"elements differ")
+    return float(diff.max())
 
 
 def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:

@@ -25,6 +25,7 @@ from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
 
 
+# Copied from txcourse.torch.decode.DecodeOutput with torch.Tensor->tf.Tensor
 @dataclass
 class DecodeOutput:
     """What a decoder produced.
@@ -40,6 +41,7 @@ class DecodeOutput:
     attention: Optional[tf.Tensor]
 
 
+# Copied from txcourse.torch.decode._max_steps with torch.Tensor->tf.Tensor
 def _max_steps(model: Any, src: tf.Tensor, max_len: Optional[int]) -> int:
     limit = getattr(getattr(model, "config", None), "max_len", None)
     if max_len is None:

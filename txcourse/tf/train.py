@@ -60,6 +60,7 @@ def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
 
 
+# Copied from txcourse.torch.train._schedule_width
 def _schedule_width(kind: str, config: dict[str, Any]) -> int:
     return config["d_model"] if kind == "transformer" else config["units"]
 
