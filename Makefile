@@ -40,7 +40,7 @@ INSTALL_LOG := $(VENV)/install.log
 # May a recipe apt-get install what is missing (python3.X-venv, fonts-nanum, chromium)? As root, yes; on
 # CI (CI=true, e.g. GitHub Actions) through password-less sudo; never on someone's own machine. Run apt-get
 # as `$(APT_SUDO) $(APT_ENV) apt-get ...`: sudo drops variables set in front of it, env sets them after it.
-# tests/test_makefile_install.py runs every such branch with the tool hidden from PATH.
+# tests/install/test_makefile_install.py runs every such branch with the tool hidden from PATH.
 APT_SUDO := $(shell [ "$$(id -u)" != 0 ] && [ -n "$${CI:-}" ] && sudo -n true 2>/dev/null && echo sudo)
 APT_OK   := $(shell { [ "$$(id -u)" = 0 ] || [ -n "$(APT_SUDO)" ]; } && command -v apt-get >/dev/null 2>&1 && echo yes)
 APT_ENV  := env DEBIAN_FRONTEND=noninteractive
@@ -168,8 +168,8 @@ book-check:
 	  { echo "ERROR: $(BOOK_HTML)/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }
 	@if grep -rlE '<script[^>]+src="https?://[^"]*mathjax' $(BOOK_HTML) --include='*.html'; then \
 	  echo "ERROR: the pages above load MathJax from a CDN" >&2; exit 1; fi
-	@# instructor-only exercise solutions must never reach the site (tests/test_exercises.py)
-	@$(PY) tests/test_exercises.py --check-site $(BOOK_HTML)
+	@# instructor-only exercise solutions must never reach the site (tests/book/test_exercises.py)
+	@$(PY) tests/book/test_exercises.py --check-site $(BOOK_HTML)
 	@echo "==> book OK: open $(BOOK_HTML)/index.html"
 
 # ---------------------------------------------------------------------------

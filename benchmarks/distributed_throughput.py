@@ -6,7 +6,7 @@ with the same global batch, and prints the target tokens per second of the
 second history window (the first holds the start-up and first steps) side by
 side, with their ratio. On a CPU the N processes share the cores: expect
 little or no speed-up (the point of the CPU runs is the equivalence,
-tests/test_distributed.py); on a machine with N GPUs add ``--device cuda``.
+tests/training/test_distributed.py); on a machine with N GPUs add ``--device cuda``.
 
     python benchmarks/distributed_throughput.py [--procs 2] [--steps 60] [--batch-size 64] [--threads 1]
         [--device cpu] [--json FILE]

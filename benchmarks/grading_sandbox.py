@@ -4,7 +4,7 @@ Builds 20 week-2 submissions (by default: 14 correct, 7 per framework; 4 hostile
 their correct solution, delete ``../../../gradebook.db`` and ``../../../source``, try to read the
 solutions and the other submissions, write outside their workspace and fork a process that outlives
 them (nothing that would break the other submissions when unconfined: that is the sandbox's job, tested
-by tests/test_grading_sandbox.py); one that
+by tests/course/test_grading_sandbox.py); one that
 calls ``os._exit(1)``; one correct notebook under a near-miss name), grades them with ``--jobs 2``
 in the sandbox and with ``--no-sandbox`` (alternating, ``--repeats`` times each, the same
 submissions), and prints seconds per notebook, notebooks per minute and the ratio sandbox /

@@ -18,7 +18,7 @@ BOOK_EXEC_HASH   := $(shell cat $(BOOK_EXEC_INPUTS) /dev/null | sha256sum | cut 
 BOOK_EXEC_STAMP  := _build/.exec-inputs-$(BOOK_EXEC_HASH)
 BOOK_FONT_PKG    := fonts-nanum
 # where fonts-nanum puts its files: present means installed, even without fontconfig's fc-list
-# (a variable so that tests/test_makefile_install.py can point it away from this machine's fonts)
+# (a variable so that tests/install/test_makefile_install.py can point it away from this machine's fonts)
 BOOK_FONT_DIR    ?= /usr/share/fonts/truetype/nanum
 # APT_OK, APT_SUDO, APT_ENV (may we apt-get install, and how): see the Makefile.
 

@@ -1,4 +1,4 @@
-# Browser check of the built book (tests/test_book_browser.py): headless
+# Browser check of the built book (tests/book/test_book_browser.py): headless
 # Chromium opens every page of _toc.yml from a local server and checks that it
 # rendered, that MathJax typeset the equations, that every figure loaded, that
 # no cell shows an error and that no internal link is broken. Screenshots go to
@@ -26,4 +26,4 @@ browser-deps:
 	fi
 
 test-browser: browser-deps book
-	TXCOURSE_BROWSER_TESTS=1 $(PY) -m pytest tests/test_book_browser.py -q $(PYTEST_ARGS)
+	TXCOURSE_BROWSER_TESTS=1 $(PY) -m pytest tests/book/test_book_browser.py -q $(PYTEST_ARGS)

@@ -7,7 +7,7 @@
 #   make figures FIGURES_ARGS='--only week3_*'    some of them (txcourse figures --help for the options:
 #                                                 --format svg|pdf, --dpi, --framework, --list)
 #
-# Independent of the book build, and not a test step: tests/test_figures.py runs in test-python.
+# Independent of the book build, and not a test step: tests/course/test_figures.py runs in test-python.
 
 FIGURES_DIR  ?= _build/figures
 FIGURES_ARGS ?=

@@ -10,9 +10,9 @@
 #
 # A claim about a training run holds in all three modes, or it comes from a shipped artefact (book/data).
 
-KERNEL_TESTS ?= tests/test_training.py tests/test_first_contact.py tests/test_distributed.py tests/test_parity.py \
-                tests/test_digit_buckets.py tests/test_artefacts.py tests/test_fused.py \
-                tests/test_reference_agreement.py tests/test_errata.py tests/test_errata_e6.py tests/test_exercises.py
+KERNEL_TESTS ?= tests/training/test_trainer.py tests/torch_tf/test_decode.py tests/first_contact/test_first_contact.py tests/training/test_distributed.py tests/parity/test_parity.py \
+                tests/evaluation/test_digit_buckets.py tests/course/test_artefacts.py tests/torch_tf/test_fused.py \
+                tests/parity/test_reference_agreement.py tests/course/test_errata.py tests/course/test_errata_e6.py tests/book/test_exercises.py
 KERNEL_PYTEST := $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) $(KERNEL_TESTS)
 
 TEST_STEPS += test-kernels

@@ -4,8 +4,8 @@
 #   make test-labs   run every lab notebook (papermill, smoke parameters), re-run it under
 #                    pytest --nbval-lax, autograde the source version (full marks) and the
 #                    student version (zero); prints a table of scores and times. Then grades
-#                    three fake week-3 submissions (tests/test_grading.py::test_real_lab_submissions)
-#                    and the hostile week-2 submissions (tests/test_grading_sandbox.py)
+#                    three fake week-3 submissions (tests/course/test_grading.py::test_real_lab_submissions)
+#                    and the hostile week-2 submissions (tests/course/test_grading_sandbox.py)
 #   make grade SUBMISSIONS=folder LAB=week3_attention [GRADES=file.csv] [CELL_TIMEOUT=300]
 #              [GRADE_ARGS='--jobs 2 --memory 8G --notebook-timeout 1800']
 #                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
@@ -48,7 +48,7 @@ sandbox-deps:
 	  fi; \
 	fi
 
-# The grading tests in test-python (tests/test_grading.py) run students' code in the sandbox too;
+# The grading tests in test-python (tests/course/test_grading.py) run students' code in the sandbox too;
 # under make they must not skip for want of bwrap.
 test-python: sandbox-deps
 test-python test-labs: export TXCOURSE_SANDBOX_TESTS = 1
@@ -68,9 +68,9 @@ test-labs: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/make_sources.py --check
 	$(PY) -m txcourse.course.grading check --labs-dir $(LABS_DIR) --build-dir $(LABS_BUILD) --jobs $(LABS_JOBS) $(LABS_ARGS)
 	@# make grade on week 3 with a correct, an endlessly looping and a test-cell-deleting submission
-	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_grading.py -k real_lab
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading.py -k real_lab
 	@# make grade on week 2 with hostile submissions next to correct ones, in the sandbox
-	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_grading_sandbox.py
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_sandbox.py
 
 grade: $(VENV_STAMP) sandbox-deps
 	@if [ -z '$(SUBMISSIONS)' ] || [ -z '$(LAB)' ]; then \

@@ -5,7 +5,7 @@
 #   make slides        build _build/slides/: <week>.slides.html, figures/, index.html
 #                      and the vendored reveal.js, require.js, jQuery and MathJax 2
 #   make test-slides   build them, then open every deck in headless Chromium
-#                      (tests/test_slides_browser.py); screenshots in _build/screenshots/slides/
+#                      (tests/book/test_slides_browser.py); screenshots in _build/screenshots/slides/
 #
 # Every asset is local, so the folder works offline, from a local web server or
 # from file://. The libraries come from node_modules (package.json pins
@@ -48,4 +48,4 @@ slides: figures $(NPM_STAMP) $(VENV_STAMP)
 	@echo "==> open $(SLIDES_OUT)/index.html (or serve it: python -m http.server -d $(SLIDES_OUT))"
 
 test-slides: browser-deps slides
-	TXCOURSE_SLIDES_TESTS=1 $(PY) -m pytest tests/test_slides_browser.py -q $(PYTEST_ARGS)
+	TXCOURSE_SLIDES_TESTS=1 $(PY) -m pytest tests/book/test_slides_browser.py -q $(PYTEST_ARGS)

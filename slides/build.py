@@ -174,7 +174,7 @@ def errata_markdown(ids: list[str]) -> tuple[list[str], list[str]]:
         shown += [f"**{e.id}: {e.topic}** · notes {html.escape(e.source)}", "",
                   f"- notes: {code(e.wrong)}",
                   f"- course: {code(e.right)}",
-                  f"- guarded by <code>tests/test_errata.py::{e.test}</code>", ""]
+                  f"- guarded by <code>tests/course/test_errata.py::{e.test}</code>", ""]
         why += [f"{e.id}: {e.why}", ""]
     return shown, why
 
@@ -185,7 +185,7 @@ def code(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Counting what the browser test expects (tests/test_slides_browser.py)
+# Counting what the browser test expects (tests/book/test_slides_browser.py)
 # ---------------------------------------------------------------------------
 def count_math(markdown: str) -> int:
     """Number of TeX expressions MathJax 2 should find: $$...$$ and $...$ outside code."""

@@ -83,3 +83,14 @@ def small_config(**changes) -> TransformerConfig:
                 num_decoder_layers=2, d_ff=64, dropout=0.1, max_len=40)
     base.update(changes)
     return TransformerConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models gain nothing from threads, and a busy machine makes OpenMP spin: use one."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

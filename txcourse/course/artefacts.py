@@ -5,7 +5,7 @@ The book ships a trained checkpoint and its training history in
 schedule, its loss) is one of the values of :func:`book_values`, which the
 Sphinx extension ``book/_ext/artefact_values.py`` hands to MyST as
 substitutions: ``{{ tx_d_model }}`` in a page is the checkpoint's own
-``d_model``, so the text cannot drift from the weights. ``tests/test_artefacts.py``
+``d_model``, so the text cannot drift from the weights. ``tests/course/test_artefacts.py``
 checks the values against the files and the week-6 pages for hand-copied ones.
 
 Framework-free: only the checkpoint's JSON header and the history are read.

@@ -1,7 +1,7 @@
 """The mistakes of the source lecture notes that this course corrects.
 
 One entry per mistake: where it is, what it says, what is right, and the
-test in ``tests/test_errata.py`` that fails on the mistaken version. The
+test in ``tests/course/test_errata.py`` that fails on the mistaken version. The
 book's errata appendix is generated from this list, so the two never drift.
 """
 
@@ -20,7 +20,7 @@ class Erratum:
     wrong: str  # what the notes say or do
     right: str  # what the course does instead
     why: str
-    test: str  # test function in tests/test_errata.py
+    test: str  # test function in tests/course/test_errata.py
 
 
 ERRATA: tuple[Erratum, ...] = (

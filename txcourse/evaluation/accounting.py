@@ -3,7 +3,7 @@
 Framework-free: the numbers follow from :class:`~txcourse.config.TransformerConfig`
 and the layer shapes of Vaswani et al. (2017), Sec. 3.1-3.4, and are tested
 against the real models of :mod:`txcourse.torch` and :mod:`txcourse.tf`
-(``tests/test_accounting.py``). Book: "Interlude: why self-attention".
+(``tests/evaluation/test_accounting.py``). Book: "Interlude: why self-attention".
 
 Conventions:
 

@@ -19,7 +19,7 @@ Run (each writes ``OUT/<scenario>.npz``: the step and validation losses and the 
 (``--no-resume`` skips 'cut-2' and 'resumed-1'.) 
 'cut-2' is a checkpoint of 2 replicas after half the steps; 'resumed-1'
 continues it with one replica (when it exists) to the end. ``compare`` gives
-the largest loss and weight differences of two scenarios; tests/test_distributed.py
+the largest loss and weight differences of two scenarios; tests/training/test_distributed.py
 requires them below 1e-5.
 """
 

@@ -47,7 +47,7 @@ class TrainingLoop:
 
     A subclass calls ``super().__init__(...)`` first, then sets ``model``,
     ``replicas`` and its optimizer, and overrides the hooks below, never
-    :meth:`fit`, :meth:`save` or :meth:`load` (``tests/test_training.py``
+    :meth:`fit`, :meth:`save` or :meth:`load` (``tests/training/test_loop.py``
     checks that both Trainers run this one loop).
     """
 

@@ -36,7 +36,7 @@ Example:
 from __future__ import annotations
 
 # The chapters' recipes register themselves on import, in this order: the book's, and so RECIPES'
-# (tests/test_figures.py checks it), not the alphabet's.
+# (tests/course/test_figures.py checks it), not the alphabet's.
 # isort: off
 from txcourse.course.figures import week1_seq2seq, week2_positional, week3_attention, week4_encoder  # noqa: F401
 from txcourse.course.figures import week5_decoder, week6_training, week6_decoding, bert_gpt  # noqa: F401

@@ -17,7 +17,7 @@ are grouped by role:
 
 The commands: ``python -m txcourse.course.grading release | check | grade`` (:mod:`txcourse.course.grading.__main__`).
 Nothing of the student package (``txcourse.torch``, ``txcourse.tf``, ``txcourse.data`` ...)
-imports this package (tests/test_grading_imports.py). Imports nothing heavy at import time (no
+imports this package (tests/course/test_grading_imports.py). Imports nothing heavy at import time (no
 framework, no nbgrader).
 """
 

@@ -1,0 +1,311 @@
+"""The built book in a real browser: every page renders, MathJax typesets the equations,
+every figure loads, no cell shows an error, no internal link is broken.
+
+``make test-browser`` builds the book, installs Chromium if it is missing, and
+runs this file with ``TXCOURSE_BROWSER_TESTS=1``. Without that variable the
+tests are skipped (a plain ``pytest`` run must not need a built site or a
+browser). With it, a missing site or browser is a failure, not a skip.
+
+The site in ``_build/html`` is served by ``http.server`` on 127.0.0.1 and each
+page of ``_toc.yml`` is opened in headless Chromium twice: once to dump the
+DOM after scripts ran (``--dump-dom`` with a virtual time budget, so MathJax
+has finished), once to save a screenshot to ``_build/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import functools
+import html as htmllib
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+WEEKS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
+         "week6_training", "week6_decoding")   # week 6 in two parts
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("TXCOURSE_BROWSER_TESTS") != "1",
+    reason="browser tests of the built book run with `make test-browser`, which builds the book "
+           "and sets TXCOURSE_BROWSER_TESTS=1 (set it yourself to check an existing _build/html)")
+
+
+def toc_pages() -> list[str]:
+    """Every page of _toc.yml, as a path relative to the site: ``book/week1_seq2seq.html``.
+
+    A regular expression rather than a YAML parser, so that collecting this
+    file needs nothing beyond pytest (it runs in every ``make test-python``).
+    """
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    files = re.findall(r"^\s*root:\s*(\S+)", toc, re.M) + re.findall(r"^\s*-?\s*file:\s*(\S+)", toc, re.M)
+    return [f"{f.removesuffix('.md').removesuffix('.ipynb')}.html" for f in files]
+
+
+PAGES = toc_pages()
+
+
+# ---------------------------------------------------------------------------
+# Fixtures: the site, a local server that logs every request, the browser
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def site() -> Path:
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"no built book in {SITE}: run `make book` first (`make test-browser` does)")
+    return SITE
+
+
+# Served at /__txcourse_fit__.html#<page>: loads the page in a 1280-pixel-wide
+# frame, waits for MathJax, and writes into its own DOM every displayed
+# equation and table that is wider than the column it sits in.
+FIT_PAGE = "/__txcourse_fit__.html"
+FIT_HARNESS = """<!DOCTYPE html><html><body><pre id="out">FIT-PENDING</pre>
+<iframe id="page" style="width:1280px;height:2000px;border:0"></iframe>
+<script>
+const frame = document.getElementById("page");
+frame.onload = () => {
+  const win = frame.contentWindow;
+  const ready = (win.MathJax && win.MathJax.startup && win.MathJax.startup.promise) || Promise.resolve();
+  ready.then(() => setTimeout(() => {
+    const wide = [];
+    frame.contentDocument.querySelectorAll('mjx-container[display="true"], article table').forEach(el => {
+      const room = el.parentElement.clientWidth;
+      if (el.scrollWidth > room + 2) {
+        wide.push(el.tagName.toLowerCase() + " " + el.scrollWidth + "px in " + room + "px: "
+                  + (el.textContent || "").replace(/\\s+/g, " ").slice(0, 60));
+      }
+    });
+    document.getElementById("out").textContent = "FIT-RESULT " + JSON.stringify(wide);
+  }, 500));
+};
+frame.src = decodeURIComponent(location.hash.slice(1));
+</script></body></html>"""
+
+
+_Handler = logging_handler(FIT_PAGE, FIT_HARNESS)
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    with serve(site, _Handler) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return find_chromium("make test-browser")
+
+
+@pytest.fixture(scope="module")
+def rendered(server, chromium):
+    """page -> (DOM after scripts ran, [(path, status) the browser requested]); computed once per page."""
+    cache: dict[str, tuple[str, list[tuple[str, int]]]] = {}
+
+    def get(page: str):
+        if page not in cache:
+            _Handler.requests.clear()
+            result = run_chromium(chromium, f"{server}/{page}", "--dump-dom")
+            assert result.returncode == 0, f"chromium failed on {page}:\n{result.stderr[-2000:]}"
+            cache[page] = (result.stdout, list(_Handler.requests))
+        return cache[page]
+
+    return get
+
+
+# ---------------------------------------------------------------------------
+# HTML helpers
+# ---------------------------------------------------------------------------
+class _Text(HTMLParser):
+    """Visible text outside code, scripts and MathJax's own output."""
+
+    SKIP = {"script", "style", "pre", "code", "textarea", "mjx-container", "noscript"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if not self.depth:
+            self.parts.append(data)
+
+
+def visible_text(html: str) -> str:
+    parser = _Text()
+    parser.feed(html)
+    return " ".join(parser.parts)
+
+
+class _Refs(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.refs: list[tuple[str, str]] = []  # (attribute, value)
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value and name in ("href", "src"):
+                self.refs.append((f"{tag}.{name}", value))
+        if tag == "img":
+            self.images += [v for n, v in attrs if n == "src" and v]
+
+
+def refs_of(html: str) -> _Refs:
+    parser = _Refs()
+    parser.feed(html)
+    return parser
+
+
+def is_internal(url: str) -> bool:
+    parts = urlsplit(url)
+    return not parts.scheme and not parts.netloc and not url.startswith(("mailto:", "javascript:", "data:"))
+
+
+def local_file(page: str, url: str) -> Path:
+    """The file under the site that a relative ``url`` on ``page`` points to."""
+    path = unquote(urlsplit(url).path)
+    target = (SITE / page).parent / path if not path.startswith("/") else SITE / path.lstrip("/")
+    target = Path(os.path.normpath(target))
+    return target / "index.html" if target.is_dir() else target
+
+
+@functools.lru_cache(maxsize=None)
+def ids_in(path: Path) -> frozenset[str]:
+    return frozenset(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
+
+
+# ---------------------------------------------------------------------------
+# The checks
+# ---------------------------------------------------------------------------
+def test_every_toc_page_was_built(site):
+    missing = [p for p in PAGES if not (site / p).is_file()]
+    assert not missing, f"pages of _toc.yml missing from {site}: {missing}"
+    assert all(f"book/{w}.html" in PAGES for w in WEEKS), f"_toc.yml lacks a week: {PAGES}"
+    reports = sorted((site / "reports").rglob("*.err.log")) if (site / "reports").is_dir() else []
+    assert not reports, f"notebook execution failed; see {[str(r) for r in reports]}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders(page, site, rendered):
+    dom, requests = rendered(page)
+    assert len(dom) > 5000 and "<article" in dom, f"{page}: the browser got no article (DOM of {len(dom)} chars)"
+    title = re.search(r"<h1[^>]*>(.*?)</h1>", dom, re.S)
+    assert title and visible_text(title.group(1)).strip(), f"{page}: no page title (h1)"
+    failed = [(path, code) for path, code in requests if code >= 400 and not path.endswith("favicon.ico")]
+    assert not failed, f"{page}: the browser's requests failed: {failed}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_equations_are_typeset(page, site, rendered):
+    static = (site / page).read_text(encoding="utf-8")
+    expected = len(re.findall(r'class="math notranslate nohighlight"', static))
+    dom, _ = rendered(page)
+    typeset = dom.count("<mjx-container")
+    assert typeset >= expected, f"{page}: {expected} equations in the page, MathJax typeset {typeset}"
+    assert "<mjx-merror" not in dom, f"{page}: MathJax reports a TeX error"
+    text = visible_text(dom)
+    for delimiter in ("$$", "\\[", "\\(", "\\begin{"):
+        assert delimiter not in text, (f"{page}: raw TeX {delimiter!r} left in the text: "
+                                       f"...{text[max(0, text.find(delimiter) - 80):text.find(delimiter) + 80]}...")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_equations_and_tables_fit(page, server, chromium):
+    """At 1280 pixels, no displayed equation or table is wider than the text column."""
+    result = run_chromium(chromium, f"{server}{FIT_PAGE}#/{page}", "--dump-dom", "--window-size=1400,2100")
+    found = re.search(r"FIT-RESULT (.*?)</pre>", result.stdout, re.S)
+    assert found, f"{page}: the layout check did not finish:\n{result.stdout[-500:]}{result.stderr[-1000:]}"
+    wide = json.loads(htmllib.unescape(found.group(1)))
+    assert not wide, f"{page}: too wide for the page (it scrolls sideways):\n  " + "\n  ".join(wide)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_figures_load(page, site, rendered):
+    dom, requests = rendered(page)
+    requested = {unquote(urlsplit(path).path): code for path, code in requests}
+    for src in refs_of(dom).images:
+        if not is_internal(src):
+            continue
+        path = local_file(page, src)
+        assert path.is_file() and path.stat().st_size > 0, f"{page}: image {src} missing or empty"
+        if path.suffix == ".png":
+            width, height = png_size(path)
+            assert width > 10 and height > 10, f"{page}: image {src} is {width}x{height}"
+        served = "/" + str(path.relative_to(site))
+        assert requested.get(served) == 200, (f"{page}: the browser did not load {src} "
+                                              f"(status {requested.get(served)})")
+
+
+ERROR_CLASSES = {"traceback", "output_error", "ename", "evalue"}  # myst-nb, nbsphinx, classic notebook
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_cell_errors(page, site):
+    html = (site / page).read_text(encoding="utf-8")
+    classes = {c for attr in re.findall(r'\bclass="([^"]*)"', html) for c in attr.split()}
+    assert not classes & ERROR_CLASSES, f"{page}: a cell output shows an error (classes {classes & ERROR_CLASSES})"
+    assert "Traceback (most recent call last)" not in visible_text(html), f"{page}: a traceback is shown"
+    assert "stderr" not in classes, f"{page}: a cell wrote to stderr (warnings belong in the log, not the book)"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_internal_links_resolve(page, site):
+    html = (site / page).read_text(encoding="utf-8")
+    broken = []
+    for attribute, url in refs_of(html).refs:
+        if not is_internal(url) or url.startswith("#") and len(url) == 1:
+            continue
+        target = local_file(page, url) if urlsplit(url).path else site / page
+        if not target.is_file():
+            broken.append(f"{attribute}={url} (no file {target.relative_to(site) if target.is_relative_to(site) else target})")
+            continue
+        fragment = unquote(urlsplit(url).fragment)
+        if fragment and target.suffix == ".html" and fragment not in ids_in(target):
+            broken.append(f"{attribute}={url} (no id {fragment!r} in {target.relative_to(site)})")
+    assert not broken, f"{page}: broken internal links:\n  " + "\n  ".join(broken)
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_weeks_show_both_frameworks(week, rendered):
+    dom, _ = rendered(f"book/{week}.html")
+    labels = re.findall(r'<label[^>]*class="sd-tab-label"[^>]*>\s*(.*?)\s*</label>', dom, re.S)
+    labels = [visible_text(label).strip() for label in labels]
+    assert "PyTorch" in labels and "TensorFlow" in labels, f"{week}: framework tabs missing, labels {labels}"
+    assert "<figure" in dom or 'class="figure' in dom, f"{week}: no figure on the page"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_screenshot(page, server, chromium):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / (page.replace("/", "_").removesuffix(".html") + ".png")
+    shot.unlink(missing_ok=True)
+    result = run_chromium(chromium, f"{server}/{page}", f"--screenshot={shot}", "--window-size=1280,2000")
+    assert result.returncode == 0 and shot.is_file(), f"no screenshot of {page}:\n{result.stderr[-2000:]}"
+    assert png_size(shot) == (1280, 2000)
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels[..., :3].std() > 0.05, f"{page}: the screenshot is (nearly) blank"
+
+
+def test_search_finds_a_chapter(server, chromium):
+    result = run_chromium(chromium, f"{server}/search.html?q=positional+encoding", "--dump-dom")
+    assert result.returncode == 0, result.stderr[-2000:]
+    hits = re.findall(r'<li[^>]*>\s*<a[^>]+href="([^"]+)"', result.stdout.split('id="search-results"', 1)[-1])
+    assert any("week2_positional" in h for h in hits), f"search for 'positional encoding' found {hits[:10]}"

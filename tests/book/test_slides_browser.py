@@ -1,0 +1,420 @@
+"""The weekly slide decks in a real browser: reveal.js starts, MathJax 2 typesets
+every equation, every figure loads, nothing is fetched from outside, no slide
+overflows; and no deck names a remote asset.
+
+``make test-slides`` builds the decks (``make slides``), installs Chromium if
+it is missing, and runs this file with ``TXCOURSE_SLIDES_TESTS=1``. Without
+that variable the tests are skipped (a plain ``pytest`` run must not need
+built decks or a browser). With it, a missing deck or browser is a failure.
+
+``_build/slides`` is served by ``http.server`` on 127.0.0.1, logging every
+request. Each deck is opened in headless Chromium inside a same-origin iframe
+of a small harness page, which waits for reveal.js and MathJax, inspects the
+deck (slides, equations, images, the resources it loaded, the height of every
+slide) and writes the result into its own DOM, which ``--dump-dom`` returns.
+The expected numbers of slides, equations and figures come from the sources,
+``slides/week*.md``, through ``slides/build.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import html as htmllib
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
+from support.slides_support import load_slides_build
+
+ROOT = Path(__file__).resolve().parents[2]
+DECKS = ROOT / "_build" / "slides"
+SHOTS = ROOT / "_build" / "screenshots" / "slides"
+WEEKS = tuple(p.stem for p in load_slides_build().deck_sources(ROOT / "slides"))   # teaching order
+SIZE = (1280, 720)  # the decks' reveal width and height (mk/slides.mk)
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("TXCOURSE_SLIDES_TESTS") != "1",
+    reason="browser tests of the slide decks run with `make test-slides`, which builds them and sets "
+           "TXCOURSE_SLIDES_TESTS=1 (set it yourself to check an existing _build/slides)")
+
+
+@functools.lru_cache(maxsize=None)
+def expected(week: str) -> dict:
+    """Slides, equations and figures of a deck, counted in its source."""
+    build = load_slides_build()
+    return build.summary(build.parse_deck(ROOT / "slides" / f"{week}.md"))
+
+
+def test_six_weeks():
+    assert WEEKS == ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder",
+                     "week5_decoder", "week6_training", "week6_decoding"), f"slides/ has {WEEKS}"
+
+
+# ---------------------------------------------------------------------------
+# Fixtures: the decks, a local server that logs every request, the browser
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def decks() -> Path:
+    missing = [w for w in WEEKS if not (DECKS / f"{w}.slides.html").is_file()]
+    if missing:
+        pytest.fail(f"no built decks {missing} in {DECKS}: run `make slides` first (`make test-slides` does)")
+    return DECKS
+
+
+# Served at /__txcourse_deck__.html#<deck>: loads the deck in a 1280 x 720 frame,
+# waits for reveal.js and MathJax 2, and writes what it finds into #out.
+HARNESS_PAGE = "/__txcourse_deck__.html"
+HARNESS = r"""<!DOCTYPE html><html><body><pre id="out">DECK-PENDING</pre>
+<iframe id="deck" style="width:1280px;height:720px;border:0"></iframe>
+<script>
+const out = document.getElementById("out");
+const frame = document.getElementById("deck");
+const deck = decodeURIComponent(location.hash.slice(1));
+const result = {deck: deck, ready: false, total: null, steps: []};
+const report = () => { out.textContent = "DECK-RESULT " + JSON.stringify(result); };
+const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+
+async function until(what, test, seconds) {
+  for (let i = 0; i < seconds * 10; i++) {
+    let value = null;
+    try { value = test(); } catch (e) { value = null; }
+    if (value) return value;
+    await sleep(100);
+  }
+  result.steps.push("timed out waiting for " + what);
+  return null;
+}
+
+// MathJax 2 tests callbacks with `instanceof Function`, which fails for a function of
+// another frame: wrap each one in a function made by the deck's own window.
+function local(win, fn) {
+  return win.eval("(function (f) { return function () { return f.apply(null, arguments); }; })")(fn);
+}
+
+function mathjaxQueue(win) {  // resolves once everything queued so far (typesetting included) is done
+  return new Promise(resolve => win.MathJax.Hub.Queue(local(win, () => resolve(true))));
+}
+
+function mathjaxDone(win) {  // resolves after the start-up typeset and everything queued behind it
+  return new Promise(resolve => win.MathJax.Hub.Register.StartupHook("End",
+    local(win, () => mathjaxQueue(win).then(resolve))));
+}
+
+function rawTex(doc) {  // TeX left in the visible text of the slides
+  const skip = new Set(["SCRIPT", "STYLE", "PRE", "CODE", "ASIDE", "NOSCRIPT"]);
+  const found = [];
+  const walker = doc.createTreeWalker(doc.querySelector(".slides") || doc.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    let el = node.parentElement, skipped = false;
+    for (; el; el = el.parentElement) {
+      if (skip.has(el.tagName) || el.classList.contains("MathJax_CHTML")) { skipped = true; break; }
+    }
+    const text = node.textContent;
+    if (!skipped && /\$\$|\\\(|\\\[|\\begin\{|\$[^$\s][^$]*\$/.test(text)) found.push(text.trim().slice(0, 80));
+  }
+  return found;
+}
+
+async function inspect() {
+  const win = frame.contentWindow, doc = frame.contentDocument;
+  const reveal = await until("require.js", () => win.require, 20) &&
+    await new Promise(resolve => win.require(["reveal.js/dist/reveal.js"], resolve, () => resolve(null)));
+  if (!reveal) { result.steps.push("reveal.js did not load"); return; }
+  result.ready = Boolean(await until("Reveal.isReady()", () => reveal.isReady(), 20));
+  result.total = reveal.getTotalSlides();
+  result.height = reveal.getConfig().height;
+  result.width = reveal.getConfig().width;
+  result.mathjax = Boolean(await until("MathJax", () => win.MathJax && win.MathJax.Hub, 20));
+  if (result.mathjax) {
+    await mathjaxDone(win);
+    result.mathjaxVersion = win.MathJax.version;
+    result.jax = win.MathJax.Hub.getAllJax().length;
+    const texErrors = [];
+    win.MathJax.Hub.Register.MessageHook("TeX Jax - parse error", local(win, m => texErrors.push(String(m[1]))));
+    win.MathJax.Hub.Register.MessageHook("Math Processing Error", local(win, m => texErrors.push("processing error")));
+    result.texErrors = texErrors;  // message hooks replay the messages already posted
+  }
+  result.typeset = doc.querySelectorAll(".slides .MathJax_CHTML").length;
+  result.errorElements = doc.querySelectorAll(".mjx-merror, .MathJax_Error, .mjx-noError, .noError").length;
+  result.rawTex = rawTex(doc);
+  await until("the images", () => [...doc.images].every(img => img.complete), 10);
+  result.images = [...doc.images].map(img => ({src: img.getAttribute("src"), width: img.naturalWidth}));
+  result.resources = win.performance.getEntriesByType("resource").map(e => e.name);
+  result.overflow = [];
+  const slides = reveal.getSlides();
+  for (let i = 0; i < slides.length; i++) {
+    reveal.slide(i);
+    const section = reveal.getCurrentSlide();
+    if (result.mathjax) {  // the template re-renders the math of each slide it shows: wait for it
+      const scripts = section.querySelectorAll("script[type^='math/tex']").length;
+      const rendered = () => {
+        const frames = [...section.querySelectorAll(".MathJax_CHTML")];
+        return frames.length === scripts && frames.every(f => f.firstElementChild)
+               && !section.querySelector(".MJXc-processing, .MathJax_Processing");
+      };
+      await until("the equations of slide " + (i + 1), rendered, 10);
+      await mathjaxQueue(win);
+    }
+    const title = section.querySelector("h1, h2");
+    const name = (i + 1) + " (" + (title ? title.textContent.replace(/\u00b6/g, "").trim() : "?") + "): ";
+    if (section.scrollHeight > result.height + 2) result.overflow.push(name + section.scrollHeight + "px high");
+    if (section.scrollWidth > result.width + 2) result.overflow.push(name + section.scrollWidth + "px wide");
+    section.querySelectorAll(".MJXc-display").forEach(display => {  // a displayed equation wider than its column
+      const math = display.firstElementChild;
+      if (math && math.offsetWidth > display.clientWidth + 2) {
+        result.overflow.push(name + "equation " + math.offsetWidth + "px in " + display.clientWidth + "px");
+      }
+    });
+    section.querySelectorAll("table, pre").forEach(el => {  // tables and code wider than their column
+      const room = el.tagName === "PRE" ? el.clientWidth : el.parentElement.clientWidth;
+      if (el.scrollWidth > room + 2) {
+        result.overflow.push(name + el.tagName.toLowerCase() + " " + el.scrollWidth + "px in " + room + "px: "
+                             + el.textContent.replace(/\s+/g, " ").trim().slice(0, 50));
+      }
+    });
+  }
+  reveal.slide(0);
+}
+
+frame.onload = () => inspect().catch(e => result.steps.push("harness error: " + e)).then(report);
+frame.src = "/" + deck;
+</script></body></html>"""
+
+
+_Handler = logging_handler(HARNESS_PAGE, HARNESS)
+
+
+@pytest.fixture(scope="module")
+def server(decks):
+    with serve(decks, _Handler) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return find_chromium("make test-slides")
+
+
+def console_problems(stderr: str) -> list[str]:
+    """Failed loads and uncaught errors from Chromium's console log."""
+    lines = [line for line in stderr.splitlines() if "CONSOLE" in line]
+    return [line.split("CONSOLE", 1)[1][:300] for line in lines
+            if re.search(r"Failed to load|Uncaught|net::ERR_|Refused to|blocked", line)]
+
+
+@pytest.fixture(scope="module")
+def inspected(server, chromium):
+    """deck -> (the harness's findings, [(path, status) the browser requested], console problems)."""
+    cache: dict[str, tuple[dict, list[tuple[str, int]], list[str]]] = {}
+
+    def get(week: str):
+        if week not in cache:
+            _Handler.requests.clear()
+            deck = f"{week}.slides.html"
+            result = run_chromium(chromium, f"{server}{HARNESS_PAGE}#{deck}", "--dump-dom",
+                                  "--window-size=1400,900", budget_ms=30000)
+            assert result.returncode == 0, f"chromium failed on {deck}:\n{result.stderr[-2000:]}"
+            found = re.search(r"DECK-RESULT (.*?)</pre>", result.stdout, re.S)
+            assert found, (f"{deck}: the harness did not finish:\n{result.stdout[-1000:]}\n"
+                           f"{result.stderr[-2000:]}")
+            cache[week] = (json.loads(htmllib.unescape(found.group(1))), list(_Handler.requests),
+                           console_problems(result.stderr))
+        return cache[week]
+
+    return get
+
+
+# ---------------------------------------------------------------------------
+# The decks in the browser
+# ---------------------------------------------------------------------------
+def test_every_deck_was_built(decks):
+    assert (decks / "index.html").is_file(), "no index.html of the decks"
+    for asset in ("reveal.js/dist/reveal.js", "reveal.js/dist/reveal.css", "reveal.js/dist/theme/white.css",
+                  "reveal.js/plugin/notes/notes.js", "vendor/require.js", "vendor/jquery.min.js",
+                  "mathjax2/MathJax.js", "mathjax2/config/TeX-AMS_CHTML-full.js"):
+        assert (decks / asset).is_file(), f"vendored asset {asset} missing from {decks}"
+    index = (decks / "index.html").read_text(encoding="utf-8")
+    for week in WEEKS:
+        assert f'href="{week}.slides.html"' in index, f"index.html does not link {week}"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_reveal_starts(week, inspected):
+    result, _, _ = inspected(week)
+    assert result["ready"], f"{week}: reveal.js did not start: {result['steps']}"
+    want = expected(week)["slides"]
+    assert result["total"] == want, f"{week}: Reveal.getTotalSlides() = {result['total']}, the source has {want}"
+    assert result["total"] >= 8, f"{week}: only {result['total']} slides"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_equations_are_typeset(week, inspected):
+    result, _, _ = inspected(week)
+    assert result.get("mathjax"), f"{week}: MathJax did not load: {result['steps']}"
+    assert str(result.get("mathjaxVersion", "")).startswith("2."), f"{week}: MathJax {result.get('mathjaxVersion')}"
+    want = expected(week)["equations"]
+    assert want > 0, f"{week}: the source has no equations"
+    assert result["jax"] == want, f"{week}: MathJax found {result['jax']} expressions, the source has {want}"
+    assert result["typeset"] >= want, f"{week}: {result['typeset']} typeset outputs for {want} expressions"
+    assert not result["texErrors"] and not result["errorElements"], \
+        f"{week}: MathJax reports errors: {result['texErrors']} ({result['errorElements']} error elements)"
+    assert not result["rawTex"], f"{week}: raw TeX left in the slides: {result['rawTex']}"
+    stuck = [step for step in result["steps"] if "equations of slide" in step]
+    assert not stuck, f"{week}: MathJax never finished rendering: {stuck}"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_images_load(week, inspected):
+    result, requests, _ = inspected(week)
+    want = {f"figures/{name}" for name in expected(week)["figures"]}
+    shown = {img["src"] for img in result["images"]}
+    assert want <= shown, f"{week}: figures of the source not in the deck: {sorted(want - shown)}"
+    broken = [img["src"] for img in result["images"] if not img["width"]]
+    assert not broken, f"{week}: images that did not load: {broken}"
+    served = {urlsplit(path).path: code for path, code in requests}
+    for src in sorted(want):
+        assert served.get(f"/{src}") == 200, f"{week}: {src} was not served (status {served.get('/' + src)})"
+    for name in expected(week)["figures"]:
+        width, height = png_size(DECKS / "figures" / name)
+        assert width > 100 and height > 100, f"{week}: figure {name} is {width}x{height}"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_no_request_fails(week, server, inspected):
+    result, requests, console = inspected(week)
+    failed = [(path, code) for path, code in requests if code >= 400 and not path.endswith("favicon.ico")]
+    assert not failed, f"{week}: requests failed: {failed}"
+    remote = [url for url in result["resources"] if not url.startswith(server)]
+    assert not remote, f"{week}: the deck loaded resources from elsewhere: {remote}"
+    console = [line for line in console if "favicon.ico" not in line]
+    assert not console, f"{week}: the browser console reports:\n  " + "\n  ".join(console)
+    paths = {urlsplit(path).path for path, _ in requests}
+    for asset in ("/vendor/require.js", "/vendor/jquery.min.js", "/reveal.js/dist/reveal.js",
+                  "/mathjax2/MathJax.js"):
+        assert asset in paths, f"{week}: the deck never requested {asset}"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_slides_fit(week, inspected):
+    """No slide is taller or wider than 1280 x 720, and no equation, table or code block is
+    wider than its column: nothing is cut off or scrolls sideways."""
+    result, _, _ = inspected(week)
+    assert result["ready"], f"{week}: reveal.js did not start"
+    assert (result["width"], result["height"]) == SIZE, f"{week}: slides of {result['width']}x{result['height']}"
+    assert not result["overflow"], (f"{week}: slides larger than {SIZE[0]}x{SIZE[1]}:\n  "
+                                    + "\n  ".join(result["overflow"]))
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_title_slide_screenshot(week, server, chromium, decks):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / f"{week}.png"
+    shot.unlink(missing_ok=True)
+    result = run_chromium(chromium, f"{server}/{week}.slides.html", f"--screenshot={shot}",
+                          f"--window-size={SIZE[0]},{SIZE[1]}", budget_ms=30000)
+    assert result.returncode == 0 and shot.is_file(), f"no screenshot of {week}:\n{result.stderr[-2000:]}"
+    assert png_size(shot) == SIZE
+    assert shot.stat().st_size > 10_000, f"{week}: the screenshot is only {shot.stat().st_size} bytes"
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.std() > 0.03, f"{week}: the screenshot is (nearly) blank"
+    dark = (pixels.mean(-1) < 0.5).mean()
+    assert 0.005 < dark < 0.5, f"{week}: {dark:.1%} of the title slide is dark text: not a rendered title"
+
+
+def test_title_slides_differ(decks):
+    shots = [SHOTS / f"{w}.png" for w in WEEKS]
+    if not all(s.is_file() for s in shots):
+        pytest.skip("run with the screenshot tests")
+    digests = {hashlib.sha256(s.read_bytes()).hexdigest() for s in shots}
+    assert len(digests) == len(WEEKS), "two title slides render to the same picture"
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_deck_works_from_file_url(week, chromium, decks):
+    """Opened as a file (no server), reveal.js still starts and MathJax still typesets."""
+    result = run_chromium(chromium, (decks / f"{week}.slides.html").as_uri(), "--dump-dom", budget_ms=30000)
+    assert result.returncode == 0, result.stderr[-2000:]
+    reveal = re.search(r'<div class="reveal ([^"]*)"', result.stdout)
+    assert reveal and "ready" in reveal.group(1).split(), f"{week}: reveal.js did not start from file://"
+    typeset = len(re.findall(r'class="[^"]*\bMathJax_CHTML\b', result.stdout))
+    assert typeset == expected(week)["equations"], \
+        f"{week}: MathJax typeset {typeset} of {expected(week)['equations']} expressions from file://"
+    assert not re.search(r'class="[^"]*\b(MathJax_Error|mjx-merror|mjx-noError|noError)\b', result.stdout), \
+        f"{week}: MathJax reports errors from file://"
+
+
+# ---------------------------------------------------------------------------
+# No remote assets in the decks' HTML
+# ---------------------------------------------------------------------------
+class _Assets(HTMLParser):
+    """Remote URLs a page loads: src/href of asset tags, URLs in scripts and styles."""
+
+    ASSET_TAGS = {"script", "img", "link", "iframe", "source", "video", "audio", "embed", "object", "track"}
+    REMOTE = re.compile(r"https?://", re.I)
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.remote: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if tag in self.ASSET_TAGS and name in ("src", "href", "data") and value and self.REMOTE.match(value):
+                self.remote.append(f"<{tag} {name}={value}>")
+            if name == "style" and value:
+                self._css(value, f"<{tag} style>")
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+    def handle_data(self, data):
+        if self._in == "script":
+            # Quoted strings (require/MathJax paths, import specifiers, config); comments are not loaded.
+            for url in re.findall(r"""["'`](https?://[^"'`\s]*)""", data):
+                self.remote.append(f"<script> string {url}")
+        elif self._in == "style":
+            self._css(data, "<style>")
+
+    def _css(self, css, where):
+        for url in re.findall(r"""url\(\s*["']?(https?://[^"')\s]+)|@import\s+["'](https?://[^"']+)""", css):
+            self.remote.append(f"{where} {url[0] or url[1]}")
+
+
+def remote_assets(page: str) -> list[str]:
+    parser = _Assets()
+    parser.feed(page)
+    return parser.remote
+
+
+def test_remote_asset_scan_finds_cdn_urls():
+    """The scan itself: it must catch each kind of remote asset, and pass links in the text."""
+    page = """<html><head>
+      <script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.1.10/require.min.js"></script>
+      <link rel="stylesheet" href="http://unpkg.com/reveal.js@4.0.2/dist/reveal.css">
+      <style>@import "https://fonts.googleapis.com/css?family=Lato"; .a{background:url(https://x.org/a.png)}</style>
+      <script type="module">import mermaid from 'https://cdn.jsdelivr.net/npm/mermaid.esm.min.mjs';</script>
+      <script>// docs: https://github.com/hakimel/reveal.js#configuration
+        require({}, ["https://unpkg.com/reveal.js@4.0.2/dist/reveal.js"]);</script>
+      </head><body><img src="https://example.org/figure.png">
+      <a href="https://github.com/txcourse/txcourse">the repository</a></body></html>"""
+    found = remote_assets(page)
+    assert len(found) == 7, found
+    assert not any("github.com" in f for f in found), found
+
+
+@pytest.mark.parametrize("week", WEEKS)
+def test_no_remote_assets(week, decks):
+    page = (decks / f"{week}.slides.html").read_text(encoding="utf-8")
+    remote = remote_assets(page)
+    assert not remote, f"{week}.slides.html loads assets from the network:\n  " + "\n  ".join(remote)
+    assert 'src="vendor/require.js"' in page and "mathjax2/MathJax.js?config=" in page
