@@ -25,22 +25,29 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
-
 from decode_cache import execution  # the benchmark next to this one: TensorFlow compiled or eager
+
 from txcourse.config import TransformerConfig
-from txcourse.registry import backend, set_threads
-from txcourse.registry import FRAMEWORKS
+from txcourse.registry import FRAMEWORKS, backend, set_threads
 
 SOURCE_LENGTH = 32
 
 
 def make_config(vocab: int) -> TransformerConfig:
-    return TransformerConfig(src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=256, num_heads=4,
-                             num_encoder_layers=3, num_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=256)
+    return TransformerConfig(
+        src_vocab_size=vocab,
+        tgt_vocab_size=vocab,
+        d_model=256,
+        num_heads=4,
+        num_encoder_layers=3,
+        num_decoder_layers=3,
+        d_ff=1024,
+        dropout=0.1,
+        max_len=256,
+    )
 
 
-def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int, batch: int,
-                     vocab: int) -> list[dict]:
+def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int, batch: int, vocab: int) -> list[dict]:
     fw = backend(framework)
     fw.set_seed(0)
     model = fw.build_model("transformer", make_config(vocab).to_dict())
@@ -48,7 +55,7 @@ def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int
     rows = []
     for k in beams:
         # eos_id -1 never occurs: every run decodes exactly `tokens` tokens
-        def run(use_cache: bool):
+        def run(use_cache: bool, k: int = k):
             return fw.beam_search(model, src, beam_size=k, max_len=tokens, eos_id=-1, use_cache=use_cache)
 
         cached_out, full_out = run(True), run(False)  # also the warm-up
@@ -56,13 +63,22 @@ def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int
         length = fw.to_numpy(cached_out.tokens).shape[1]
         times: dict[bool, list[float]] = {True: [], False: []}
         for r in range(repeats):
-            for use_cache in ((False, True) if r % 2 == 0 else (True, False)):  # alternate, and who goes first
+            for use_cache in (False, True) if r % 2 == 0 else (True, False):  # alternate, and who goes first
                 start = time.perf_counter()
                 run(use_cache)
                 times[use_cache].append(time.perf_counter() - start)
         cached, full = statistics.median(times[True]), statistics.median(times[False])
-        rows.append({"framework": framework, "beam": k, "tokens": length, "cached_ms": 1000 * cached / batch,
-                     "recompute_ms": 1000 * full / batch, "speedup": full / cached, "same_tokens": same})
+        rows.append(
+            {
+                "framework": framework,
+                "beam": k,
+                "tokens": length,
+                "cached_ms": 1000 * cached / batch,
+                "recompute_ms": 1000 * full / batch,
+                "speedup": full / cached,
+                "same_tokens": same,
+            }
+        )
     return rows
 
 
@@ -76,8 +92,11 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary size")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: short outputs, one repeat")
-    parser.add_argument("--tf-eager", action="store_true",
-                        help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)")
+    parser.add_argument(
+        "--tf-eager",
+        action="store_true",
+        help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)",
+    )
     args = parser.parse_args()
     if args.threads:
         set_threads(args.threads)
@@ -87,21 +106,28 @@ def main() -> None:
     if min(args.beams) < 1 or args.tokens < 1 or args.repeats < 1 or args.batch < 1:
         parser.error("--beams, --tokens, --repeats and --batch must be >= 1")
     cfg = make_config(args.vocab)
-    print(f"\n### Beam search, {args.batch} sentences x {SOURCE_LENGTH} source tokens -> {args.tokens} output tokens "
-          f"(beams batched: B x K rows), length penalty 0.6\n")
-    print(f"d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+{cfg.num_decoder_layers} layers, "
-          f"d_ff {cfg.d_ff}, vocab {args.vocab}, float32, CPU ({args.threads or 'all'} threads); "
-          f"median of {args.repeats} alternating runs; "
-          f"speed-up = recompute / cached; mode: how both paths run (PyTorch eager; TensorFlow "
-          f"each decoding step as a tf.function graph, or eager).\n")
+    print(
+        f"\n### Beam search, {args.batch} sentences x {SOURCE_LENGTH} source tokens -> {args.tokens} output tokens "
+        f"(beams batched: B x K rows), length penalty 0.6\n"
+    )
+    print(
+        f"d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+{cfg.num_decoder_layers} layers, "
+        f"d_ff {cfg.d_ff}, vocab {args.vocab}, float32, CPU ({args.threads or 'all'} threads); "
+        f"median of {args.repeats} alternating runs; "
+        f"speed-up = recompute / cached; mode: how both paths run (PyTorch eager; TensorFlow "
+        f"each decoding step as a tf.function graph, or eager).\n"
+    )
     print("| framework | mode | beam | with cache (ms/sentence) | recompute (ms/sentence) | speed-up | same tokens |")
     print("|---|---|---|---|---|---|---|")
     for framework in args.framework:
-        for eager in ((False, True) if framework == "tf" and args.tf_eager else (False,)):
+        for eager in (False, True) if framework == "tf" and args.tf_eager else (False,):
             with execution(framework, eager) as mode:
                 for row in time_beam_search(framework, args.beams, args.tokens, args.repeats, args.batch, args.vocab):
-                    print(f"| {row['framework']} | {mode} | {row['beam']} | {row['cached_ms']:.1f} | "
-                          f"{row['recompute_ms']:.1f} | {row['speedup']:.2f}x | {row['same_tokens']} |", flush=True)
+                    print(
+                        f"| {row['framework']} | {mode} | {row['beam']} | {row['cached_ms']:.1f} | "
+                        f"{row['recompute_ms']:.1f} | {row['speedup']:.2f}x | {row['same_tokens']} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

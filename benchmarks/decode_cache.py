@@ -19,18 +19,26 @@ import contextlib
 import os
 import statistics
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
 from txcourse.config import TransformerConfig
-from txcourse.registry import backend, set_threads
-from txcourse.registry import FRAMEWORKS
+from txcourse.registry import FRAMEWORKS, backend, set_threads
 
-CONFIG = TransformerConfig(src_vocab_size=64, tgt_vocab_size=64, d_model=256, num_heads=4, num_encoder_layers=3,
-                           num_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=256)
+CONFIG = TransformerConfig(
+    src_vocab_size=64,
+    tgt_vocab_size=64,
+    d_model=256,
+    num_heads=4,
+    num_encoder_layers=3,
+    num_decoder_layers=3,
+    d_ff=1024,
+    dropout=0.1,
+    max_len=256,
+)
 
 
 @contextlib.contextmanager
@@ -57,7 +65,7 @@ def time_decoding(framework: str, lengths: list[int], repeats: int, batch: int) 
     rows = []
     for length in lengths:
         # eos_id -1 never occurs: every run decodes exactly `length` tokens
-        def run(use_cache: bool):
+        def run(use_cache: bool, length: int = length):
             return fw.greedy_decode(model, src, max_len=length, eos_id=-1, use_cache=use_cache)
 
         same = bool(np.array_equal(fw.to_numpy(run(True).tokens), fw.to_numpy(run(False).tokens)))
@@ -68,8 +76,16 @@ def time_decoding(framework: str, lengths: list[int], repeats: int, batch: int) 
                 run(use_cache)
                 times[use_cache].append(time.perf_counter() - start)
         cached, full = statistics.median(times[True]), statistics.median(times[False])
-        rows.append({"framework": framework, "tokens": length, "cached_s": cached, "recompute_s": full,
-                     "speedup": full / cached, "same_tokens": same})
+        rows.append(
+            {
+                "framework": framework,
+                "tokens": length,
+                "cached_s": cached,
+                "recompute_s": full,
+                "speedup": full / cached,
+                "same_tokens": same,
+            }
+        )
     return rows
 
 
@@ -80,28 +96,39 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
-    parser.add_argument("--tf-eager", action="store_true",
-                        help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)")
-    parser.add_argument("--no-onednn", action="store_true",
-                        help="TensorFlow with its Eigen kernels instead of oneDNN (TF_ENABLE_ONEDNN_OPTS=0)")
+    parser.add_argument(
+        "--tf-eager",
+        action="store_true",
+        help="also time TensorFlow decoding eagerly, step by step (tf.config.run_functions_eagerly)",
+    )
+    parser.add_argument(
+        "--no-onednn",
+        action="store_true",
+        help="TensorFlow with its Eigen kernels instead of oneDNN (TF_ENABLE_ONEDNN_OPTS=0)",
+    )
     args = parser.parse_args()
     if args.no_onednn:  # read when TensorFlow is imported, which backend("tf") does later
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     if args.threads:
         set_threads(args.threads, args.framework)
-    print(f"greedy decoding, batch {args.batch}, source length 32, d_model {CONFIG.d_model}, "
-          f"{CONFIG.num_encoder_layers}+{CONFIG.num_decoder_layers} layers, CPU ({args.threads or 'all'} threads); "
-          f"median of {args.repeats}; mode: how both paths run (PyTorch eager; TensorFlow each decoding step "
-          f"as a tf.function graph, or eager){'; TensorFlow without oneDNN' if args.no_onednn else ''}")
+    print(
+        f"greedy decoding, batch {args.batch}, source length 32, d_model {CONFIG.d_model}, "
+        f"{CONFIG.num_encoder_layers}+{CONFIG.num_decoder_layers} layers, CPU ({args.threads or 'all'} threads); "
+        f"median of {args.repeats}; mode: how both paths run (PyTorch eager; TensorFlow each decoding step "
+        f"as a tf.function graph, or eager){'; TensorFlow without oneDNN' if args.no_onednn else ''}"
+    )
     print("| framework | mode | output tokens | with cache (s) | recompute (s) | speed-up | same tokens |")
     print("|---|---|---|---|---|---|---|")
     for framework in args.framework:
-        for eager in ((False, True) if framework == "tf" and args.tf_eager else (False,)):
+        for eager in (False, True) if framework == "tf" and args.tf_eager else (False,):
             with execution(framework, eager) as mode:
                 for row in time_decoding(framework, args.lengths, args.repeats, args.batch):
                     label = mode + (" (no oneDNN)" if framework == "tf" and args.no_onednn else "")
-                    print(f"| {row['framework']} | {label} | {row['tokens']} | {row['cached_s']:.3f} | "
-                          f"{row['recompute_s']:.3f} | {row['speedup']:.2f}x | {row['same_tokens']} |", flush=True)
+                    print(
+                        f"| {row['framework']} | {label} | {row['tokens']} | {row['cached_s']:.3f} | "
+                        f"{row['recompute_s']:.3f} | {row['speedup']:.2f}x | {row['same_tokens']} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

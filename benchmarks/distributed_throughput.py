@@ -37,11 +37,38 @@ def measure(procs: int, steps: int, batch_size: int, threads: int, device: str) 
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable]
         if procs > 1:
-            cmd += ["-m", "torch.distributed.run", "--nproc-per-node", str(procs), "--master-addr", "127.0.0.1",
-                    "--master-port", str(_port())]
-        cmd += ["-m", "txcourse", "train", "--framework", "torch", "--task", "numbers", "--steps", str(steps),
-                "--batch-size", str(batch_size), "--log-every", str(steps // 2), "--no-progress", "--out", out,
-                "--threads", str(threads), "--device", device]
+            cmd += [
+                "-m",
+                "torch.distributed.run",
+                "--nproc-per-node",
+                str(procs),
+                "--master-addr",
+                "127.0.0.1",
+                "--master-port",
+                str(_port()),
+            ]
+        cmd += [
+            "-m",
+            "txcourse",
+            "train",
+            "--framework",
+            "torch",
+            "--task",
+            "numbers",
+            "--steps",
+            str(steps),
+            "--batch-size",
+            str(batch_size),
+            "--log-every",
+            str(steps // 2),
+            "--no-progress",
+            "--out",
+            out,
+            "--threads",
+            str(threads),
+            "--device",
+            device,
+        ]
         env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
         result = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
         if result.returncode:
@@ -68,17 +95,31 @@ def main() -> int:
     one = measure(1, args.steps, args.batch_size, args.threads, args.device)
     many = measure(args.procs, args.steps, args.batch_size, args.threads, args.device)
     cores = os.cpu_count()
-    print(f"numbers model, torch, global batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s) "
-          f"per process, device {args.device}, {cores} CPU core(s), load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"numbers model, torch, global batch {args.batch_size}, {args.steps} steps, {args.threads} thread(s) "
+        f"per process, device {args.device}, {cores} CPU core(s), load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'processes':>10} {'target tokens/s':>16}")
     print(f"{1:>10} {one:>16.0f}")
     print(f"{args.procs:>10} {many:>16.0f}")
     print(f"ratio {args.procs} / 1: {many / one:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"procs": args.procs, "tokens_per_s": {"1": one, str(args.procs): many},
-                                         "ratio": many / one, "batch_size": args.batch_size, "steps": args.steps,
-                                         "threads": args.threads, "device": args.device, "cpu_count": cores},
-                                        indent=1) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "procs": args.procs,
+                    "tokens_per_s": {"1": one, str(args.procs): many},
+                    "ratio": many / one,
+                    "batch_size": args.batch_size,
+                    "steps": args.steps,
+                    "threads": args.threads,
+                    "device": args.device,
+                    "cpu_count": cores,
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     return 0
 
 

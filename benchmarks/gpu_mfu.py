@@ -57,8 +57,9 @@ tokens/s and TFLOP/s are the totals over the N GPUs, MFU is against N x the
 peak, and process 0 prints. With fewer GPUs than processes it stops with a
 message naming both counts.
 
-    [torchrun --standalone --nproc-per-node N] python benchmarks/gpu_mfu.py [--batch 64] [--length 128] [--tgt-length T] [--vocab 37000]
-        [--repeats 5] [--steps 10] [--warmup 5] [--peak-tflops X] [--tf32] [--variants ...] [--dry-run]
+    [torchrun --standalone --nproc-per-node N] python benchmarks/gpu_mfu.py [--batch 64] [--length 128]
+        [--tgt-length T] [--vocab 37000] [--repeats 5] [--steps 10] [--warmup 5] [--peak-tflops X] [--tf32]
+        [--variants ...] [--dry-run]
 """
 
 from __future__ import annotations
@@ -82,8 +83,12 @@ PEAK_BF16_FLOPS = (  # dense (no sparsity) bf16 tensor-core peaks, FLOP/s; first
     ("A100", 312e12),
 )
 VARIANTS = ("fp32", "bf16", "bf16+fused", "bf16+fused+compile")
-LABELS = {"fp32": "fp32", "bf16": "bf16 autocast", "bf16+fused": "bf16 + fused",
-          "bf16+fused+compile": "bf16 + fused + torch.compile"}
+LABELS = {
+    "fp32": "fp32",
+    "bf16": "bf16 autocast",
+    "bf16+fused": "bf16 + fused",
+    "bf16+fused+compile": "bf16 + fused + torch.compile",
+}
 SMOOTHING = 0.1
 
 
@@ -102,15 +107,23 @@ def flop_count(cfg: TransformerConfig, batch: int, s: int, t: int) -> dict[str, 
         "cross-attention scores/values": 12.0 * batch * d * ld * t * s,
     }
     total_dense, total_attention = sum(dense.values()), sum(attention.values())
-    return {**dense, **attention, "dense": total_dense, "attention": total_attention,
-            "total": total_dense + total_attention}
+    return {
+        **dense,
+        **attention,
+        "dense": total_dense,
+        "attention": total_attention,
+        "total": total_dense + total_attention,
+    }
 
 
 def matmul_weights(cfg: TransformerConfig) -> int:
     """Weights of every matrix the formula counts: L_e (4 d^2 + 2 d F) + L_d (8 d^2 + 2 d F) + d V."""
     d, f = cfg.d_model, cfg.d_ff
-    return cfg.num_encoder_layers * (4 * d * d + 2 * d * f) + cfg.num_decoder_layers * (8 * d * d + 2 * d * f) \
+    return (
+        cfg.num_encoder_layers * (4 * d * d + 2 * d * f)
+        + cfg.num_decoder_layers * (8 * d * d + 2 * d * f)
         + d * cfg.tgt_vocab_size
+    )
 
 
 def model_weights(cfg: TransformerConfig) -> tuple[int, int]:
@@ -162,15 +175,19 @@ def print_flops(cfg: TransformerConfig, args: argparse.Namespace) -> dict[str, f
     params, linear = model_weights(cfg)
     d, f, v, le, ld = cfg.d_model, cfg.d_ff, cfg.tgt_vocab_size, cfg.num_encoder_layers, cfg.num_decoder_layers
     print("```")
-    print(f"model: d={d}, H={cfg.num_heads}, L_e={le}, L_d={ld}, F={f}, V={v} (src {cfg.src_vocab_size}), "
-          f"{'tied' if cfg.tie_embeddings else 'untied'} output; {params:,} parameters, "
-          f"{linear:,} of them in the counted weight matrices (formula: {matmul_weights(cfg):,}"
-          f"{'' if linear == matmul_weights(cfg) else ' - MISMATCH'})")
+    print(
+        f"model: d={d}, H={cfg.num_heads}, L_e={le}, L_d={ld}, F={f}, V={v} (src {cfg.src_vocab_size}), "
+        f"{'tied' if cfg.tie_embeddings else 'untied'} output; {params:,} parameters, "
+        f"{linear:,} of them in the counted weight matrices (formula: {matmul_weights(cfg):,}"
+        f"{'' if linear == matmul_weights(cfg) else ' - MISMATCH'})"
+    )
     print(f"step: B={b}, S={s} source, T={t} target positions -> {b * (s + t):,} tokens")
     print("FLOPs per training step (forward + backward):")
     print("  dense     = 6 B [S (L_e (4 d^2 + 2 d F) + L_d 2 d^2) + T (L_d (6 d^2 + 2 d F) + d V)]")
-    print(f"            = 6*{b}*[{s}*({le}*(4*{d}^2 + 2*{d}*{f}) + {ld}*2*{d}^2) + "
-          f"{t}*({ld}*(6*{d}^2 + 2*{d}*{f}) + {d}*{v})] = {flops['dense']:.4e}")
+    print(
+        f"            = 6*{b}*[{s}*({le}*(4*{d}^2 + 2*{d}*{f}) + {ld}*2*{d}^2) + "
+        f"{t}*({ld}*(6*{d}^2 + 2*{d}*{f}) + {d}*{v})] = {flops['dense']:.4e}"
+    )
     print("  attention = 12 B d [L_e S^2 + L_d (T^2 + T S)]")
     print(f"            = 12*{b}*{d}*[{le}*{s}^2 + {ld}*({t}^2 + {t}*{s})] = {flops['attention']:.4e}")
     print(f"  total     = {flops['total']:.4e} FLOPs ({flops['total'] / 1e12:.3f} TFLOP) per step")
@@ -178,10 +195,14 @@ def print_flops(cfg: TransformerConfig, args: argparse.Namespace) -> dict[str, f
         if key not in ("dense", "attention", "total"):
             print(f"    {key}: {value:.4e} ({100 * value / flops['total']:.1f}%)")
     naive = 6.0 * params * b * (s + t)
-    print(f"  (for comparison, 6 x all parameters x all tokens = {naive:.4e}: it counts the embedding "
-          f"tables as matmuls and every weight for source and target tokens alike)")
-    print("peak dense bf16 FLOP/s by device name: " + ", ".join(f"{k} {v:.0f}e12" for k, v in
-                                                                  ((k, v / 1e12) for k, v in PEAK_BF16_FLOPS)))
+    print(
+        f"  (for comparison, 6 x all parameters x all tokens = {naive:.4e}: it counts the embedding "
+        f"tables as matmuls and every weight for source and target tokens alike)"
+    )
+    print(
+        "peak dense bf16 FLOP/s by device name: "
+        + ", ".join(f"{k} {v:.0f}e12" for k, v in ((k, v / 1e12) for k, v in PEAK_BF16_FLOPS))
+    )
     print("```")
     return flops
 
@@ -253,7 +274,7 @@ def run(cfg: TransformerConfig, args: argparse.Namespace, flops: dict[str, float
         peak_mem[v.name] = torch.cuda.max_memory_allocated()
     times: dict[str, list[float]] = {v.name: [] for v in variants}
     for r in range(args.repeats):
-        order = variants[r % len(variants):] + variants[:r % len(variants)]  # rotate who goes first
+        order = variants[r % len(variants) :] + variants[: r % len(variants)]  # rotate who goes first
         for v in order:
             torch.cuda.synchronize()
             start = time.perf_counter()
@@ -264,25 +285,34 @@ def run(cfg: TransformerConfig, args: argparse.Namespace, flops: dict[str, float
 
     on = f"{gpus} x {name} (DistributedDataParallel, nccl)" if gpus > 1 else name
     print(f"\n### Training step on {on}: PyTorch {torch.__version__}, CUDA {torch.version.cuda}\n")
-    print(f"base model (d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+"
-          f"{cfg.num_decoder_layers} layers, d_ff {cfg.d_ff}, vocab {cfg.tgt_vocab_size}), batch {b} x {s} source + "
-          f"{t} target tokens{f' per GPU' if gpus > 1 else ''}, dropout {cfg.dropout}, Adam; {flops['total'] / 1e12:.3f} TFLOP per step; median of "
-          f"{args.repeats} repeats of {args.steps} steps after {args.warmup} warm-up steps; MFU against "
-          + (f"{peak / 1e12:.0f} TFLOP/s (dense bf16)" if peak else "an unknown peak (give --peak-tflops)")
-          + ("; fp32 with TF32 matmuls" if args.tf32 else "") + ".\n")
-    print("| variant | ms/step | tokens/s | achieved TFLOP/s | MFU | vs fp32 | peak memory (GiB) | loss "
-          "| warm-up (s) |")
+    print(
+        f"base model (d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+"
+        f"{cfg.num_decoder_layers} layers, d_ff {cfg.d_ff}, vocab {cfg.tgt_vocab_size}), batch {b} x {s} source + "
+        f"{t} target tokens{' per GPU' if gpus > 1 else ''}, dropout {cfg.dropout}, Adam; "
+        f"{flops['total'] / 1e12:.3f} TFLOP per step; median of "
+        f"{args.repeats} repeats of {args.steps} steps after {args.warmup} warm-up steps; MFU against "
+        + (f"{peak / 1e12:.0f} TFLOP/s (dense bf16)" if peak else "an unknown peak (give --peak-tflops)")
+        + ("; fp32 with TF32 matmuls" if args.tf32 else "")
+        + ".\n"
+    )
+    print(
+        "| variant | ms/step | tokens/s | achieved TFLOP/s | MFU | vs fp32 | peak memory (GiB) | loss | warm-up (s) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     base = statistics.median(times[variants[0].name])
     for v in variants:
         step = statistics.median(times[v.name])
         achieved = gpus * flops["total"] / step  # all GPUs
         mfu = f"{100 * achieved / peak:.1f}%" if peak else "n/a"
-        print(f"| {LABELS[v.name]} | {1000 * step:.1f} | {gpus * b * (s + t) / step:,.0f} | {achieved / 1e12:.1f} | {mfu} | "
-              f"{base / step:.2f}x | {peak_mem[v.name] / 2 ** 30:.2f} | {float(v.last_loss):.3f} | "
-              f"{compile_s[v.name]:.1f} |")
-    print(f"\n'vs fp32': speed-up over the first row ({LABELS[variants[0].name]})."
-          + (f" tokens/s and TFLOP/s: all {gpus} GPUs; peak memory: per GPU." if gpus > 1 else ""))
+        print(
+            f"| {LABELS[v.name]} | {1000 * step:.1f} | {gpus * b * (s + t) / step:,.0f} | {achieved / 1e12:.1f} | {mfu} | "
+            f"{base / step:.2f}x | {peak_mem[v.name] / 2**30:.2f} | {float(v.last_loss):.3f} | "
+            f"{compile_s[v.name]:.1f} |"
+        )
+    print(
+        f"\n'vs fp32': speed-up over the first row ({LABELS[variants[0].name]})."
+        + (f" tokens/s and TFLOP/s: all {gpus} GPUs; peak memory: per GPU." if gpus > 1 else "")
+    )
 
 
 def start_gpus() -> int:
@@ -296,9 +326,10 @@ def start_gpus() -> int:
     local, local_world = int(os.environ.get("LOCAL_RANK", "0")), int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     count = torch.cuda.device_count()
     if local_world > count:
-        raise SystemExit(f"gpu_mfu.py: torchrun started {local_world} processes on this machine but PyTorch sees "
-                         f"{count} CUDA GPU(s); use --nproc-per-node {count}" + (" (or run without torchrun)"
-                                                                                 if count <= 1 else ""))
+        raise SystemExit(
+            f"gpu_mfu.py: torchrun started {local_world} processes on this machine but PyTorch sees "
+            f"{count} CUDA GPU(s); use --nproc-per-node {count}" + (" (or run without torchrun)" if count <= 1 else "")
+        )
     torch.cuda.set_device(local)
     torch.distributed.init_process_group("nccl")
     if torch.distributed.get_rank():
@@ -327,23 +358,30 @@ def main() -> None:
     args.tgt_length = args.tgt_length or args.length
     if min(args.batch, args.length, args.tgt_length, args.repeats, args.steps, args.warmup) < 1:
         parser.error("--batch, --length, --tgt-length, --repeats, --steps and --warmup must be >= 1")
-    cfg = TransformerConfig(src_vocab_size=args.vocab, tgt_vocab_size=args.vocab,
-                            max_len=max(TransformerConfig().max_len, args.length, args.tgt_length))
+    cfg = TransformerConfig(
+        src_vocab_size=args.vocab,
+        tgt_vocab_size=args.vocab,
+        max_len=max(TransformerConfig().max_len, args.length, args.tgt_length),
+    )
     print("\n### GPU training throughput and MFU\n")
     if not args.dry_run:
         import torch
 
         if not torch.cuda.is_available():
-            print("no CUDA GPU (torch.cuda.is_available() is False): skipped. "
-                  "`python benchmarks/gpu_mfu.py --dry-run` prints the FLOP count.")
+            print(
+                "no CUDA GPU (torch.cuda.is_available() is False): skipped. "
+                "`python benchmarks/gpu_mfu.py --dry-run` prints the FLOP count."
+            )
             return
         start_gpus()
     flops = print_flops(cfg, args)
     if args.dry_run:
         b, s, t = 2, 8, 6
         counted, formula = counted_flops(cfg, b, s, t), flop_count(cfg, b, s, t)["total"]
-        print(f"\ncheck (B={b}, S={s}, T={t}, teaching path on the CPU): formula {formula:.6e}, "
-              f"torch.utils.flop_counter {counted:.6e}: {'equal' if counted == formula else 'DIFFERENT'}")
+        print(
+            f"\ncheck (B={b}, S={s}, T={t}, teaching path on the CPU): formula {formula:.6e}, "
+            f"torch.utils.flop_counter {counted:.6e}: {'equal' if counted == formula else 'DIFFERENT'}"
+        )
         return
     run(cfg, args, flops)
     if not args.dry_run and torch.distributed.is_initialized():

@@ -34,7 +34,7 @@ from txcourse.course import grading  # noqa: E402
 from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 MARKERS = re.compile(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", re.MULTILINE)
-HOSTILE = r'''
+HOSTILE = r"""
 import os, shutil, subprocess, sys
 for rel in ("../../../gradebook.db", "../../../source"):  # its own workspace's: unconfined it can only hurt itself
     try:
@@ -52,12 +52,14 @@ for folder in {write!r}:
     except OSError as error:
         print("cannot write", folder, type(error).__name__)
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True)
-'''
+"""
 
 
 def hardware() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               "unknown CPU")
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+        "unknown CPU",
+    )
     mem = int(next(line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal"))) / 2**20
     return f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB; load average {' '.join(open('/proc/loadavg').read().split()[:3])}"
 
@@ -84,8 +86,9 @@ def build(root: Path, lab: str, count: int) -> tuple[Path, Path, dict[str, str]]
             cell.source = MARKERS.sub("", cell.source)
         ids = [c.get("id") for c in nb.cells]
         if kind == "hostile":
-            code = HOSTILE.format(read=[str(labs / "source" / lab), str(subs)],
-                                  write=[str(labs), str(subs), tempfile.gettempdir()])
+            code = HOSTILE.format(
+                read=[str(labs / "source" / lab), str(subs)], write=[str(labs), str(subs), tempfile.gettempdir()]
+            )
             cell = nb.cells[ids.index(next(i for i in ids if i and i.startswith("positional_encoding")))]
             cell.source = code + "\n" + cell.source
         elif kind == "crash":
@@ -113,24 +116,36 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix="txb-") as tmp:
                 labs, subs, kinds = build(Path(tmp), args.lab, args.notebooks)
                 start = time.perf_counter()
-                rows = grading.grade_submissions(subs, args.lab, Path(tmp) / "grades.csv", timeout=args.cell_timeout,
-                                                 labs_dir=labs, jobs=args.jobs, sandbox=mode == "sandbox",
-                                                 verbose=False)
+                rows = grading.grade_submissions(
+                    subs,
+                    args.lab,
+                    Path(tmp) / "grades.csv",
+                    timeout=args.cell_timeout,
+                    labs_dir=labs,
+                    jobs=args.jobs,
+                    sandbox=mode == "sandbox",
+                    verbose=False,
+                )
                 seconds = time.perf_counter() - start
                 results[mode].append(seconds)
                 graded = [r for r in rows if r["status"] != "missing"]
                 for r in graded:
                     if kinds[r["student"]] in ("correct", "nearmiss") and r["score"] != r["max_score"]:
-                        problems.append(f"{mode}: correct submission {r['student']} {r['notebook']} got "
-                                        f"{r['score']}/{r['max_score']} ({r['status']})")
+                        problems.append(
+                            f"{mode}: correct submission {r['student']} {r['notebook']} got "
+                            f"{r['score']}/{r['max_score']} ({r['status']})"
+                        )
                 statuses = sorted({f"{kinds[r['student']]}: {r['status'][:60]} {r['score']:g}" for r in graded})
-                print(f"run {repeat + 1}, {mode:<10}: {len(graded)} notebooks in {seconds:6.1f} s "
-                      f"({seconds / len(graded):.2f} s per notebook, load {open('/proc/loadavg').read().split()[0]}); "
-                      + "; ".join(statuses), flush=True)
+                print(
+                    f"run {repeat + 1}, {mode:<10}: {len(graded)} notebooks in {seconds:6.1f} s "
+                    f"({seconds / len(graded):.2f} s per notebook, load {open('/proc/loadavg').read().split()[0]}); "
+                    + "; ".join(statuses),
+                    flush=True,
+                )
     n = args.notebooks
     print(f"\n{args.lab}, {n} notebooks, --jobs {args.jobs} (median of {args.repeats})")
-    print(f"| mode | s per notebook | notebooks per minute | time vs no sandbox | target |")
-    print(f"| --- | --- | --- | --- | --- |")
+    print("| mode | s per notebook | notebooks per minute | time vs no sandbox | target |")
+    print("| --- | --- | --- | --- | --- |")
     base = statistics.median(results["no sandbox"])
     for mode in ("no sandbox", "sandbox"):
         med = statistics.median(results[mode])

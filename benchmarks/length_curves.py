@@ -26,14 +26,12 @@ import json
 import time
 from pathlib import Path
 
-from txcourse.registry import backend, default_model_config, set_threads
-from txcourse.evaluation.translate import evaluate
 from txcourse.data.prepare import prepare_task
 from txcourse.evaluation.metrics import LengthBucket, format_length_table
+from txcourse.evaluation.translate import evaluate
 from txcourse.notebook.plots import plot_accuracy_by_length, save_figure
+from txcourse.registry import MODEL_KINDS, backend, default_model_config, set_threads
 from txcourse.training import TrainConfig
-from txcourse.registry import MODEL_KINDS
-
 
 RESULTS = Path(__file__).parent / "results"
 MODELS = MODEL_KINDS
@@ -47,8 +45,12 @@ def main() -> None:
     parser.add_argument("--framework", default="torch")
     parser.add_argument("--task", default="copy", choices=("copy", "reverse", "numbers"))
     parser.add_argument("--steps", type=int, default=1500, help="optimizer steps per model (batch 64)")
-    parser.add_argument("--minutes", type=float, default=None,
-                        help="also stop each model after this many minutes (default: no time cap)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="also stop each model after this many minutes (default: no time cap)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="CPU threads per framework (default: all)")
     args = parser.parse_args()
@@ -62,30 +64,51 @@ def main() -> None:
     for kind in MODELS:
         fw.set_seed(args.seed)
         config = default_model_config(kind, prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size)
-        train = TrainConfig(steps=args.steps, batch_size=64, warmup_steps=400, lr_factor=LR_FACTOR[kind],
-                            seed=args.seed, log_every=100,
-                            max_seconds=None if args.minutes is None else 60 * args.minutes)
+        train = TrainConfig(
+            steps=args.steps,
+            batch_size=64,
+            warmup_steps=400,
+            lr_factor=LR_FACTOR[kind],
+            seed=args.seed,
+            log_every=100,
+            max_seconds=None if args.minutes is None else 60 * args.minutes,
+        )
         trainer = fw.Trainer(fw.build_model(kind, config), kind, config, prepared.train, train)
         start = time.perf_counter()
         trainer.fit()
         seconds = time.perf_counter() - start
         result = evaluate(fw, trainer.model, prepared.splits.test, prepared.src_tokenizer, prepared.tgt_tokenizer)
         results[kind] = result["by_length"]
-        summary[kind] = {"steps": trainer.step, "train_seconds": seconds, "exact_match": result["exact_match"],
-                         "by_length": [[b.low, b.high, b.count, b.exact_match] for b in result["by_length"]]}
+        summary[kind] = {
+            "steps": trainer.step,
+            "train_seconds": seconds,
+            "exact_match": result["exact_match"],
+            "by_length": [[b.low, b.high, b.count, b.exact_match] for b in result["by_length"]],
+        }
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "length_curves.json").write_text(json.dumps({"framework": args.framework, "steps": args.steps, "minutes": args.minutes,
-                                                            "task": args.task, "task_kwargs": task_kwargs,
-                                                            "models": summary}, indent=1))
+    (RESULTS / "length_curves.json").write_text(
+        json.dumps(
+            {
+                "framework": args.framework,
+                "steps": args.steps,
+                "minutes": args.minutes,
+                "task": args.task,
+                "task_kwargs": task_kwargs,
+                "models": summary,
+            },
+            indent=1,
+        )
+    )
     figure = plot_accuracy_by_length(results, title=f"{args.task} test split: exact match by source length")
     save_figure(figure, RESULTS / "accuracy_by_length.png")
     budget = f"{args.steps} steps" + ("" if args.minutes is None else f" or {args.minutes:g} min")
-    print(f"{args.task}: exact match by source length (tokens), at most {budget} of training each "
-          f"({args.framework})")
+    print(f"{args.task}: exact match by source length (tokens), at most {budget} of training each ({args.framework})")
     print(format_length_table(results))
     for kind, s in summary.items():
-        print(f"{kind}: {s['steps']} steps in {s['train_seconds']:.0f} s, overall exact match "
-              f"{100 * s['exact_match']:.2f}%")
+        print(
+            f"{kind}: {s['steps']} steps in {s['train_seconds']:.0f} s, overall exact match "
+            f"{100 * s['exact_match']:.2f}%"
+        )
 
 
 if __name__ == "__main__":

@@ -34,21 +34,23 @@ import platform
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 if __name__ == "__main__":  # run as a script from anywhere: import the txcourse of this checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.data.numbers import digit_count, numbers_to_words, zero_pattern
+from txcourse.training.checkpoint import read_checkpoint_meta
 
 DEFAULT_LOW, DEFAULT_HIGH = 0, 999_999  # make_numbers_task's defaults
 EXAMPLES = 3  # failures shown per class
 
 
-def select_numbers(low: int = DEFAULT_LOW, high: int = DEFAULT_HIGH, stride: int = 1,
-                   limit: Optional[int] = None) -> list[int]:
+def select_numbers(
+    low: int = DEFAULT_LOW, high: int = DEFAULT_HIGH, stride: int = 1, limit: Optional[int] = None
+) -> list[int]:
     """``low, low + stride, ...`` up to ``high`` (inclusive), the first ``limit`` of them when given."""
     if stride < 1:
         raise ValueError(f"stride must be >= 1, got {stride}")
@@ -67,8 +69,8 @@ def same(hypothesis: str, reference: str) -> bool:
 
 def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: str = "cpu") -> dict[str, Any]:
     """The checkpoint's framework, model, tokenizers and target language (threads set before any model is built)."""
-    from txcourse.registry import backend, set_threads
     from txcourse.data.prepare import tokenizers_from_meta
+    from txcourse.registry import backend, set_threads
 
     meta = read_checkpoint_meta(checkpoint)
     task = meta.get("task", {})
@@ -84,13 +86,22 @@ def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: s
     model, meta = fw.load_model(str(checkpoint), device=device)
     src_tok, tgt_tok = tokenizers_from_meta(meta)
     kwargs = task.get("kwargs", {})
-    return {"fw": fw, "model": model, "meta": meta, "src_tok": src_tok, "tgt_tok": tgt_tok, "device": device,
-            "target_lang": kwargs.get("target_lang", "ko"), "low": kwargs.get("low", DEFAULT_LOW),
-            "high": kwargs.get("high", DEFAULT_HIGH)}
+    return {
+        "fw": fw,
+        "model": model,
+        "meta": meta,
+        "src_tok": src_tok,
+        "tgt_tok": tgt_tok,
+        "device": device,
+        "target_lang": kwargs.get("target_lang", "ko"),
+        "low": kwargs.get("low", DEFAULT_LOW),
+        "high": kwargs.get("high", DEFAULT_HIGH),
+    }
 
 
-def decode_all(loaded: dict[str, Any], sources: Sequence[str], batch_size: int = 512,
-               progress: bool = True) -> tuple[list[str], list[float]]:
+def decode_all(
+    loaded: dict[str, Any], sources: Sequence[str], batch_size: int = 512, progress: bool = True
+) -> tuple[list[str], list[float]]:
     """Greedy translations of ``sources`` in order, ``batch_size`` at a time; also each batch's seconds."""
     from txcourse.evaluation.translate import translate
 
@@ -99,14 +110,23 @@ def decode_all(loaded: dict[str, Any], sources: Sequence[str], batch_size: int =
     starts = range(0, len(sources), batch_size)
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=len(sources), unit="num", file=sys.stderr, smoothing=0.1)
     hypotheses: list[str] = []
     seconds: list[float] = []
     for start in starts:
-        batch = sources[start:start + batch_size]
+        batch = sources[start : start + batch_size]
         tic = time.perf_counter()
-        hypotheses += translate(loaded["fw"], loaded["model"], batch, loaded["src_tok"], loaded["tgt_tok"],
-                                beam_size=1, batch_size=len(batch), device=loaded["device"])
+        hypotheses += translate(
+            loaded["fw"],
+            loaded["model"],
+            batch,
+            loaded["src_tok"],
+            loaded["tgt_tok"],
+            beam_size=1,
+            batch_size=len(batch),
+            device=loaded["device"],
+        )
         seconds.append(time.perf_counter() - tic)
         if progress:
             bar.update(len(batch))
@@ -126,8 +146,13 @@ def _bucket(count: int, correct: int) -> dict[str, Any]:
     return {"count": count, "correct": correct, "wrong": count - correct, "exact_match": correct / count}
 
 
-def score(numbers: Sequence[int], sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str],
-          examples: int = EXAMPLES) -> dict[str, Any]:
+def score(
+    numbers: Sequence[int],
+    sources: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    examples: int = EXAMPLES,
+) -> dict[str, Any]:
     """Exact match overall, by digit count and by zero pattern, with ``examples`` failures per pattern.
 
     The failures shown are spread over the class's failures (first, middle, last for 3), in number order.
@@ -137,8 +162,10 @@ def score(numbers: Sequence[int], sources: Sequence[str], hypotheses: Sequence[s
         "wrong_numbers": [...]}``, a bucket being ``{"count", "correct", "wrong", "exact_match"}``.
     """
     if not len(numbers) == len(sources) == len(hypotheses) == len(references):
-        raise ValueError(f"numbers, sources, hypotheses and references must have the same length, got "
-                         f"{len(numbers)}, {len(sources)}, {len(hypotheses)}, {len(references)}")
+        raise ValueError(
+            f"numbers, sources, hypotheses and references must have the same length, got "
+            f"{len(numbers)}, {len(sources)}, {len(hypotheses)}, {len(references)}"
+        )
     if not numbers:
         raise ValueError("numbers is empty")
     by_digits: dict[int, list[int]] = defaultdict(lambda: [0, 0])
@@ -157,14 +184,25 @@ def score(numbers: Sequence[int], sources: Sequence[str], hypotheses: Sequence[s
     patterns = {}
     for key in sorted(by_pattern, key=lambda k: (len(k), k)):
         fails = failures[key]
-        picks = sorted({fails[round(j * (len(fails) - 1) / max(1, examples - 1))] for j in range(examples)}) \
-            if fails else []
-        patterns[key] = {**_bucket(*by_pattern[key]), "digits": len(key),
-                         "examples": [{"number": numbers[i], "source": sources[i], "got": hypotheses[i],
-                                       "expected": references[i]} for i in picks[:examples]]}
-    return {"overall": _bucket(len(numbers), len(numbers) - len(wrong)),
-            "by_digits": {d: _bucket(*by_digits[d]) for d in sorted(by_digits)},
-            "by_pattern": patterns, "wrong_numbers": wrong}
+        picks = (
+            sorted({fails[round(j * (len(fails) - 1) / max(1, examples - 1))] for j in range(examples)})
+            if fails
+            else []
+        )
+        patterns[key] = {
+            **_bucket(*by_pattern[key]),
+            "digits": len(key),
+            "examples": [
+                {"number": numbers[i], "source": sources[i], "got": hypotheses[i], "expected": references[i]}
+                for i in picks[:examples]
+            ],
+        }
+    return {
+        "overall": _bucket(len(numbers), len(numbers) - len(wrong)),
+        "by_digits": {d: _bucket(*by_digits[d]) for d in sorted(by_digits)},
+        "by_pattern": patterns,
+        "wrong_numbers": wrong,
+    }
 
 
 def worst_patterns(by_pattern: dict[str, dict[str, Any]], count: int = 15) -> list[str]:
@@ -189,8 +227,15 @@ def _cpu() -> str:
     return platform.machine()
 
 
-def run(checkpoint: str | os.PathLike, threads: Optional[int] = None, batch_size: int = 512, stride: int = 1,
-        limit: Optional[int] = None, progress: bool = True, worst: int = 15) -> dict[str, Any]:
+def run(
+    checkpoint: str | os.PathLike,
+    threads: Optional[int] = None,
+    batch_size: int = 512,
+    stride: int = 1,
+    limit: Optional[int] = None,
+    progress: bool = True,
+    worst: int = 15,
+) -> dict[str, Any]:
     """Translate and score every ``stride``-th number of the checkpoint's range; everything as one dict."""
     load_before = loadavg()
     start = time.perf_counter()
@@ -202,28 +247,48 @@ def run(checkpoint: str | os.PathLike, threads: Optional[int] = None, batch_size
     references = [numbers_to_words(n, loaded["target_lang"]) for n in numbers]
     words_seconds = time.perf_counter() - tic
     hypotheses, seconds = decode_all(loaded, sources, batch_size, progress)
-    sizes = [len(sources[i:i + batch_size]) for i in range(0, len(sources), batch_size)]
+    sizes = [len(sources[i : i + batch_size]) for i in range(0, len(sources), batch_size)]
     scores = score(numbers, sources, hypotheses, references)
     wall = time.perf_counter() - start
     meta = loaded["meta"]
     framework = meta["framework"]
     if framework == "torch":
         import torch
+
         version, used_threads = torch.__version__, torch.get_num_threads()
     else:
         import tensorflow as tf
+
         version, used_threads = tf.__version__, tf.config.threading.get_intra_op_parallelism_threads()
-    return {"checkpoint": str(checkpoint), "checkpoint_sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
-            "model": meta["model"]["kind"], "framework": framework,
-            "framework_version": version, "step": meta.get("step"), "target_lang": loaded["target_lang"],
-            "range": [loaded["low"], loaded["high"]], "stride": stride, "limit": limit, "batch_size": batch_size,
-            "threads": threads, "framework_threads": used_threads, "decoding": "greedy",
-            "cpu": _cpu(), "cpus": os.cpu_count(), "loadavg_before": load_before, "loadavg_after": loadavg(),
-            "wall_seconds": wall, "load_seconds": load_seconds, "words_seconds": words_seconds,
-            "decode_seconds": sum(seconds), "first_batch_seconds": seconds[0],
-            "numbers_per_second": throughput(sizes, seconds),
-            "hypotheses_sha256": hashlib.sha256("\n".join(hypotheses).encode("utf-8")).hexdigest(),
-            **scores, "worst": worst_patterns(scores["by_pattern"], worst)}
+    return {
+        "checkpoint": str(checkpoint),
+        "checkpoint_sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+        "model": meta["model"]["kind"],
+        "framework": framework,
+        "framework_version": version,
+        "step": meta.get("step"),
+        "target_lang": loaded["target_lang"],
+        "range": [loaded["low"], loaded["high"]],
+        "stride": stride,
+        "limit": limit,
+        "batch_size": batch_size,
+        "threads": threads,
+        "framework_threads": used_threads,
+        "decoding": "greedy",
+        "cpu": _cpu(),
+        "cpus": os.cpu_count(),
+        "loadavg_before": load_before,
+        "loadavg_after": loadavg(),
+        "wall_seconds": wall,
+        "load_seconds": load_seconds,
+        "words_seconds": words_seconds,
+        "decode_seconds": sum(seconds),
+        "first_batch_seconds": seconds[0],
+        "numbers_per_second": throughput(sizes, seconds),
+        "hypotheses_sha256": hashlib.sha256("\n".join(hypotheses).encode("utf-8")).hexdigest(),
+        **scores,
+        "worst": worst_patterns(scores["by_pattern"], worst),
+    }
 
 
 def _pct(x: float) -> str:
@@ -240,25 +305,37 @@ def tables(result: dict[str, Any]) -> str:
     every = "every number" if result["stride"] == 1 else f"1 number in {result['stride']} (stride {result['stride']})"
     before, after = result["loadavg_before"], result["loadavg_after"]
     load = f"; load average {before[0]:.2f} before, {after[0]:.2f} after" if before and after else ""
-    lines = [f"**{result['model']} ({result['framework']})**, `{result['checkpoint']}`: {every} of "
-             f"{result['range'][0]:,}-{result['range'][1]:,}"
-             + (f" (the first {result['limit']:,})" if result["limit"] else "")
-             + f", English -> {result['target_lang']}, greedy, batch {result['batch_size']}, "
-             f"{result['framework_threads']} thread(s){load}",
-             "", "| numbers | exact match | wrong | numbers/s | wall (s) |", "|---|---|---|---|---|",
-             f"| {o['count']:,} | {_pct(o['exact_match'])} | {o['wrong']:,} | {result['numbers_per_second']:.0f} | "
-             f"{result['wall_seconds']:.0f} |", "",
-             "| digits | numbers | exact match | wrong |", "|---|---|---|---|"]
+    lines = [
+        f"**{result['model']} ({result['framework']})**, `{result['checkpoint']}`: {every} of "
+        f"{result['range'][0]:,}-{result['range'][1]:,}"
+        + (f" (the first {result['limit']:,})" if result["limit"] else "")
+        + f", English -> {result['target_lang']}, greedy, batch {result['batch_size']}, "
+        f"{result['framework_threads']} thread(s){load}",
+        "",
+        "| numbers | exact match | wrong | numbers/s | wall (s) |",
+        "|---|---|---|---|---|",
+        f"| {o['count']:,} | {_pct(o['exact_match'])} | {o['wrong']:,} | {result['numbers_per_second']:.0f} | "
+        f"{result['wall_seconds']:.0f} |",
+        "",
+        "| digits | numbers | exact match | wrong |",
+        "|---|---|---|---|",
+    ]
     for d, b in result["by_digits"].items():
         lines.append(f"| {d} | {b['count']:,} | {_pct(b['exact_match'])} | {b['wrong']:,} |")
     failing = sum(b["wrong"] > 0 for b in result["by_pattern"].values())
-    lines += ["", f"The {len(result['worst'])} worst zero patterns (x = a non-zero digit; {failing} of the "
-              f"{len(result['by_pattern'])} patterns have a wrong number):", "",
-              "| pattern | numbers | exact match | wrong | failures: number: got (expected) |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"The {len(result['worst'])} worst zero patterns (x = a non-zero digit; {failing} of the "
+        f"{len(result['by_pattern'])} patterns have a wrong number):",
+        "",
+        "| pattern | numbers | exact match | wrong | failures: number: got (expected) |",
+        "|---|---|---|---|---|",
+    ]
     for key in result["worst"]:
         b = result["by_pattern"][key]
-        shown = "; ".join(f"{e['number']}: {_cell(e['got']) or '(empty)'} ({_cell(e['expected'])})"
-                          for e in b["examples"])
+        shown = "; ".join(
+            f"{e['number']}: {_cell(e['got']) or '(empty)'} ({_cell(e['expected'])})" for e in b["examples"]
+        )
         lines.append(f"| `{key}` | {b['count']:,} | {_pct(b['exact_match'])} | {b['wrong']:,} | {shown} |")
     return "\n".join(lines)
 
@@ -274,8 +351,12 @@ def write_json(result: dict[str, Any], path: str | os.PathLike) -> None:
 
 def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", nargs="?", default="book/data/numbers-transformer-torch.npz",
-                        help="a numbers checkpoint (default: the shipped Transformer)")
+    parser.add_argument(
+        "checkpoint",
+        nargs="?",
+        default="book/data/numbers-transformer-torch.npz",
+        help="a numbers checkpoint (default: the shipped Transformer)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of the framework (default: its own)")
     parser.add_argument("--batch-size", type=int, default=512)
     parser.add_argument("--stride", type=int, default=1, help="translate every STRIDE-th number (default 1: all)")
@@ -284,8 +365,13 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
     parser.add_argument("--json", type=Path, default=None, help="write everything here")
     parser.add_argument("--no-progress", action="store_true", help="no tqdm bar on stderr")
     parser.add_argument("--quick", action="store_true", help="a smoke run: --stride 997 (for make bench BENCH_QUICK=1)")
-    parser.add_argument("--tables-from", type=Path, default=None, metavar="JSON",
-                        help="print the tables of a saved run and stop (translates nothing)")
+    parser.add_argument(
+        "--tables-from",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="print the tables of a saved run and stop (translates nothing)",
+    )
     args = parser.parse_args(argv)
     if args.tables_from:
         result = json.loads(args.tables_from.read_text(encoding="utf-8"))
@@ -293,8 +379,15 @@ def main(argv: Optional[list[str]] = None) -> dict[str, Any]:
         return result
     if args.quick and args.stride == 1:
         args.stride = 997
-    result = run(args.checkpoint, args.threads, args.batch_size, args.stride, args.limit,
-                 progress=not args.no_progress, worst=args.worst)
+    result = run(
+        args.checkpoint,
+        args.threads,
+        args.batch_size,
+        args.stride,
+        args.limit,
+        progress=not args.no_progress,
+        worst=args.worst,
+    )
     result["command"] = "python benchmarks/numbers_exhaustive.py " + " ".join(sys.argv[1:] if argv is None else argv)
     print(tables(result))
     if args.json:

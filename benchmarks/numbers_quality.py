@@ -27,10 +27,9 @@ from pathlib import Path
 
 from txcourse.cli import main as txcourse
 from txcourse.data import get_task
-from txcourse.registry import backend, set_threads
-from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
 from txcourse.data.prepare import tokenizers_from_meta
-from txcourse.registry import FRAMEWORKS
+from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
+from txcourse.registry import FRAMEWORKS, backend, set_threads
 
 RESULTS = Path(__file__).parent / "results"
 TARGET_EXACT_MATCH = 0.995  # in every digit-count bucket
@@ -49,13 +48,23 @@ def run(framework: str, per_digit: int, out: Path) -> dict:
     splits = get_task("numbers", **meta["task"]["kwargs"])
     digits = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok, per_count=per_digit)
     test = evaluate(fw, model, splits.test, src_tok, tgt_tok)
-    return {"framework": framework, "command": "txcourse " + " ".join(argv), "steps": meta["step"],
-            "train_seconds": float(re.search(r" in (\d+) s", said.getvalue()).group(1)), "wall_seconds": wall,
-            "train_config": meta["train_config"], "printed": said.getvalue().strip(),
-            "by_digits": [{"digits": b.low, "count": b.count, "exact_match": b.exact_match,
-                           "seen_in_training": digits["seen"][b.low]} for b in digits["by_digits"]],
-            "round_numbers": {"count": digits["round"].count, "exact_match": digits["round"].exact_match},
-            "test_exact_match": test["exact_match"], "test_chrf": test["chrf"], "test_pairs": len(splits.test)}
+    return {
+        "framework": framework,
+        "command": "txcourse " + " ".join(argv),
+        "steps": meta["step"],
+        "train_seconds": float(re.search(r" in (\d+) s", said.getvalue()).group(1)),
+        "wall_seconds": wall,
+        "train_config": meta["train_config"],
+        "printed": said.getvalue().strip(),
+        "by_digits": [
+            {"digits": b.low, "count": b.count, "exact_match": b.exact_match, "seen_in_training": digits["seen"][b.low]}
+            for b in digits["by_digits"]
+        ],
+        "round_numbers": {"count": digits["round"].count, "exact_match": digits["round"].exact_match},
+        "test_exact_match": test["exact_match"],
+        "test_chrf": test["chrf"],
+        "test_pairs": len(splits.test),
+    }
 
 
 def main() -> None:
@@ -69,21 +78,31 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "numbers_quality.json").write_text(json.dumps(rows, indent=1))
     digits = [b["digits"] for b in rows[0]["by_digits"]]
-    print(f"`txcourse train --task numbers` with its defaults, {args.threads} CPU threads; exact match on "
-          f"{args.per_digit} fresh numbers per digit count (greedy decoding)")
-    print("| framework | steps | training (s) | " + " | ".join(f"{d} digit{'s' * (d > 1)}" for d in digits)
-          + " | round numbers | test split | target |")
+    print(
+        f"`txcourse train --task numbers` with its defaults, {args.threads} CPU threads; exact match on "
+        f"{args.per_digit} fresh numbers per digit count (greedy decoding)"
+    )
+    print(
+        "| framework | steps | training (s) | "
+        + " | ".join(f"{d} digit{'s' * (d > 1)}" for d in digits)
+        + " | round numbers | test split | target |"
+    )
     print("|---" * (len(digits) + 6) + "|")
     for r in rows:
         worst = min([b["exact_match"] for b in r["by_digits"]] + [r["round_numbers"]["exact_match"]])
         met = worst >= TARGET_EXACT_MATCH and r["train_seconds"] <= TARGET_SECONDS
-        print(f"| {r['framework']} | {r['steps']} | {r['train_seconds']:.0f} | "
-              + " | ".join(f"{100 * b['exact_match']:.1f}%" for b in r["by_digits"])
-              + f" | {100 * r['round_numbers']['exact_match']:.1f}% ({r['round_numbers']['count']}) | "
-              f"{100 * r['test_exact_match']:.2f}% | >= {100 * TARGET_EXACT_MATCH:.1f}% in every bucket within "
-              f"{TARGET_SECONDS:.0f} s: {'met' if met else 'NOT met'} |")
-    print("in the training split: " + ", ".join(f"{100 * b['seen_in_training']:.0f}% of the {b['digits']}-digit"
-                                                for b in rows[0]["by_digits"]) + " numbers")
+        print(
+            f"| {r['framework']} | {r['steps']} | {r['train_seconds']:.0f} | "
+            + " | ".join(f"{100 * b['exact_match']:.1f}%" for b in r["by_digits"])
+            + f" | {100 * r['round_numbers']['exact_match']:.1f}% ({r['round_numbers']['count']}) | "
+            f"{100 * r['test_exact_match']:.2f}% | >= {100 * TARGET_EXACT_MATCH:.1f}% in every bucket within "
+            f"{TARGET_SECONDS:.0f} s: {'met' if met else 'NOT met'} |"
+        )
+    print(
+        "in the training split: "
+        + ", ".join(f"{100 * b['seen_in_training']:.0f}% of the {b['digits']}-digit" for b in rows[0]["by_digits"])
+        + " numbers"
+    )
 
 
 if __name__ == "__main__":

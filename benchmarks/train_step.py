@@ -59,7 +59,8 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -67,18 +68,22 @@ import numpy as np
 
 from txcourse.config import TransformerConfig
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.registry import set_threads
+from txcourse.registry import FRAMEWORKS, set_threads
 from txcourse.training import TrainConfig
-from txcourse.registry import FRAMEWORKS
 
 MODELS = {"torch": ("teaching", "fused", "reference"), "tf": ("teaching", "fused", "xla", "reference")}
 LABELS = {
-    "torch": {"teaching": "txcourse teaching path", "fused": "txcourse fused path (F.sdpa)",
-              "reference": "reference: torch.nn.Transformer"},
-    "tf": {"teaching": "txcourse teaching path (tf.function)",
-           "fused": "txcourse fused path, compiled as the Trainer does (XLA on a GPU only)",
-           "xla": "txcourse fused path, XLA forced (tf.function, jit_compile=True)",
-           "reference": "reference: keras.layers.MultiHeadAttention (tf.function)"},
+    "torch": {
+        "teaching": "txcourse teaching path",
+        "fused": "txcourse fused path (F.sdpa)",
+        "reference": "reference: torch.nn.Transformer",
+    },
+    "tf": {
+        "teaching": "txcourse teaching path (tf.function)",
+        "fused": "txcourse fused path, compiled as the Trainer does (XLA on a GPU only)",
+        "xla": "txcourse fused path, XLA forced (tf.function, jit_compile=True)",
+        "reference": "reference: keras.layers.MultiHeadAttention (tf.function)",
+    },
 }
 SMOOTHING = 0.1
 LEARNING_RATE = 1e-4  # a constant rate: the schedule is not what is measured
@@ -88,10 +93,19 @@ MEMORY_STEPS = 3
 
 
 def make_config(args: argparse.Namespace) -> TransformerConfig:
-    return TransformerConfig(src_vocab_size=args.vocab, tgt_vocab_size=args.vocab, d_model=256, num_heads=4,
-                             num_encoder_layers=3, num_decoder_layers=3, d_ff=1024, dropout=0.1,
-                             max_len=max(512, args.length), norm_first=args.norm_first,
-                             tie_embeddings=not args.untied)
+    return TransformerConfig(
+        src_vocab_size=args.vocab,
+        tgt_vocab_size=args.vocab,
+        d_model=256,
+        num_heads=4,
+        num_encoder_layers=3,
+        num_decoder_layers=3,
+        d_ff=1024,
+        dropout=0.1,
+        max_len=max(512, args.length),
+        norm_first=args.norm_first,
+        tie_embeddings=not args.untied,
+    )
 
 
 def make_batch(batch: int, length: int, vocab: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,13 +122,14 @@ def make_batch(batch: int, length: int, vocab: int, seed: int = 0) -> tuple[np.n
         src[row, :n_src] = rng.integers(4, vocab, size=n_src)
         words = rng.integers(4, vocab, size=n_tgt - 1)
         tgt_in[row, 0], tgt_in[row, 1:n_tgt] = SOS_ID, words
-        tgt_out[row, :n_tgt - 1], tgt_out[row, n_tgt - 1] = words, EOS_ID
+        tgt_out[row, : n_tgt - 1], tgt_out[row, n_tgt - 1] = words, EOS_ID
     return src, tgt_in, tgt_out
 
 
 # ---------------------------------------------------------------------------
 # PyTorch
 # ---------------------------------------------------------------------------
+
 
 def torch_reference(cfg: TransformerConfig) -> Any:
     """``torch.nn.Transformer`` wrapped with txcourse's embeddings, output layer and masks."""
@@ -134,14 +149,22 @@ def torch_reference(cfg: TransformerConfig) -> Any:
             self.src_embedding = nn.Embedding(cfg.src_vocab_size, d)
             self.tgt_embedding = nn.Embedding(cfg.tgt_vocab_size, d)
             for emb in (self.src_embedding, self.tgt_embedding):
-                nn.init.normal_(emb.weight, std=d ** -0.5)
+                nn.init.normal_(emb.weight, std=d**-0.5)
             self.register_buffer("pe", positional_encoding(cfg.max_len, d), persistent=False)  # (max_len, D)
             self.src_dropout, self.tgt_dropout = nn.Dropout(cfg.dropout), nn.Dropout(cfg.dropout)
             with warnings.catch_warnings():  # pre-LN: "enable_nested_tensor is True, but ..." (eval fast path only)
                 warnings.simplefilter("ignore", UserWarning)
-                self.transformer = nn.Transformer(d, cfg.num_heads, cfg.num_encoder_layers, cfg.num_decoder_layers,
-                                                  cfg.d_ff, cfg.dropout, batch_first=True, norm_first=cfg.norm_first,
-                                                  layer_norm_eps=cfg.layer_norm_eps)
+                self.transformer = nn.Transformer(
+                    d,
+                    cfg.num_heads,
+                    cfg.num_encoder_layers,
+                    cfg.num_decoder_layers,
+                    cfg.d_ff,
+                    cfg.dropout,
+                    batch_first=True,
+                    norm_first=cfg.norm_first,
+                    layer_norm_eps=cfg.layer_norm_eps,
+                )
             if not cfg.norm_first:  # post-LN: every layer already ends with a LayerNorm; ours adds none
                 self.transformer.encoder.norm = None
                 self.transformer.decoder.norm = None
@@ -154,12 +177,17 @@ def torch_reference(cfg: TransformerConfig) -> Any:
 
         def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
             scale = math.sqrt(cfg.d_model)
-            x = self.src_dropout(self.src_embedding(src) * scale + self.pe[:src.shape[1]])  # (B, T_src, D)
-            y = self.tgt_dropout(self.tgt_embedding(tgt) * scale + self.pe[:tgt.shape[1]])  # (B, T_tgt, D)
+            x = self.src_dropout(self.src_embedding(src) * scale + self.pe[: src.shape[1]])  # (B, T_src, D)
+            y = self.tgt_dropout(self.tgt_embedding(tgt) * scale + self.pe[: tgt.shape[1]])  # (B, T_tgt, D)
             src_pad, tgt_pad = src == cfg.pad_id, tgt == cfg.pad_id  # True = padding, ignored as a key
-            h = self.transformer(x, y, tgt_mask=look_ahead_mask(tgt.shape[1]).to(tgt.device),  # True = may NOT attend
-                                 src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad,
-                                 memory_key_padding_mask=src_pad)  # (B, T_tgt, D)
+            h = self.transformer(
+                x,
+                y,
+                tgt_mask=look_ahead_mask(tgt.shape[1]).to(tgt.device),  # True = may NOT attend
+                src_key_padding_mask=src_pad,
+                tgt_key_padding_mask=tgt_pad,
+                memory_key_padding_mask=src_pad,
+            )  # (B, T_tgt, D)
             if self.output_projection is None:
                 return F.linear(h, self.tgt_embedding.weight)  # (B, T_tgt, V) tied
             return self.output_projection(h)
@@ -216,8 +244,9 @@ class TorchRunner:
 
         self.model = model.train()
         self.loss_fn = label_smoothed_cross_entropy
-        self.optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE, betas=ADAM.adam_betas,
-                                          eps=ADAM.adam_eps)
+        self.optimizer = torch.optim.Adam(
+            model.parameters(), lr=LEARNING_RATE, betas=ADAM.adam_betas, eps=ADAM.adam_eps
+        )
         self.src, self.tgt_in, self.tgt_out = (torch.from_numpy(a) for a in batch)
         self.parameters = sum(p.numel() for p in model.parameters())  # tied weights count once
 
@@ -241,8 +270,9 @@ class TorchRunner:
             self.model.train()
 
 
-def torch_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["torch"],
-                  copy_weights: bool = True) -> dict[str, TorchRunner]:
+def torch_runners(
+    cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["torch"], copy_weights: bool = True
+) -> dict[str, TorchRunner]:
     import torch
 
     from txcourse.torch import Transformer
@@ -268,10 +298,12 @@ def torch_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=M
 # TensorFlow
 # ---------------------------------------------------------------------------
 
+
 def tf_loss_function() -> tuple[Callable, str]:
     """txcourse.tf.loss.label_smoothed_cross_entropy, or the same formula inline if that module is missing."""
     try:
         from txcourse.tf.loss import label_smoothed_cross_entropy
+
         return label_smoothed_cross_entropy, "txcourse.tf.loss.label_smoothed_cross_entropy"
     except ImportError:  # pragma: no cover - older checkouts
         import tensorflow as tf
@@ -315,8 +347,13 @@ def keras_reference(cfg: TransformerConfig) -> Any:
 
         def call(self, x, allowed, training=None):
             # Keras' order is (query, VALUE, KEY); attention_mask True = MAY attend
-            x = sublayer(x, lambda q: self.attn(q, q, q, attention_mask=allowed, training=training),
-                         self.norm_1, self.drop_1, training)
+            x = sublayer(
+                x,
+                lambda q: self.attn(q, q, q, attention_mask=allowed, training=training),
+                self.norm_1,
+                self.drop_1,
+                training,
+            )
             return sublayer(x, lambda z: self.ffn_2(self.ffn_1(z)), self.norm_2, self.drop_2, training)
 
     class RefDecoderLayer(keras.layers.Layer):
@@ -332,17 +369,26 @@ def keras_reference(cfg: TransformerConfig) -> Any:
             self.drop_1, self.drop_2, self.drop_3 = (keras.layers.Dropout(p) for _ in range(3))
 
         def call(self, y, memory, self_allowed, cross_allowed, training=None):
-            y = sublayer(y, lambda q: self.self_attn(q, q, q, attention_mask=self_allowed, training=training),
-                         self.norm_1, self.drop_1, training)
-            y = sublayer(y, lambda q: self.cross_attn(q, memory, memory, attention_mask=cross_allowed,
-                                                      training=training),
-                         self.norm_2, self.drop_2, training)
+            y = sublayer(
+                y,
+                lambda q: self.self_attn(q, q, q, attention_mask=self_allowed, training=training),
+                self.norm_1,
+                self.drop_1,
+                training,
+            )
+            y = sublayer(
+                y,
+                lambda q: self.cross_attn(q, memory, memory, attention_mask=cross_allowed, training=training),
+                self.norm_2,
+                self.drop_2,
+                training,
+            )
             return sublayer(y, lambda z: self.ffn_2(self.ffn_1(z)), self.norm_3, self.drop_3, training)
 
     class KerasReference(keras.Model):
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
-            init = keras.initializers.RandomNormal(stddev=d ** -0.5)
+            init = keras.initializers.RandomNormal(stddev=d**-0.5)
             self.src_embedding = keras.layers.Embedding(cfg.src_vocab_size, d, embeddings_initializer=init)
             self.tgt_embedding = keras.layers.Embedding(cfg.tgt_vocab_size, d, embeddings_initializer=init)
             self.pe = positional_encoding(cfg.max_len, d)  # (max_len, D) constant
@@ -385,10 +431,16 @@ def keras_copy_into_reference(ours: Any, ref: Any) -> None:
 
     def mha(dst: Any, src: Any) -> None:
         k = {n: (getattr(src, n).kernel.numpy(), getattr(src, n).bias.numpy()) for n in ("w_q", "w_k", "w_v", "w_o")}
-        target = {"query/kernel": k["w_q"][0].reshape(d, h, dk), "query/bias": k["w_q"][1].reshape(h, dk),
-                  "key/kernel": k["w_k"][0].reshape(d, h, dk), "key/bias": k["w_k"][1].reshape(h, dk),
-                  "value/kernel": k["w_v"][0].reshape(d, h, dk), "value/bias": k["w_v"][1].reshape(h, dk),
-                  "attention_output/kernel": k["w_o"][0].reshape(h, dk, d), "attention_output/bias": k["w_o"][1]}
+        target = {
+            "query/kernel": k["w_q"][0].reshape(d, h, dk),
+            "query/bias": k["w_q"][1].reshape(h, dk),
+            "key/kernel": k["w_k"][0].reshape(d, h, dk),
+            "key/bias": k["w_k"][1].reshape(h, dk),
+            "value/kernel": k["w_v"][0].reshape(d, h, dk),
+            "value/bias": k["w_v"][1].reshape(h, dk),
+            "attention_output/kernel": k["w_o"][0].reshape(h, dk, d),
+            "attention_output/bias": k["w_o"][1],
+        }
         seen = set()
         for var in dst.weights:
             suffix = "/".join(var.path.split("/")[-2:])
@@ -441,8 +493,9 @@ class TFRunner:
         self.model = model
         self.src, self.tgt_in, self.tgt_out = (tf.constant(a, tf.int64) for a in batch)
         model(self.src[:1, :2], self.tgt_in[:1, :2])  # build the variables eagerly, outside the graph
-        self.optimizer = keras.optimizers.Adam(learning_rate=LEARNING_RATE, beta_1=ADAM.adam_betas[0],
-                                               beta_2=ADAM.adam_betas[1], epsilon=ADAM.adam_eps)
+        self.optimizer = keras.optimizers.Adam(
+            learning_rate=LEARNING_RATE, beta_1=ADAM.adam_betas[0], beta_2=ADAM.adam_betas[1], epsilon=ADAM.adam_eps
+        )
         self.optimizer.build(model.trainable_variables)
         self.fn = tf.function(self._step, jit_compile=jit_compile, autograph=False)
         unique = {id(v): v for v in model.trainable_variables}.values()
@@ -467,8 +520,9 @@ class TFRunner:
         return np.asarray(logits), float(loss)
 
 
-def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["tf"],
-               copy_weights: bool = True) -> dict[str, TFRunner]:
+def tf_runners(
+    cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODELS["tf"], copy_weights: bool = True
+) -> dict[str, TFRunner]:
     import keras
 
     from txcourse.tf import Transformer
@@ -480,8 +534,9 @@ def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODE
         if name == "teaching":
             runners[name] = TFRunner(Transformer(cfg), batch, jit_compile=False)
         elif name == "fused":
-            runners[name] = TFRunner(Transformer(cfg.replace(fused=True)), batch,
-                                     jit_compile=uses_xla(True, resolve_device("auto")))
+            runners[name] = TFRunner(
+                Transformer(cfg.replace(fused=True)), batch, jit_compile=uses_xla(True, resolve_device("auto"))
+            )
         elif name == "xla":
             runners[name] = TFRunner(Transformer(cfg.replace(fused=True)), batch, jit_compile=True)
         else:
@@ -500,6 +555,7 @@ def tf_runners(cfg: TransformerConfig, batch: tuple[np.ndarray, ...], names=MODE
 # ---------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------
+
 
 def build_runners(framework: str, cfg: TransformerConfig, batch, names=None, copy_weights: bool = True):
     names = MODELS[framework] if names is None else names
@@ -528,7 +584,7 @@ def time_steps(runners: dict[str, Any], repeats: int, warmup: int) -> dict[str, 
             runners[name].step()
     times: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             start = time.perf_counter()
             runners[name].step()
             times[name].append(time.perf_counter() - start)
@@ -577,9 +633,11 @@ def memory_worker(framework: str, name: str, args: argparse.Namespace) -> None:
     batch = make_batch(args.batch, args.length, args.vocab)
     if framework == "torch":  # initialise the runtime (thread pool, kernels) before the baseline
         import torch
+
         (torch.ones(64, 64, requires_grad=True) @ torch.ones(64, 64)).sum().backward()
     else:
         import tensorflow as tf
+
         tf.function(lambda a: tf.reduce_sum(tf.matmul(a, a)))(tf.ones((64, 64))).numpy()
     reset_peak_rss()
     before = current_rss()
@@ -591,8 +649,19 @@ def memory_worker(framework: str, name: str, args: argparse.Namespace) -> None:
 
 
 def measure_memory(framework: str, name: str, args: argparse.Namespace) -> Optional[dict]:
-    command = [sys.executable, os.path.abspath(__file__), "--memory-worker", framework, name,
-               "--batch", str(args.batch), "--length", str(args.length), "--vocab", str(args.vocab)]
+    command = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--memory-worker",
+        framework,
+        name,
+        "--batch",
+        str(args.batch),
+        "--length",
+        str(args.length),
+        "--vocab",
+        str(args.vocab),
+    ]
     command += ["--threads", str(args.threads)] if args.threads else []
     command += ["--norm-first"] if args.norm_first else []
     command += ["--untied"] if args.untied else []
@@ -617,9 +686,11 @@ def cpu_name() -> str:
 def versions(framework: str) -> str:
     if framework == "torch":
         import torch
+
         return f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads"
     import keras
     import tensorflow as tf
+
     threads = tf.config.threading.get_intra_op_parallelism_threads()
     return f"TensorFlow {tf.__version__}, Keras {keras.__version__}, {threads or 'all'} intra-op threads"
 
@@ -634,12 +705,14 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
 
     real_tokens = int((batch[2] != PAD_ID).sum())
     print(f"\n### Training step, {framework}: {versions(framework)}, CPU: {cpu_name()}\n")
-    print(f"d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+{cfg.num_decoder_layers} layers, "
-          f"d_ff {cfg.d_ff}, vocab {cfg.src_vocab_size} ({'tied' if cfg.tie_embeddings else 'untied'} output), "
-          f"{'pre' if cfg.norm_first else 'post'}-LN; batch {args.batch} x {args.length} source + {args.length} "
-          f"target positions ({real_tokens} real target tokens), float32, dropout {cfg.dropout} (train mode), "
-          f"Adam, label smoothing {SMOOTHING}; median of {args.repeats} repeats after {args.warmup} warm-up step(s). "
-          f"Ratios: model / reference (> 1: slower, more memory).\n")
+    print(
+        f"d_model {cfg.d_model}, {cfg.num_heads} heads, {cfg.num_encoder_layers}+{cfg.num_decoder_layers} layers, "
+        f"d_ff {cfg.d_ff}, vocab {cfg.src_vocab_size} ({'tied' if cfg.tie_embeddings else 'untied'} output), "
+        f"{'pre' if cfg.norm_first else 'post'}-LN; batch {args.batch} x {args.length} source + {args.length} "
+        f"target positions ({real_tokens} real target tokens), float32, dropout {cfg.dropout} (train mode), "
+        f"Adam, label smoothing {SMOOTHING}; median of {args.repeats} repeats after {args.warmup} warm-up step(s). "
+        f"Ratios: model / reference (> 1: slower, more memory).\n"
+    )
     ref_time = statistics.median(times["reference"])
     ref_mem = (memory.get("reference") or {}).get("peak_bytes")
     print("| model | ms/step | vs reference | peak memory (MiB) | vs reference | parameters |")
@@ -651,18 +724,27 @@ def run_framework(framework: str, args: argparse.Namespace) -> None:
         if mem is not None:
             flag = "" if mem["rose"] else " (?)"
             ratio = f"{mem['peak_bytes'] / ref_mem:.2f}x" if ref_mem else "n/a"
-            mem_cells = f"{mem['peak_bytes'] / 2 ** 20:.0f}{flag} | {ratio}"
-        print(f"| {LABELS[framework][name]} | {1000 * t:.1f} | {t / ref_time:.2f}x | {mem_cells} | "
-              f"{runners[name].parameters:,} |")
+            mem_cells = f"{mem['peak_bytes'] / 2**20:.0f}{flag} | {ratio}"
+        print(
+            f"| {LABELS[framework][name]} | {1000 * t:.1f} | {t / ref_time:.2f}x | {mem_cells} | "
+            f"{runners[name].parameters:,} |"
+        )
     params = {runners[name].parameters for name in MODELS[framework]}
     print(f"\nparameters equal: {'yes' if len(params) == 1 else 'NO'}; ", end="")
-    print("agreement with the teaching path in inference mode (same weights): " + ", ".join(
-        f"{name} max |d logits| {c['max_abs_logits']:.1e}, |d loss| {c['loss_diff']:.1e}" for name, c in check.items()))
+    print(
+        "agreement with the teaching path in inference mode (same weights): "
+        + ", ".join(
+            f"{name} max |d logits| {c['max_abs_logits']:.1e}, |d loss| {c['loss_diff']:.1e}"
+            for name, c in check.items()
+        )
+    )
     if framework == "tf":
         print(f"loss: {tf_loss_function()[1]}")
     if any(c["max_abs_logits"] > AGREEMENT_TOL for c in check.values()):
-        print(f"WARNING: a model disagrees with the teaching path by more than {AGREEMENT_TOL}: "
-              "they do not compute the same function")
+        print(
+            f"WARNING: a model disagrees with the teaching path by more than {AGREEMENT_TOL}: "
+            "they do not compute the same function"
+        )
     if any(m is not None and not m["rose"] for m in memory.values()):
         print("(?): the peak did not rise above the resident size before the model was built: not measured")
 

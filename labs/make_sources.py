@@ -26,10 +26,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from specs._cells import Cell  # noqa: E402
+
 from txcourse.registry import FRAMEWORK_NAMES  # noqa: E402
 
-LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
-        "week6_training")
+LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
 FRAMEWORKS = FRAMEWORK_NAMES  # subpackage -> name in prose
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -45,8 +45,13 @@ def render(source, fw: str, lab: str) -> str:
         return render(source[fw], fw, lab)
     other = "tf" if fw == "torch" else "torch"
     text = textwrap.dedent(source).strip("\n")
-    for key, value in (("[[FW]]", FRAMEWORKS[fw]), ("[[fw]]", fw), ("[[OTHER]]", FRAMEWORKS[other]),
-                       ("[[OTHER_fw]]", other), ("[[LAB]]", lab)):
+    for key, value in (
+        ("[[FW]]", FRAMEWORKS[fw]),
+        ("[[fw]]", fw),
+        ("[[OTHER]]", FRAMEWORKS[other]),
+        ("[[OTHER_fw]]", other),
+        ("[[LAB]]", lab),
+    ):
         text = text.replace(key, value)
     leftover = re.search(r"\[\[[A-Za-z_]+\]\]", text)
     if leftover:
@@ -55,9 +60,13 @@ def render(source, fw: str, lab: str) -> str:
 
 
 def nbgrader_metadata(cell: Cell) -> dict:
-    meta = {"grade": cell.kind == "tests", "solution": cell.kind == "solution",
-            "locked": cell.kind in ("readonly", "parameters", "tests"),
-            "grade_id": cell.grade_id, "schema_version": 3}
+    meta = {
+        "grade": cell.kind == "tests",
+        "solution": cell.kind == "solution",
+        "locked": cell.kind in ("readonly", "parameters", "tests"),
+        "grade_id": cell.grade_id,
+        "schema_version": 3,
+    }
     if cell.kind == "tests":
         meta["points"] = cell.points
     return meta
@@ -103,8 +112,7 @@ def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
         if cell.tags:
             nb_cell.metadata["tags"] = list(cell.tags)
         nb_cells.append(nb_cell)
-    nb = new_notebook(cells=nb_cells, metadata={"kernelspec": dict(KERNELSPEC),
-                                                "language_info": {"name": "python"}})
+    nb = new_notebook(cells=nb_cells, metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}})
     nbformat.validate(nb)
     return nb
 
@@ -138,8 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote labs/{rel}")
     if stale:
-        print("labs/make_sources.py: these source notebooks differ from labs/specs (run `make labs`):\n  "
-              + "\n  ".join(stale), file=sys.stderr)
+        print(
+            "labs/make_sources.py: these source notebooks differ from labs/specs (run `make labs`):\n  "
+            + "\n  ".join(stale),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

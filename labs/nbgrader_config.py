@@ -61,8 +61,9 @@ class StderrToStdout(Preprocessor):
 
 
 _steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
-c.Autograde.autograde_preprocessors = _steps[:_steps.index(Execute) + 1] + [StderrToStdout] + \
-    _steps[_steps.index(Execute) + 1:]
+c.Autograde.autograde_preprocessors = (
+    _steps[: _steps.index(Execute) + 1] + [StderrToStdout] + _steps[_steps.index(Execute) + 1 :]
+)
 
 # Feedback (`make grade`): students see their autograded notebook with the scores, the hidden
 # tests' code taken out (ClearHiddenTests) -- also from the outputs: IPython's traceback of a
@@ -106,8 +107,11 @@ class HideHiddenTestOutput(Preprocessor):
                     plain = _ANSI.sub("", frame)
                     if here.match(plain):
                         line = re.search(r"line (\d+)", plain.splitlines()[0])
-                        frame = (f"Cell In[{cell.get('execution_count')}]" + (f", line {line.group(1)}" if line else "")
-                                 + ": the test cell (its hidden tests are not shown)")
+                        frame = (
+                            f"Cell In[{cell.get('execution_count')}]"
+                            + (f", line {line.group(1)}" if line else "")
+                            + ": the test cell (its hidden tests are not shown)"
+                        )
                     frames.append(self.scrub(frame, hidden))
                 output["traceback"] = frames
                 output["evalue"] = self.scrub(output.get("evalue", ""), hidden)

@@ -171,10 +171,14 @@ def errata_markdown(ids: list[str]) -> tuple[list[str], list[str]]:
     why: list[str] = []
     for i in ids:
         e = known[i]
-        shown += [f"**{e.id}: {e.topic}** · notes {html.escape(e.source)}", "",
-                  f"- notes: {code(e.wrong)}",
-                  f"- course: {code(e.right)}",
-                  f"- guarded by <code>tests/course/test_errata.py::{e.test}</code>", ""]
+        shown += [
+            f"**{e.id}: {e.topic}** · notes {html.escape(e.source)}",
+            "",
+            f"- notes: {code(e.wrong)}",
+            f"- course: {code(e.right)}",
+            f"- guarded by <code>tests/course/test_errata.py::{e.test}</code>",
+            "",
+        ]
         why += [f"{e.id}: {e.why}", ""]
     return shown, why
 
@@ -197,8 +201,12 @@ def count_math(markdown: str) -> int:
 
 
 def summary(deck: Deck) -> dict:
-    return {"title": deck.title, "slides": len(deck.slides), "figures": deck.figures,
-            "equations": sum(count_math(s.body) for s in deck.slides)}
+    return {
+        "title": deck.title,
+        "slides": len(deck.slides),
+        "figures": deck.figures,
+        "equations": sum(count_math(s.body) for s in deck.slides),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -213,11 +221,15 @@ def to_notebook(deck: Deck):
         slideshow = {"slide_type": "slide"}
         if slide.data:
             slideshow["data"] = dict(sorted(slide.data.items()))
-        nb.cells.append(nbformat.v4.new_markdown_cell(slide.body, id=f"s{number:02d}",
-                                                      metadata={"slideshow": slideshow}))
+        nb.cells.append(
+            nbformat.v4.new_markdown_cell(slide.body, id=f"s{number:02d}", metadata={"slideshow": slideshow})
+        )
         if slide.notes:
-            nb.cells.append(nbformat.v4.new_markdown_cell(slide.notes, id=f"s{number:02d}-notes",
-                                                          metadata={"slideshow": {"slide_type": "notes"}}))
+            nb.cells.append(
+                nbformat.v4.new_markdown_cell(
+                    slide.notes, id=f"s{number:02d}-notes", metadata={"slideshow": {"slide_type": "notes"}}
+                )
+            )
     nbformat.validate(nb)
     return nb
 
@@ -230,8 +242,7 @@ def build_notebooks(out: Path, sources: list[Path]) -> list[Deck]:
     for deck in decks:
         nbformat.write(to_notebook(deck), out / f"{deck.name}.ipynb")
         info = summary(deck)
-        print(f"  {deck.name}: {info['slides']} slides, {info['equations']} equations, "
-              f"{len(info['figures'])} figures")
+        print(f"  {deck.name}: {info['slides']} slides, {info['equations']} equations, {len(info['figures'])} figures")
     return decks
 
 
@@ -258,9 +269,19 @@ VENDOR = [
 # output with its TeX web fonts (woff), the extensions and element data it loads on
 # demand. Left out: the unpacked sources, the other outputs (HTML-CSS, SVG, ...) and
 # the other fonts, which that configuration never requests.
-MATHJAX2_KEEP = ["MathJax.js", "LICENSE", "config/TeX-AMS_CHTML-full.js", "config/Safe.js",
-                 "config/local", "extensions", "jax/element", "jax/input/TeX",
-                 "jax/output/CommonHTML", "localization/en", "fonts/HTML-CSS/TeX/woff"]
+MATHJAX2_KEEP = [
+    "MathJax.js",
+    "LICENSE",
+    "config/TeX-AMS_CHTML-full.js",
+    "config/Safe.js",
+    "config/local",
+    "extensions",
+    "jax/element",
+    "jax/input/TeX",
+    "jax/output/CommonHTML",
+    "localization/en",
+    "fonts/HTML-CSS/TeX/woff",
+]
 
 
 def copy(src: Path, dst: Path) -> None:
@@ -287,23 +308,28 @@ def vendor(node_modules: Path, out: Path) -> None:
 
 
 def write_index(out: Path, decks: list[Deck]) -> None:
-    items = "\n".join(f'<li><a href="{d.name}.slides.html">{html.escape(d.title)}</a> '
-                      f"({len(d.slides)} slides)</li>" for d in decks)
+    items = "\n".join(
+        f'<li><a href="{d.name}.slides.html">{html.escape(d.title)}</a> ({len(d.slides)} slides)</li>' for d in decks
+    )
     (out / "index.html").write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         f"<title>{html.escape(COURSE)}: slides</title>\n"
         "<style>body{font-family:sans-serif;max-width:46em;margin:3em auto;line-height:1.5}</style>\n"
         f"</head><body>\n<h1>{html.escape(COURSE)}</h1>\n<p>Slide decks, one per week. Arrow keys to "
         "move, <kbd>S</kbd> for the speaker notes, <kbd>Esc</kbd> for the overview. Open this folder "
         "from a local web server (<code>python -m http.server</code>) or as files.</p>\n"
-        f"<ol>\n{items}\n</ol>\n</body></html>\n", encoding="utf-8")
+        f"<ol>\n{items}\n</ol>\n</body></html>\n",
+        encoding="utf-8",
+    )
 
 
 REMOTE_ASSET = re.compile(
     r"""<(?:script|img|link|iframe|source|video|audio)\b[^>]*?\b(?:src|href)\s*=\s*["']?(https?://[^"'\s>]+)"""
     r"""|["'](https?://[^"'\s]+)["']"""  # a quoted URL: script strings, require/MathJax paths
     r"""|url\(\s*["']?(https?://[^"')\s]+)"""  # CSS url(...)
-    r"""|@import\s+["'](https?://[^"']+)""", re.I)
+    r"""|@import\s+["'](https?://[^"']+)""",
+    re.I,
+)
 
 
 def remote_assets(page: str) -> list[str]:

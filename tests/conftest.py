@@ -79,8 +79,17 @@ def tf_fw() -> Framework:
 
 def small_config(**changes) -> TransformerConfig:
     """A model small enough for CPU tests."""
-    base = dict(src_vocab_size=23, tgt_vocab_size=19, d_model=32, num_heads=4, num_encoder_layers=2,
-                num_decoder_layers=2, d_ff=64, dropout=0.1, max_len=40)
+    base = dict(
+        src_vocab_size=23,
+        tgt_vocab_size=19,
+        d_model=32,
+        num_heads=4,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        d_ff=64,
+        dropout=0.1,
+        max_len=40,
+    )
     base.update(changes)
     return TransformerConfig(**base)
 

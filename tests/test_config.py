@@ -9,8 +9,14 @@ from txcourse import TransformerConfig
 
 def test_defaults_are_the_base_model():
     cfg = TransformerConfig()
-    assert (cfg.d_model, cfg.num_heads, cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.d_ff, cfg.dropout) \
-        == (512, 8, 6, 6, 2048, 0.1)
+    assert (cfg.d_model, cfg.num_heads, cfg.num_encoder_layers, cfg.num_decoder_layers, cfg.d_ff, cfg.dropout) == (
+        512,
+        8,
+        6,
+        6,
+        2048,
+        0.1,
+    )
     assert cfg.d_k == 64
     assert cfg.norm_first is False  # post-LN, as in the paper
 
@@ -20,24 +26,39 @@ def test_frozen():
         TransformerConfig().d_model = 256
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("d_model", 0, r"TransformerConfig\.d_model must be an integer >= 1, got 0"),
-    ("d_model", 12.0, r"TransformerConfig\.d_model must be an integer >= 1, got 12\.0"),
-    ("num_heads", -2, r"TransformerConfig\.num_heads must be an integer >= 1, got -2"),
-    ("d_ff", True, r"TransformerConfig\.d_ff must be an integer >= 1, got True"),
-    ("num_encoder_layers", -1, r"TransformerConfig\.num_encoder_layers must be an integer >= 0, got -1"),
-    ("max_len", 0, r"TransformerConfig\.max_len must be an integer >= 1, got 0"),
-    ("src_vocab_size", 0, r"TransformerConfig\.src_vocab_size must be an integer >= 1, got 0"),
-    ("dropout", 1.0, r"TransformerConfig\.dropout must be a probability in \[0, 1\), got 1\.0"),
-    ("dropout", -0.1, r"TransformerConfig\.dropout must be a probability in \[0, 1\), got -0\.1"),
-    ("layer_norm_eps", 0.0, r"TransformerConfig\.layer_norm_eps must be a positive finite number such as 1e-6, got 0\.0"),
-    ("layer_norm_eps", float("inf"), r"TransformerConfig\.layer_norm_eps must be a positive finite number .*got inf"),
-    ("layer_norm_eps", float("nan"), r"TransformerConfig\.layer_norm_eps must be a positive finite number .*got nan"),
-    ("norm_first", "yes", r"TransformerConfig\.norm_first must be True or False, got 'yes'"),
-    ("tie_embeddings", 1, r"TransformerConfig\.tie_embeddings must be True or False, got 1"),
-    ("num_heads", 7, r"d_model \(512\) must be divisible by num_heads \(7\).*num_heads=8"),
-    ("pad_id", 37000, r"pad_id \(37000\) must be a token id below both vocabulary sizes"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("d_model", 0, r"TransformerConfig\.d_model must be an integer >= 1, got 0"),
+        ("d_model", 12.0, r"TransformerConfig\.d_model must be an integer >= 1, got 12\.0"),
+        ("num_heads", -2, r"TransformerConfig\.num_heads must be an integer >= 1, got -2"),
+        ("d_ff", True, r"TransformerConfig\.d_ff must be an integer >= 1, got True"),
+        ("num_encoder_layers", -1, r"TransformerConfig\.num_encoder_layers must be an integer >= 0, got -1"),
+        ("max_len", 0, r"TransformerConfig\.max_len must be an integer >= 1, got 0"),
+        ("src_vocab_size", 0, r"TransformerConfig\.src_vocab_size must be an integer >= 1, got 0"),
+        ("dropout", 1.0, r"TransformerConfig\.dropout must be a probability in \[0, 1\), got 1\.0"),
+        ("dropout", -0.1, r"TransformerConfig\.dropout must be a probability in \[0, 1\), got -0\.1"),
+        (
+            "layer_norm_eps",
+            0.0,
+            r"TransformerConfig\.layer_norm_eps must be a positive finite number such as 1e-6, got 0\.0",
+        ),
+        (
+            "layer_norm_eps",
+            float("inf"),
+            r"TransformerConfig\.layer_norm_eps must be a positive finite number .*got inf",
+        ),
+        (
+            "layer_norm_eps",
+            float("nan"),
+            r"TransformerConfig\.layer_norm_eps must be a positive finite number .*got nan",
+        ),
+        ("norm_first", "yes", r"TransformerConfig\.norm_first must be True or False, got 'yes'"),
+        ("tie_embeddings", 1, r"TransformerConfig\.tie_embeddings must be True or False, got 1"),
+        ("num_heads", 7, r"d_model \(512\) must be divisible by num_heads \(7\).*num_heads=8"),
+        ("pad_id", 37000, r"pad_id \(37000\) must be a token id below both vocabulary sizes"),
+    ],
+)
 def test_invalid_values_raise_naming_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
         TransformerConfig(**{field: value})
@@ -59,13 +80,16 @@ def test_dict_round_trip():
         TransformerConfig.from_dict({**cfg.to_dict(), "bogus": 1})
 
 
-@pytest.mark.parametrize("changes, arguments", [
-    ({"dropout": 1.0}, ("dropout",)),
-    ({"d_ff": 0}, ("d_ff",)),
-    ({"fused": 1}, ("fused",)),
-    ({"d_model": 30, "num_heads": 4}, ("num_heads", "d_model")),
-    ({"pad_id": 40000}, ("pad_id", "src_vocab_size", "tgt_vocab_size")),
-])
+@pytest.mark.parametrize(
+    "changes, arguments",
+    [
+        ({"dropout": 1.0}, ("dropout",)),
+        ({"d_ff": 0}, ("d_ff",)),
+        ({"fused": 1}, ("fused",)),
+        ({"d_model": 30, "num_heads": 4}, ("num_heads", "d_model")),
+        ({"pad_id": 40000}, ("pad_id", "src_vocab_size", "tgt_vocab_size")),
+    ],
+)
 def test_errors_name_their_fields_as_data(changes, arguments):
     """The message is a plain ValueError's; ``.arguments`` names the fields, for a caller that maps them to its
     own inputs (the command line: ``--set FIELD=...``) without reading the message."""

@@ -38,8 +38,10 @@ def test_default_model_config_checks_what_it_returns():
 
 @pytest.mark.parametrize("name,other", [("torch", "tensorflow"), ("tf", "torch")])
 def test_a_backend_imports_only_its_own_framework(name, other):
-    code = (f"import sys; from txcourse.registry import backend, set_threads; set_threads(1, [{name!r}]); "
-            f"backend({name!r}); print({other!r} in sys.modules)")
+    code = (
+        f"import sys; from txcourse.registry import backend, set_threads; set_threads(1, [{name!r}]); "
+        f"backend({name!r}); print({other!r} in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"

@@ -10,7 +10,8 @@ option) without reading the message.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 Shape = Sequence[Optional[int]]
 
@@ -48,39 +49,49 @@ def check_rank(name: str, shape: Shape, rank: int | tuple[int, ...], layout: str
     """``shape`` must have ``rank`` dimensions (one of them when a tuple)."""
     ranks = (rank,) if isinstance(rank, int) else rank
     if len(shape) not in ranks:
-        raise ValueError(f"{name} must have shape {layout}, got shape {_fmt(shape)} "
-                         f"({len(shape)} dimensions instead of {' or '.join(map(str, ranks))})")
+        raise ValueError(
+            f"{name} must have shape {layout}, got shape {_fmt(shape)} "
+            f"({len(shape)} dimensions instead of {' or '.join(map(str, ranks))})"
+        )
 
 
 def check_attention_inputs(q: Shape, k: Shape, v: Shape) -> None:
     """query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v)."""
     for name, shape in (("query", q), ("key", k), ("value", v)):
         if len(shape) < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (..., length, width), "
-                             f"got shape {_fmt(shape)}")
+            raise ValueError(f"{name} must have at least 2 dimensions (..., length, width), got shape {_fmt(shape)}")
     if q[-1] is not None and k[-1] is not None and q[-1] != k[-1]:
-        raise ValueError(f"query and key must have the same width d_k to be compared by a dot "
-                         f"product: query has shape {_fmt(q)}, key has shape {_fmt(k)} "
-                         f"({q[-1]} != {k[-1]})")
+        raise ValueError(
+            f"query and key must have the same width d_k to be compared by a dot "
+            f"product: query has shape {_fmt(q)}, key has shape {_fmt(k)} "
+            f"({q[-1]} != {k[-1]})"
+        )
     if k[-2] is not None and v[-2] is not None and k[-2] != v[-2]:
-        raise ValueError(f"key and value must have the same length T_k (one value per key): "
-                         f"key has shape {_fmt(k)}, value has shape {_fmt(v)} "
-                         f"({k[-2]} != {v[-2]})")
+        raise ValueError(
+            f"key and value must have the same length T_k (one value per key): "
+            f"key has shape {_fmt(k)}, value has shape {_fmt(v)} "
+            f"({k[-2]} != {v[-2]})"
+        )
     if len(q) != len(k) or len(k) != len(v):
-        raise ValueError(f"query, key and value must have the same number of dimensions, got "
-                         f"{_fmt(q)}, {_fmt(k)} and {_fmt(v)}")
+        raise ValueError(
+            f"query, key and value must have the same number of dimensions, got {_fmt(q)}, {_fmt(k)} and {_fmt(v)}"
+        )
     for a, b, c in zip(q[:-2], k[:-2], v[:-2]):
         if None not in (a, b, c) and not a == b == c:
-            raise ValueError(f"query, key and value must have the same leading (batch, head) "
-                             f"dimensions, got {_fmt(q)}, {_fmt(k)} and {_fmt(v)}; they are not "
-                             f"broadcast")
+            raise ValueError(
+                f"query, key and value must have the same leading (batch, head) "
+                f"dimensions, got {_fmt(q)}, {_fmt(k)} and {_fmt(v)}; they are not "
+                f"broadcast"
+            )
 
 
 def check_mask(mask: Shape, scores: Shape) -> None:
     """The mask must broadcast to the scores (..., T_q, T_k) without changing their shape."""
     if len(mask) > len(scores):
-        raise ValueError(f"mask of shape {_fmt(mask)} has more dimensions than the attention "
-                         f"scores {_fmt(scores)} (..., T_q, T_k) it must broadcast to")
+        raise ValueError(
+            f"mask of shape {_fmt(mask)} has more dimensions than the attention "
+            f"scores {_fmt(scores)} (..., T_q, T_k) it must broadcast to"
+        )
     for m, s in zip(reversed(tuple(mask)), reversed(tuple(scores))):
         if m is None or s is None:
             continue
@@ -89,22 +100,24 @@ def check_mask(mask: Shape, scores: Shape) -> None:
                 f"mask of shape {_fmt(mask)} does not broadcast to the attention scores of "
                 f"shape {_fmt(scores)} (..., T_q, T_k): each mask dimension must be 1 or equal "
                 f"the score dimension. A padding mask is (B, 1, 1, T_k); a look-ahead mask "
-                f"is (T_q, T_k)")
+                f"is (T_q, T_k)"
+            )
 
 
 def check_width(name: str, shape: Shape, width: int, what: str = "d_model") -> None:
     """The last dimension of ``shape`` must be ``width``."""
     if shape and shape[-1] is not None and shape[-1] != width:
-        raise ValueError(f"{name} must have last dimension {what}={width}, got shape "
-                         f"{_fmt(shape)}")
+        raise ValueError(f"{name} must have last dimension {what}={width}, got shape {_fmt(shape)}")
 
 
 def check_length(name: str, length: Optional[int], max_len: int) -> None:
     """A sequence may not be longer than the positional-encoding table."""
     if length is not None and length > max_len:
-        raise ValueError(f"{name} has length {length}, longer than max_len={max_len} positions "
-                         f"the positional encoding covers; raise TransformerConfig.max_len or "
-                         f"shorten the input")
+        raise ValueError(
+            f"{name} has length {length}, longer than max_len={max_len} positions "
+            f"the positional encoding covers; raise TransformerConfig.max_len or "
+            f"shorten the input"
+        )
 
 
 def check_token_range(name: str, low: int, high: int, vocab_size: int) -> None:
@@ -120,8 +133,10 @@ def check_heads(d_model: int, num_heads: int) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if d_model % num_heads:
-        raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
-                         f"each head gets d_model / num_heads dimensions")
+        raise ValueError(
+            f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
+            f"each head gets d_model / num_heads dimensions"
+        )
 
 
 def check_positive(name: str, value) -> None:
@@ -136,9 +151,11 @@ def check_dtype(name: str, got: str, expected: str, autocast: bool) -> None:
     """
     floating = got.startswith(("float", "bfloat"))
     if got != expected and not (autocast and floating):
-        raise ValueError(f"{name} must have the layer's dtype {expected}, got {got}: cast it first "
-                         f"(PyTorch: {name}.to(torch.{expected}); TensorFlow: tf.cast({name}, tf.{expected})); "
-                         f"other float dtypes are accepted only under mixed precision (autocast)")
+        raise ValueError(
+            f"{name} must have the layer's dtype {expected}, got {got}: cast it first "
+            f"(PyTorch: {name}.to(torch.{expected}); TensorFlow: tf.cast({name}, tf.{expected})); "
+            f"other float dtypes are accepted only under mixed precision (autocast)"
+        )
 
 
 def check_non_negative(name: str, value) -> None:
@@ -152,11 +169,16 @@ def check_probability(name: str, value) -> None:
 
 
 def check_cache(cache, kind: type, key_missing: bool, value_missing: bool) -> None:
-    """An attention layer's ``cache`` must be a ``kind`` (or None); ``key`` and ``value`` may be None only together, with a cache."""
+    """An attention layer's ``cache`` must be a ``kind`` (or None); ``key`` and ``value`` may be None only
+    together, with a cache."""
     if cache is not None and not isinstance(cache, kind):
-        raise ValueError(f"cache must be a {kind.__name__} (or None), got {type(cache).__name__}; "
-                         f"pass the cache a layer returned, e.g. {kind.__name__}(key, value)")
+        raise ValueError(
+            f"cache must be a {kind.__name__} (or None), got {type(cache).__name__}; "
+            f"pass the cache a layer returned, e.g. {kind.__name__}(key, value)"
+        )
     if (key_missing or value_missing) and not (key_missing and value_missing and cache is not None):
-        raise ValueError(f"key and value may be None only together and with a cache to attend to (the encoder "
-                         f"memory projected once), got key={'None' if key_missing else 'a tensor'}, "
-                         f"value={'None' if value_missing else 'a tensor'}, cache={type(cache).__name__}")
+        raise ValueError(
+            f"key and value may be None only together and with a cache to attend to (the encoder "
+            f"memory projected once), got key={'None' if key_missing else 'a tensor'}, "
+            f"value={'None' if value_missing else 'a tensor'}, cache={type(cache).__name__}"
+        )

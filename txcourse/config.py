@@ -46,8 +46,7 @@ class TransformerConfig:
     fused: bool = False  # fast path: torch's F.scaled_dot_product_attention / XLA-compiled TF train step
 
     def __post_init__(self) -> None:
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
-                     "d_ff", "max_len"):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
             _check_int(name, getattr(self, name), minimum=1)
         for name in ("num_encoder_layers", "num_decoder_layers", "pad_id"):
             _check_int(name, getattr(self, name), minimum=0)
@@ -55,38 +54,56 @@ class TransformerConfig:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ArgumentError(f"TransformerConfig.{name} must be True or False, got {value!r}", name)
-        if not isinstance(self.dropout, (int, float)) or isinstance(self.dropout, bool) \
-                or not 0.0 <= self.dropout < 1.0:
+        if (
+            not isinstance(self.dropout, (int, float))
+            or isinstance(self.dropout, bool)
+            or not 0.0 <= self.dropout < 1.0
+        ):
             raise ArgumentError(
-                f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}", "dropout")
-        if not isinstance(self.layer_norm_eps, (int, float)) or isinstance(self.layer_norm_eps, bool) \
-                or not 0 < self.layer_norm_eps < math.inf:
-            raise ArgumentError(f"TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
-                                f"got {self.layer_norm_eps!r}", "layer_norm_eps")
+                f"TransformerConfig.dropout must be a probability in [0, 1), got {self.dropout!r}", "dropout"
+            )
+        if (
+            not isinstance(self.layer_norm_eps, (int, float))
+            or isinstance(self.layer_norm_eps, bool)
+            or not 0 < self.layer_norm_eps < math.inf
+        ):
+            raise ArgumentError(
+                f"TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+                f"got {self.layer_norm_eps!r}",
+                "layer_norm_eps",
+            )
         if self.d_model % self.num_heads != 0:
             raise ArgumentError(
                 f"TransformerConfig.d_model ({self.d_model}) must be divisible by num_heads "
                 f"({self.num_heads}): each head gets d_model / num_heads dimensions. "
                 f"Choose for example num_heads={_divisor_near(self.d_model, self.num_heads)}.",
-                "num_heads", "d_model")
+                "num_heads",
+                "d_model",
+            )
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if self.pad_id >= smallest:
             raise ArgumentError(
                 f"TransformerConfig.pad_id ({self.pad_id}) must be a token id below both "
                 f"vocabulary sizes (src {self.src_vocab_size}, tgt {self.tgt_vocab_size})",
-                "pad_id", "src_vocab_size", "tgt_vocab_size")
+                "pad_id",
+                "src_vocab_size",
+                "tgt_vocab_size",
+            )
 
     @property
     def d_k(self) -> int:
         """Width of one attention head, d_model / num_heads (d_k = d_v in the paper)."""
         return self.d_model // self.num_heads
 
-    def replace(self, **changes: Any) -> "TransformerConfig":
+    def replace(self, **changes: Any) -> TransformerConfig:
         """A copy with some fields changed; the copy is validated again."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
-            raise ArgumentError(f"TransformerConfig has no field(s) {sorted(unknown)}; "
-                                f"fields are {[f.name for f in dataclasses.fields(self)]}", *sorted(unknown))
+            raise ArgumentError(
+                f"TransformerConfig has no field(s) {sorted(unknown)}; "
+                f"fields are {[f.name for f in dataclasses.fields(self)]}",
+                *sorted(unknown),
+            )
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,19 +111,21 @@ class TransformerConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "TransformerConfig":
+    def from_dict(cls, values: dict[str, Any]) -> TransformerConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         unknown = set(values) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
-            raise ArgumentError(f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
-                                f"{[f.name for f in dataclasses.fields(cls)]}", *sorted(unknown))
+            raise ArgumentError(
+                f"TransformerConfig has unknown field(s) {sorted(unknown)}; fields are "
+                f"{[f.name for f in dataclasses.fields(cls)]}",
+                *sorted(unknown),
+            )
         return cls(**values)
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ArgumentError(
-            f"TransformerConfig.{name} must be an integer >= {minimum}, got {value!r}", name)
+        raise ArgumentError(f"TransformerConfig.{name} must be an integer >= {minimum}, got {value!r}", name)
 
 
 def _divisor_near(n: int, k: int) -> int:

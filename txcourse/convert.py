@@ -28,7 +28,8 @@ frameworks are imported only when a function is called.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -81,22 +82,31 @@ def _check_same_config(root: str, t: Any, k: Any) -> None:
     t_config, k_config = getattr(t, "config", None), getattr(k, "config", None)
     if not (dataclasses.is_dataclass(t_config) and dataclasses.is_dataclass(k_config)):
         return
-    differ = [f"{f.name} (PyTorch {getattr(t_config, f.name)!r}, Keras {getattr(k_config, f.name, None)!r})"
-              for f in dataclasses.fields(t_config)
-              if f.name not in SAME_FUNCTION_FIELDS and getattr(t_config, f.name) != getattr(k_config, f.name, None)]
+    differ = [
+        f"{f.name} (PyTorch {getattr(t_config, f.name)!r}, Keras {getattr(k_config, f.name, None)!r})"
+        for f in dataclasses.fields(t_config)
+        if f.name not in SAME_FUNCTION_FIELDS and getattr(t_config, f.name) != getattr(k_config, f.name, None)
+    ]
     if differ:
-        raise ValueError(f"{root}: the two models' configs differ in {', '.join(differ)}: the converted weights "
-                         f"would compute another function; build both from one config (only "
-                         f"{' and '.join(SAME_FUNCTION_FIELDS)} may differ)")
+        raise ValueError(
+            f"{root}: the two models' configs differ in {', '.join(differ)}: the converted weights "
+            f"would compute another function; build both from one config (only "
+            f"{' and '.join(SAME_FUNCTION_FIELDS)} may differ)"
+        )
 
 
 def _check_same_attributes(path: str, t: Any, k: Any) -> None:
     """Refuse sublayers that differ in an attribute that changes their function (see FUNCTION_ATTRIBUTES)."""
-    differ = [f"{name} (PyTorch {getattr(t, name)!r}, Keras {getattr(k, name)!r})" for name in FUNCTION_ATTRIBUTES
-              if hasattr(t, name) and hasattr(k, name) and getattr(t, name) != getattr(k, name)]
+    differ = [
+        f"{name} (PyTorch {getattr(t, name)!r}, Keras {getattr(k, name)!r})"
+        for name in FUNCTION_ATTRIBUTES
+        if hasattr(t, name) and hasattr(k, name) and getattr(t, name) != getattr(k, name)
+    ]
     if differ:
-        raise ValueError(f"{path}: the two layers differ in {', '.join(differ)}: the converted weights would "
-                         f"compute another function; build both with the same arguments")
+        raise ValueError(
+            f"{path}: the two layers differ in {', '.join(differ)}: the converted weights would "
+            f"compute another function; build both with the same arguments"
+        )
 
 
 def _pairs(t: Any, k: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
@@ -109,20 +119,22 @@ def _pairs(t: Any, k: Any, path: str) -> Iterator[tuple[str, Any, Any]]:
         return
     own = [name for name, p in t.named_parameters(recurse=False)]
     if own:
-        raise ValueError(f"{path}: cannot convert parameters {own} held directly by "
-                         f"{type(t).__name__}; keep weights in leaf layers")
+        raise ValueError(
+            f"{path}: cannot convert parameters {own} held directly by {type(t).__name__}; keep weights in leaf layers"
+        )
     for name, child in t.named_children():
         if not any(True for _ in child.parameters()):
             continue  # dropout, positional-encoding tables: nothing to copy
         child_path = f"{path}.{name}"
         k_child = getattr(k, name, None)
         if k_child is None:
-            raise ValueError(f"{child_path}: the Keras layer {type(k).__name__} has no sublayer "
-                             f"{name!r} to match the PyTorch {type(child).__name__}")
+            raise ValueError(
+                f"{child_path}: the Keras layer {type(k).__name__} has no sublayer "
+                f"{name!r} to match the PyTorch {type(child).__name__}"
+            )
         if isinstance(child, torch.nn.ModuleList):
             if not isinstance(k_child, (list, tuple)):
-                raise ValueError(f"{child_path}: PyTorch has a list of layers, Keras has "
-                                 f"{type(k_child).__name__}")
+                raise ValueError(f"{child_path}: PyTorch has a list of layers, Keras has {type(k_child).__name__}")
             if len(child) != len(k_child):
                 raise ValueError(f"{child_path}: PyTorch has {len(child)} layers, Keras has {len(k_child)}")
             for i, (t_item, k_item) in enumerate(zip(child, k_child)):
@@ -140,8 +152,13 @@ def _LEAF_TYPES() -> tuple[type, ...]:
 def _leaf_converter(t: Any) -> Callable[[str, Any, Any, bool], None]:
     from torch import nn
 
-    for kind, converter in ((nn.Linear, _linear), (nn.LayerNorm, _layer_norm),
-                            (nn.Embedding, _embedding), (nn.GRU, _gru), (nn.GRUCell, _gru_cell)):
+    for kind, converter in (
+        (nn.Linear, _linear),
+        (nn.LayerNorm, _layer_norm),
+        (nn.Embedding, _embedding),
+        (nn.GRU, _gru),
+        (nn.GRUCell, _gru_cell),
+    ):
         if isinstance(t, kind):
             return converter
     raise ValueError(f"no converter for {type(t).__name__}")  # pragma: no cover
@@ -152,22 +169,32 @@ def _expect(path: str, k: Any, kind: str) -> None:
         raise ValueError(f"{path}: expected a Keras {kind} to match the PyTorch layer, got {type(k).__name__}")
 
 
-def _copy(path: str, torch_param: Any, tf_var: Any, to_tf: bool,
-          forward: Callable[[np.ndarray], np.ndarray], backward: Callable[[np.ndarray], np.ndarray]) -> None:
+def _copy(
+    path: str,
+    torch_param: Any,
+    tf_var: Any,
+    to_tf: bool,
+    forward: Callable[[np.ndarray], np.ndarray],
+    backward: Callable[[np.ndarray], np.ndarray],
+) -> None:
     """Copy one tensor; ``forward`` maps the PyTorch layout to the Keras one, ``backward`` back."""
     import torch
 
     if to_tf:
         value = forward(torch_param.detach().cpu().numpy())
         if tuple(value.shape) != tuple(tf_var.shape):
-            raise ValueError(f"{path}: shape mismatch: PyTorch gives {tuple(value.shape)} in Keras "
-                             f"layout, Keras variable {tf_var.path} has {tuple(tf_var.shape)}")
+            raise ValueError(
+                f"{path}: shape mismatch: PyTorch gives {tuple(value.shape)} in Keras "
+                f"layout, Keras variable {tf_var.path} has {tuple(tf_var.shape)}"
+            )
         tf_var.assign(value.astype(tf_var.dtype))
     else:
         value = backward(np.asarray(tf_var.numpy()))
         if tuple(value.shape) != tuple(torch_param.shape):
-            raise ValueError(f"{path}: shape mismatch: Keras {tf_var.path} gives {tuple(value.shape)} "
-                             f"in PyTorch layout, PyTorch parameter has {tuple(torch_param.shape)}")
+            raise ValueError(
+                f"{path}: shape mismatch: Keras {tf_var.path} gives {tuple(value.shape)} "
+                f"in PyTorch layout, PyTorch parameter has {tuple(torch_param.shape)}"
+            )
         with torch.no_grad():
             torch_param.copy_(torch.from_numpy(np.ascontiguousarray(value)).to(torch_param.dtype))
 
@@ -183,7 +210,9 @@ def _transpose(x: np.ndarray) -> np.ndarray:
 def _linear(path: str, t: Any, k: Any, to_tf: bool) -> None:
     _expect(path, k, "Dense")
     if (t.bias is None) != (k.bias is None):
-        raise ValueError(f"{path}: bias mismatch: PyTorch bias={t.bias is not None}, Keras use_bias={k.bias is not None}")
+        raise ValueError(
+            f"{path}: bias mismatch: PyTorch bias={t.bias is not None}, Keras use_bias={k.bias is not None}"
+        )
     _copy(f"{path}.weight", t.weight, k.kernel, to_tf, _transpose, _transpose)
     if t.bias is not None:
         _copy(f"{path}.bias", t.bias, k.bias, to_tf, _same, _same)
@@ -208,15 +237,14 @@ def _swap_rz(x: np.ndarray) -> np.ndarray:
     return np.concatenate([z, r, n], axis=0)
 
 
-def _gru_weights(path: str, cell: Any, weight_ih: Any, weight_hh: Any, bias_ih: Any, bias_hh: Any,
-                 to_tf: bool) -> None:
+def _gru_weights(path: str, cell: Any, weight_ih: Any, weight_hh: Any, bias_ih: Any, bias_hh: Any, to_tf: bool) -> None:
     _expect(path, cell, "GRUCell")
     if not cell.reset_after:
         raise ValueError(f"{path}: the Keras GRU must use reset_after=True (PyTorch's formulation)")
-    _copy(f"{path}.weight_ih", weight_ih, cell.kernel, to_tf,
-          lambda w: _swap_rz(w).T, lambda w: _swap_rz(w.T))
-    _copy(f"{path}.weight_hh", weight_hh, cell.recurrent_kernel, to_tf,
-          lambda w: _swap_rz(w).T, lambda w: _swap_rz(w.T))
+    _copy(f"{path}.weight_ih", weight_ih, cell.kernel, to_tf, lambda w: _swap_rz(w).T, lambda w: _swap_rz(w.T))
+    _copy(
+        f"{path}.weight_hh", weight_hh, cell.recurrent_kernel, to_tf, lambda w: _swap_rz(w).T, lambda w: _swap_rz(w.T)
+    )
     if to_tf:
         both = np.stack([_swap_rz(bias_ih.detach().cpu().numpy()), _swap_rz(bias_hh.detach().cpu().numpy())])
         if tuple(both.shape) != tuple(cell.bias.shape):

@@ -10,14 +10,25 @@ statically.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
 
 from txcourse._validation import ArgumentError
 
-__all__ = ["FRAMEWORKS", "FRAMEWORK_NAMES", "MODEL_KINDS", "DEFAULT_MODELS", "Backend", "backend",
-           "check_framework", "check_model_kind", "set_threads", "default_model_config"]
+__all__ = [
+    "FRAMEWORKS",
+    "FRAMEWORK_NAMES",
+    "MODEL_KINDS",
+    "DEFAULT_MODELS",
+    "Backend",
+    "backend",
+    "check_framework",
+    "check_model_kind",
+    "set_threads",
+    "default_model_config",
+]
 
 # The two halves: the subpackage name, and its name in prose.
 FRAMEWORKS = ("torch", "tf")
@@ -29,8 +40,16 @@ MODEL_KINDS = ("transformer", "bahdanau", "seq2seq")
 
 # Model sizes that train on a CPU in minutes; `txcourse train --set` overrides any field.
 DEFAULT_MODELS: dict[str, dict[str, Any]] = {
-    "transformer": dict(d_model=128, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=512,
-                        dropout=0.1, max_len=128, tie_embeddings=True),
+    "transformer": dict(
+        d_model=128,
+        num_heads=4,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        d_ff=512,
+        dropout=0.1,
+        max_len=128,
+        tie_embeddings=True,
+    ),
     "bahdanau": dict(embedding_dim=128, units=256),
     "seq2seq": dict(embedding_dim=128, units=256),
 }
@@ -96,15 +115,18 @@ def set_threads(n: int, frameworks: Sequence[str] = FRAMEWORKS) -> None:
     """
     if "torch" in frameworks and importlib.util.find_spec("torch") is not None:
         import torch
+
         torch.set_num_threads(n)
     if "tf" in frameworks and importlib.util.find_spec("tensorflow") is not None:
         import tensorflow as tf
+
         tf.config.threading.set_intra_op_parallelism_threads(n)
         tf.config.threading.set_inter_op_parallelism_threads(n)
 
 
-def default_model_config(kind: str, src_vocab_size: int, tgt_vocab_size: int,
-                         overrides: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def default_model_config(
+    kind: str, src_vocab_size: int, tgt_vocab_size: int, overrides: Optional[dict[str, Any]] = None
+) -> dict[str, Any]:
     """The model config dict for ``kind``, with the vocabulary sizes and ``overrides`` applied and checked.
 
     A bad setting raises :class:`~txcourse._validation.ArgumentError` (a ``ValueError``) whose ``arguments`` name
@@ -113,15 +135,21 @@ def default_model_config(kind: str, src_vocab_size: int, tgt_vocab_size: int,
     from txcourse.config import TransformerConfig
 
     check_model_kind(kind, "model")
-    config = {**DEFAULT_MODELS[kind], "src_vocab_size": src_vocab_size, "tgt_vocab_size": tgt_vocab_size,
-              "pad_id": 0, **(overrides or {})}
+    config = {
+        **DEFAULT_MODELS[kind],
+        "src_vocab_size": src_vocab_size,
+        "tgt_vocab_size": tgt_vocab_size,
+        "pad_id": 0,
+        **(overrides or {}),
+    }
     if kind == "transformer":
         return TransformerConfig.from_dict(config).to_dict()  # validates every field
     allowed = {"src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"}
     unknown = set(config) - allowed
     if unknown:
-        raise ArgumentError(f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}",
-                            *sorted(unknown))
+        raise ArgumentError(
+            f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}", *sorted(unknown)
+        )
     for key, value in config.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < (0 if key == "pad_id" else 1):
             raise ArgumentError(f"{kind} setting {key} must be a positive integer, got {value!r}", key)

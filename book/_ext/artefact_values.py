@@ -34,8 +34,10 @@ def artefact_substitutions(srcdir: str | Path, config: Config) -> dict[str, str]
     existing = dict(getattr(config, "myst_substitutions", None) or {})
     clash = sorted(set(values) & set(existing))
     if clash:
-        raise ValueError(f"myst_substitutions already defines {clash}: the names of txcourse.course.artefacts.book_values "
-                         f"are reserved for the shipped artefacts' values")
+        raise ValueError(
+            f"myst_substitutions already defines {clash}: the names of txcourse.course.artefacts.book_values "
+            f"are reserved for the shipped artefacts' values"
+        )
     config.myst_substitutions = {**existing, **values}
     return values
 

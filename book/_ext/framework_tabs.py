@@ -76,8 +76,9 @@ def _group_children(parent: nodes.Element) -> None:
 
 
 def group_framework_cells(app: Sphinx, doctree: nodes.document) -> None:
-    parents = {id(cell.parent): cell.parent for cell in doctree.findall(nodes.container)
-               if _tab_label(cell) is not None}
+    parents = {
+        id(cell.parent): cell.parent for cell in doctree.findall(nodes.container) if _tab_label(cell) is not None
+    }
     for parent in parents.values():
         _group_children(parent)
 

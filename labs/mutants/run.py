@@ -43,7 +43,7 @@ def apply_edits(source: str, edits: list[tuple[str, str]], where: str) -> str:
         lines = []
         for line in source.split("\n"):
             if old in line and "\n" in new:
-                indent = line[:len(line) - len(line.lstrip())]
+                indent = line[: len(line) - len(line.lstrip())]
                 line = line.replace(old, new.replace("\n", "\n" + indent))
             else:
                 line = line.replace(old, new)
@@ -67,8 +67,16 @@ def student_id(mutant: Mutant) -> str:
     return f"{mutant.exercise.split()[0]}-{mutant.name}"
 
 
-def grade_lab(lab: str, mutants: list[Mutant], frameworks: tuple[str, ...], out: Path, jobs: int,
-              sandbox: bool, timeout: int, verbose: bool) -> list[dict]:
+def grade_lab(
+    lab: str,
+    mutants: list[Mutant],
+    frameworks: tuple[str, ...],
+    out: Path,
+    jobs: int,
+    sandbox: bool,
+    timeout: int,
+    verbose: bool,
+) -> list[dict]:
     """Grade the solution and ``mutants`` of ``lab``; one result row per (mutant or solution, framework)."""
     subs = out / lab / "submissions"
     if subs.exists():  # a previous run's mutants are not this run's
@@ -76,18 +84,23 @@ def grade_lab(lab: str, mutants: list[Mutant], frameworks: tuple[str, ...], out:
     for fw in frameworks:
         name = grading.notebook_name(lab, fw)
         (subs / "solution").mkdir(parents=True, exist_ok=True)
-        nbformat.write(nbformat.read(LABS_DIR / "source" / lab / f"{name}.ipynb", as_version=4),
-                       subs / "solution" / f"{name}.ipynb")
+        nbformat.write(
+            nbformat.read(LABS_DIR / "source" / lab / f"{name}.ipynb", as_version=4),
+            subs / "solution" / f"{name}.ipynb",
+        )
         for mutant in mutants:
             if fw in mutant.frameworks():
                 folder = subs / student_id(mutant)
                 folder.mkdir(parents=True, exist_ok=True)
                 nbformat.write(mutant_notebook(mutant, fw), folder / f"{name}.ipynb")
     csv_path = out / lab / "grades.csv"
-    rows = grading.grade_submissions(subs, lab, csv_path, timeout=timeout, labs_dir=LABS_DIR, verbose=verbose,
-                                     jobs=jobs, sandbox=sandbox)
-    hidden = {fw: grading.hidden_test_lines(LABS_DIR / "source" / lab / f"{grading.notebook_name(lab, fw)}.ipynb")
-              for fw in frameworks}
+    rows = grading.grade_submissions(
+        subs, lab, csv_path, timeout=timeout, labs_dir=LABS_DIR, verbose=verbose, jobs=jobs, sandbox=sandbox
+    )
+    hidden = {
+        fw: grading.hidden_test_lines(LABS_DIR / "source" / lab / f"{grading.notebook_name(lab, fw)}.ipynb")
+        for fw in frameworks
+    }
     by_student = {student_id(m): m for m in mutants}
     results = []
     for row in rows:
@@ -108,11 +121,22 @@ def grade_lab(lab: str, mutants: list[Mutant], frameworks: tuple[str, ...], out:
             ok = graded and lost_here > 0
         else:
             ok = graded and row["score"] == row["max_score"]
-        results.append({"lab": lab, "framework": row["framework"], "exercise": mutant.exercise if mutant else "-",
-                        "mutant": mutant.name if mutant else "(solution)", "kind": kind,
-                        "lost": lost_here, "lost_elsewhere": lost_elsewhere, "score": row["score"],
-                        "max_score": row["max_score"], "status": row["status"], "leaks": leaks,
-                        "ok": ok and not leaks})
+        results.append(
+            {
+                "lab": lab,
+                "framework": row["framework"],
+                "exercise": mutant.exercise if mutant else "-",
+                "mutant": mutant.name if mutant else "(solution)",
+                "kind": kind,
+                "lost": lost_here,
+                "lost_elsewhere": lost_elsewhere,
+                "score": row["score"],
+                "max_score": row["max_score"],
+                "status": row["status"],
+                "leaks": leaks,
+                "ok": ok and not leaks,
+            }
+        )
     return results
 
 
@@ -125,8 +149,18 @@ def format_table(results: list[dict]) -> str:
             verdict += f" ({r['status'][:60]})"
         if r["leaks"]:
             verdict += f" FEEDBACK LEAKS {r['leaks'][:2]}"
-        rows.append((r["lab"], r["framework"], r["exercise"], r["mutant"], r["kind"], f"{r['lost']:g}",
-                     f"{r['lost_elsewhere']:g}", verdict))
+        rows.append(
+            (
+                r["lab"],
+                r["framework"],
+                r["exercise"],
+                r["mutant"],
+                r["kind"],
+                f"{r['lost']:g}",
+                f"{r['lost_elsewhere']:g}",
+                verdict,
+            )
+        )
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -136,10 +170,12 @@ def format_table(results: list[dict]) -> str:
 def summary(results: list[dict]) -> str:
     wrong = [r for r in results if r["kind"] == "wrong"]
     caught = sum(r["ok"] for r in wrong)
-    lines = [f"{caught} of {len(wrong)} wrong answers caught; "
-             f"{sum(r['ok'] for r in results if r['kind'] != 'wrong')} of "
-             f"{sum(r['kind'] != 'wrong' for r in results)} correct notebooks (solutions and correct variants) "
-             f"with full marks; {sum(bool(r['leaks']) for r in results)} feedback files with hidden tests"]
+    lines = [
+        f"{caught} of {len(wrong)} wrong answers caught; "
+        f"{sum(r['ok'] for r in results if r['kind'] != 'wrong')} of "
+        f"{sum(r['kind'] != 'wrong' for r in results)} correct notebooks (solutions and correct variants) "
+        f"with full marks; {sum(bool(r['leaks']) for r in results)} feedback files with hidden tests"
+    ]
     per = {}
     for r in wrong:
         key = (r["lab"], r["exercise"])
@@ -158,8 +194,9 @@ def main(argv=None) -> int:
     parser.add_argument("--mutant", action="append", help="only the mutant of this name (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks graded at the same time")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
-    parser.add_argument("--out", default=None, help="folder for the submissions, CSVs and feedback "
-                                                    "(default: a temporary one)")
+    parser.add_argument(
+        "--out", default=None, help="folder for the submissions, CSVs and feedback (default: a temporary one)"
+    )
     parser.add_argument("--no-sandbox", action="store_true", help="grade without bubblewrap")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
@@ -169,20 +206,27 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     results = []
     for lab in args.lab or sorted(EXERCISES):
-        chosen = [m for m in MUTANTS if m.lab == lab and (not args.subset or m.subset)
-                  and (not args.mutant or m.name in args.mutant)]
+        chosen = [
+            m
+            for m in MUTANTS
+            if m.lab == lab and (not args.subset or m.subset) and (not args.mutant or m.name in args.mutant)
+        ]
         fws = tuple(fw for fw in frameworks if not args.subset or any(fw in m.subset for m in chosen))
         chosen = [m for m in chosen if any(fw in (m.subset if args.subset else m.frameworks()) for fw in fws)]
         if not chosen:
             continue
         if args.subset:  # a subset mutant is graded only in the frameworks it names
-            chosen = [Mutant(m.lab, m.exercise, m.name, {fw: m.edits_for(fw) for fw in m.subset}, m.kind, m.subset)
-                      for m in chosen]
+            chosen = [
+                Mutant(m.lab, m.exercise, m.name, {fw: m.edits_for(fw) for fw in m.subset}, m.kind, m.subset)
+                for m in chosen
+            ]
         lab_results = grade_lab(lab, chosen, fws, out, args.jobs, sandbox, args.timeout, not args.quiet)
         print(f"\n{format_table(lab_results)}\n", flush=True)  # as each lab is done: a long run shows progress
         results += lab_results
     print(summary(results))
-    print(f"\n{len(results)} notebooks in {time.perf_counter() - start:.0f} s; submissions, grades and feedback in {out}")
+    print(
+        f"\n{len(results)} notebooks in {time.perf_counter() - start:.0f} s; submissions, grades and feedback in {out}"
+    )
     return 0 if all(r["ok"] for r in results) else 1
 
 

@@ -46,7 +46,9 @@ IMPORTS = {
 }
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 1 lab: sequence to sequence, with and without attention ([[FW]])
 
         An RNN encoder-decoder (Sutskever et al. 2014; Cho et al. 2014) reads the source into one vector,
@@ -66,7 +68,10 @@ CELLS = [
         models train for a few seconds each on a CPU on three-digit numbers; that is what the autograder runs.
         For the real comparison set `SMOKE = False` on a machine with a GPU (or let papermill do it:
         `papermill [[LAB]]_[[fw]].ipynb out.ipynb -p SMOKE False -p DEVICE cuda`).
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     parameters(PARAMETERS),
     readonly("install", INSTALL),
     readonly("setup", (SETUP, IMPORTS)),
@@ -86,8 +91,9 @@ CELLS = [
             EXACT_MATCH_TARGET = 0.5
         print(f"SMOKE={SMOKE}, DEVICE={DEVICE!r}: task {TASK or 'numbers (default)'}, model {MODEL}")
     """),
-    md({
-        "torch": """
+    md(
+        {
+            "torch": """
             ## Exercise 1: additive attention (2 + 3 + 2 points)
 
             Complete `BahdanauAttention(units)`. In `__init__` create three linear layers with
@@ -102,7 +108,7 @@ CELLS = [
             context is the weighted sum of the encoder states $h_j$ themselves: the source notes summed the
             projections $U_a h_j$ instead (errata E7).
         """,
-        "tf": """
+            "tf": """
             ## Exercise 1: additive attention (2 + 3 + 2 points)
 
             Complete `BahdanauAttention(units)`. In `__init__` create three dense layers with
@@ -118,9 +124,12 @@ CELLS = [
             is the weighted sum of the encoder states $h_j$ themselves: the source notes summed the projections
             $U_a h_j$ instead (errata E7).
         """,
-    }),
-    solution("bahdanau_attention", {
-        "torch": """
+        }
+    ),
+    solution(
+        "bahdanau_attention",
+        {
+            "torch": """
             class BahdanauAttention(nn.Module):
                 \"\"\"e_j = v_a^T tanh(W_a s + U_a h_j), alpha = softmax(e), context = sum_j alpha_j h_j.\"\"\"
 
@@ -144,7 +153,7 @@ CELLS = [
                     return context, weights
                     ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             class BahdanauAttention(keras.layers.Layer):
                 \"\"\"e_j = v_a^T tanh(W_a s + U_a h_j), alpha = softmax(e), context = sum_j alpha_j h_j.\"\"\"
 
@@ -168,8 +177,12 @@ CELLS = [
                     return context, weights
                     ### END SOLUTION
         """,
-    }),
-    tests("test_attention_properties", 2, """
+        },
+    ),
+    tests(
+        "test_attention_properties",
+        2,
+        """
         set_seed(0)
         layer = BahdanauAttention(8)
         query, values = tensor(normal(3, 8, seed=1)), tensor(normal(3, 5, 8, seed=2))
@@ -185,19 +198,26 @@ CELLS = [
         assert_close(to_numpy(weights).sum(-1), np.ones(3), 1e-5, "sum of the weights without a mask")
         assert (to_numpy(weights) > 0).all(), "without a mask every position gets some weight"
         ### END HIDDEN TESTS
-    """),
-    tests("test_attention_matches_reference", 3, ({
-        "torch": """
+    """,
+    ),
+    tests(
+        "test_attention_matches_reference",
+        3,
+        (
+            {
+                "torch": """
             def copy_weights(source, target):
                 \"\"\"Load the weights of `source` (txcourse's layer) into `target` (yours): same attribute names.\"\"\"
                 target.load_state_dict(source.state_dict())
         """,
-        "tf": """
+                "tf": """
             def copy_weights(source, target):
                 \"\"\"Set the weights of `target` (yours) from `source` (txcourse's layer), by attribute name.\"\"\"
                 for name in ("w_a", "u_a", "v_a"):
                     getattr(target, name).set_weights(getattr(source, name).get_weights())
-        """}, """
+        """,
+            },
+            """
         set_seed(1)
         reference, mine = tx.BahdanauAttention(16), BahdanauAttention(16)  # txcourse's has fixed weights
         query, values = tensor(normal(4, 16, seed=3)), tensor(normal(4, 6, 16, seed=4))
@@ -222,8 +242,13 @@ CELLS = [
             out = mine(query, values)[0]
         assert_close(out, reference(query, values)[0], 1e-5, "units = 5, 9 source positions")
         ### END HIDDEN TESTS
-    """)),
-    tests("test_context_of_the_states", 2, """
+    """,
+        ),
+    ),
+    tests(
+        "test_context_of_the_states",
+        2,
+        """
         # Errata E7: the context is sum_j alpha_j h_j over the encoder states, not over their projections.
         set_seed(3)
         layer = BahdanauAttention(12)
@@ -240,7 +265,8 @@ CELLS = [
         expected2 = np.einsum("bt,btu->bu", to_numpy(weights2), values * 2.0)
         assert_close(doubled, expected2, 1e-4, "context for doubled states")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Plugging your attention into a GRU encoder-decoder
 
@@ -300,7 +326,10 @@ CELLS = [
                                       title="numbers test split: exact match by source length")
         plt.show()
     """),
-    tests("test_training_with_your_attention", 3, """
+    tests(
+        "test_training_with_your_attention",
+        3,
+        """
         first, last = histories["bahdanau"][0]["loss"], histories["bahdanau"][-1]["loss"]
         assert last < 0.5 * first, f"with your attention the loss fell only from {first:.3f} to {last:.3f}"
         assert results["bahdanau"]["exact_match"] >= EXACT_MATCH_TARGET, (
@@ -310,7 +339,8 @@ CELLS = [
         ### BEGIN HIDDEN TESTS
         assert results["bahdanau"]["chrf"] >= 80.0, f"chrF {results['bahdanau']['chrf']:.1f}"
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Where does the decoder look?
 

@@ -3,11 +3,14 @@
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 2 lab: positional encoding ([[FW]])
 
         Self-attention treats its input as a set: permute the tokens and the outputs permute with them.
-        The Transformer adds a position signal to every embedding, the formula of Sec. 3.5 of Vaswani et al. (2017) (unnumbered in the paper):
+        The Transformer adds a position signal to every embedding, the formula of Sec. 3.5 of Vaswani et al. (2017)
+        (unnumbered in the paper):
 
         $$PE_{(pos,\\,2i)} = \\sin\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right), \\qquad
           PE_{(pos,\\,2i+1)} = \\cos\\!\\left(\\frac{pos}{10000^{2i/d_{model}}}\\right)$$
@@ -15,23 +18,28 @@ CELLS = [
         Dimensions $2i$ and $2i+1$ share one frequency: a sine and a cosine of the **same** angle.
         In this lab you write the table, check it against two mistakes of the source notes
         (errata E1 and E8 of the course) and look at it.
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     readonly("install", INSTALL),
     readonly("setup", SETUP),
     md(SETUP_NOTE),
     md("""
         ## Exercise 1: the table (3 + 2 + 2 points)
 
-        Write `positional_encoding(max_len, d_model)`: the `(max_len, d_model)` table of the sinusoidal formula (Sec. 3.5) as a float32
-        tensor, row `pos` for position `pos`, column `j` for dimension `j`. An odd `d_model` ends with a
+        Write `positional_encoding(max_len, d_model)`: the `(max_len, d_model)` table of the sinusoidal formula (Sec. 3.5)
+        as a float32 tensor, row `pos` for position `pos`, column `j` for dimension `j`. An odd `d_model` ends with a
         sine column. Compute the angles in float64 (NumPy is fine) and convert at the end.
 
         The source notes computed the exponent as `(2 * i // 2) / d_model` for column `i`. Python reads
         `2 * i // 2` as `(2 * i) // 2 = i`, so every column gets its own frequency (errata E1). Column `j`
         belongs to pair `j // 2`, whose exponent is `2 * (j // 2) / d_model`.
         """),
-    solution("positional_encoding", {
-        "torch": """
+    solution(
+        "positional_encoding",
+        {
+            "torch": """
             def positional_encoding(max_len, d_model):
                 \"\"\"The (max_len, d_model) table of sinusoidal encodings of Sec. 3.5, as a float32 tensor.\"\"\"
                 ### BEGIN SOLUTION
@@ -43,7 +51,7 @@ CELLS = [
                 return torch.tensor(table, dtype=torch.float32)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def positional_encoding(max_len, d_model):
                 \"\"\"The (max_len, d_model) table of sinusoidal encodings of Sec. 3.5, as a float32 tensor.\"\"\"
                 ### BEGIN SOLUTION
@@ -55,9 +63,13 @@ CELLS = [
                 return tf.constant(table, dtype=tf.float32)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_positional_encoding", 3, {
-        "torch": """
+        },
+    ),
+    tests(
+        "test_positional_encoding",
+        3,
+        {
+            "torch": """
             # Shape, dtype, position 0, and agreement with txcourse's table.
             pe = positional_encoding(50, 16)
             assert isinstance(pe, torch.Tensor), f"return a torch.Tensor, got {type(pe).__name__}"
@@ -74,7 +86,7 @@ CELLS = [
                              f"positional_encoding({max_len}, {d_model})")
             ### END HIDDEN TESTS
         """,
-        "tf": """
+            "tf": """
             # Shape, dtype, position 0, and agreement with txcourse's table.
             pe = positional_encoding(50, 16)
             assert tf.is_tensor(pe), f"return a tf.Tensor, got {type(pe).__name__}"
@@ -91,8 +103,12 @@ CELLS = [
                              f"positional_encoding({max_len}, {d_model})")
             ### END HIDDEN TESTS
         """,
-    }),
-    tests("test_shared_frequency", 2, """
+        },
+    ),
+    tests(
+        "test_shared_frequency",
+        2,
+        """
         # Errata E1: columns 2i and 2i+1 hold the sine and the cosine of ONE angle, so sin^2 + cos^2 = 1.
         pe = to_numpy(positional_encoding(100, 32)).astype(np.float64)
         assert_close(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, np.ones((100, 16)), 1e-5,
@@ -104,8 +120,12 @@ CELLS = [
         rates = np.arctan2(pe[1, 0::2], pe[1, 1::2])
         assert_close(rates, 1.0 / 10000.0 ** (np.arange(0, 10, 2) / 10), 1e-6, "angle rates for d_model = 10")
         ### END HIDDEN TESTS
-    """),
-    tests("test_distance_depends_on_offset", 2, """
+    """,
+    ),
+    tests(
+        "test_distance_depends_on_offset",
+        2,
+        """
         # Errata E9: ||PE(p + k) - PE(p)|| = sqrt(sum_i (2 - 2 cos(k w_i))) is the same for every p.
         pe = to_numpy(positional_encoding(40, 64)).astype(np.float64)
         distance = np.linalg.norm(pe[:, None, :] - pe[None, :, :], axis=-1)  # (40, 40)
@@ -118,7 +138,8 @@ CELLS = [
             expected = np.sqrt(np.sum(2 - 2 * np.cos(k * w)))
             assert_close(np.diagonal(distance, offset=k), np.full(40 - k, expected), 1e-4, f"distance at offset {k}")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Exercise 2: the worked table for $d_{model} = 4$ (2 points)
 
@@ -129,7 +150,9 @@ CELLS = [
         - `denominators`: a NumPy array of the 4 column denominators $10000^{2i/d_{model}}$;
         - `worked_table`: the 4 x 4 NumPy array, row = position 0..3, written with `np.sin`/`np.cos`.
         """),
-    solution("worked_table", """
+    solution(
+        "worked_table",
+        """
         ### BEGIN SOLUTION
         denominators = np.array([1.0, 1.0, 100.0, 100.0])  # 10000^(2i/4) for the pairs i = 0, 1
         worked_table = np.array([[np.sin(p / 1), np.cos(p / 1), np.sin(p / 100), np.cos(p / 100)]
@@ -137,8 +160,12 @@ CELLS = [
         ### END SOLUTION
         print("denominators:", denominators)
         print(np.round(worked_table, 4))
-    """),
-    tests("test_worked_table", 2, """
+    """,
+    ),
+    tests(
+        "test_worked_table",
+        2,
+        """
         # float32 or float64 both pass: the tolerances are those of float32 (about 6e-8 relative)
         assert_close(denominators, [1, 1, 100, 100], 1e-6, "denominators of the four columns for d_model = 4")
         assert np.asarray(worked_table).shape == (4, 4), f"worked_table shape {np.asarray(worked_table).shape}, expected (4, 4)"
@@ -151,7 +178,8 @@ CELLS = [
         assert not any("positional_encoding" in cell for cell in written), \\
             "work the table out with np.sin/np.cos, without calling positional_encoding"
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         Your function gives the same table (rounded to 4 decimals). Compare it with the slides: the second
         pair of columns changes slowly, the first pair quickly.

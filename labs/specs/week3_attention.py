@@ -3,7 +3,9 @@
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 3 lab: attention ([[FW]])
 
         $$\\mathrm{Attention}(Q, K, V) = \\mathrm{softmax}\\!\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right)V
@@ -16,7 +18,10 @@ CELLS = [
         may **not** be attended. A masked key must get a weight of exactly 0.
 
         Shapes: `B` batch, `H` heads, `T_q` queries, `T_k` keys, `D` model width, `d_k = D / H`.
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     readonly("install", INSTALL),
     readonly("setup", SETUP),
     md(SETUP_NOTE),
@@ -36,8 +41,10 @@ CELLS = [
         softmax, set the masked weights to 0, so that a row whose keys are all masked gives zeros, not NaN
         or a uniform average.
         """),
-    solution("scaled_dot_product_attention", {
-        "torch": """
+    solution(
+        "scaled_dot_product_attention",
+        {
+            "torch": """
             def scaled_dot_product_attention(query, key, value, mask=None):
                 \"\"\"softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights).\"\"\"
                 ### BEGIN SOLUTION
@@ -51,7 +58,7 @@ CELLS = [
                 return torch.matmul(weights, value), weights  # (..., T_q, d_v), (..., T_q, T_k)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def scaled_dot_product_attention(query, key, value, mask=None):
                 \"\"\"softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights).\"\"\"
                 ### BEGIN SOLUTION
@@ -65,8 +72,12 @@ CELLS = [
                 return tf.matmul(weights, value), weights  # (..., T_q, d_v), (..., T_q, T_k)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_attention_notes_example", 2, """
+        },
+    ),
+    tests(
+        "test_attention_notes_example",
+        2,
+        """
         # The source notes' example: the query matches the second key exactly, so it copies the second value.
         temp_k = tensor([[10.0, 0, 0], [0, 10, 0], [0, 0, 10], [0, 0, 10]], "float32")
         temp_v = tensor([[1.0, 0], [10, 0], [100, 5], [1000, 6]], "float32")
@@ -79,8 +90,12 @@ CELLS = [
         assert_close(weights, [[0, 0, 0.5, 0.5]], 1e-6, "weights for the query [0, 0, 10]")
         assert_close(out, [[550, 5.5]], 1e-3, "output for the query [0, 0, 10]")
         ### END HIDDEN TESTS
-    """),
-    tests("test_attention_matches_reference", 3, """
+    """,
+    ),
+    tests(
+        "test_attention_matches_reference",
+        3,
+        """
         # Batched inputs with heads: compare with txcourse, check the shapes and that each row of weights sums to 1.
         q, k, v = tensor(normal(2, 3, 5, 8, seed=1)), tensor(normal(2, 3, 7, 8, seed=2)), tensor(normal(2, 3, 7, 4, seed=3))
         out, weights = scaled_dot_product_attention(q, k, v)
@@ -105,8 +120,12 @@ CELLS = [
         _, r2 = tx.scaled_dot_product_attention(q * 2, k, v)
         assert_close(w2, r2, 1e-5, "weights for 2q")
         ### END HIDDEN TESTS
-    """),
-    tests("test_attention_mask", 3, """
+    """,
+    ),
+    tests(
+        "test_attention_mask",
+        3,
+        """
         # Padding: the last keys of each sentence are masked; their weights must be exactly 0.
         q, k, v = tensor(normal(2, 2, 4, 8, seed=7)), tensor(normal(2, 2, 6, 8, seed=8)), tensor(normal(2, 2, 6, 5, seed=9))
         mask = np.zeros((2, 1, 1, 6), dtype=bool)
@@ -134,7 +153,8 @@ CELLS = [
         assert not np.isnan(to_numpy(out16).astype(np.float32)).any(), "float16 output has NaN (errata E6)"
         assert_close(to_numpy(w16).astype(np.float32), ref_weights, 2e-2, "float16 attention weights")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Exercise 2: the masks (2 + 2 points)
 
@@ -143,8 +163,10 @@ CELLS = [
         - `look_ahead_mask(length)`: a boolean `(length, length)`, `True` above the diagonal: query `t` may
           not see the keys after `t`.
         """),
-    solution("masks", {
-        "torch": """
+    solution(
+        "masks",
+        {
+            "torch": """
             def padding_mask(tokens, pad_id=0):
                 \"\"\"(B, T) ids -> (B, 1, 1, T) bool, True at padding.\"\"\"
                 ### BEGIN SOLUTION
@@ -158,7 +180,7 @@ CELLS = [
                 return torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)  # (T, T)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def padding_mask(tokens, pad_id=0):
                 \"\"\"(B, T) ids -> (B, 1, 1, T) bool, True at padding.\"\"\"
                 ### BEGIN SOLUTION
@@ -173,8 +195,12 @@ CELLS = [
                 return positions[tf.newaxis, :] > positions[:, tf.newaxis]  # (T, T): key > query
                 ### END SOLUTION
         """,
-    }),
-    tests("test_masks", 2, """
+        },
+    ),
+    tests(
+        "test_masks",
+        2,
+        """
         tokens = tensor([[7, 6, 0, 0], [1, 2, 3, 0]])
         pm = padding_mask(tokens)
         assert tuple(pm.shape) == (2, 1, 1, 4), f"padding_mask shape {tuple(pm.shape)}, expected (2, 1, 1, 4)"
@@ -194,8 +220,12 @@ CELLS = [
                 mine = look_ahead_mask(n)
             assert_equal(mine, tx.look_ahead_mask(n), f"look_ahead_mask({n})")
         ### END HIDDEN TESTS
-    """),
-    tests("test_no_look_ahead", 2, """
+    """,
+    ),
+    tests(
+        "test_no_look_ahead",
+        2,
+        """
         # With your look-ahead mask (and txcourse's attention), no query attends to a later key, and changing
         # the later values leaves the earlier outputs unchanged.
         attend = tx.scaled_dot_product_attention
@@ -211,7 +241,8 @@ CELLS = [
         _, weights = attend(q, k, tensor(v), tensor(combined))
         assert (to_numpy(weights)[0][combined] == 0).all(), "look-ahead + padding: masked weights must be 0"
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Exercise 3: splitting and merging heads (2 points)
 
@@ -224,8 +255,10 @@ CELLS = [
         Reshape to `(B, T, H, d_k)` and then swap the `T` and `H` axes; a direct reshape to `(B, H, T, d_k)`
         would mix positions into heads.
         """),
-    solution("heads", {
-        "torch": """
+    solution(
+        "heads",
+        {
+            "torch": """
             def split_heads(x, num_heads):
                 \"\"\"(B, T, D) -> (B, H, T, d_k).\"\"\"
                 ### BEGIN SOLUTION
@@ -242,7 +275,7 @@ CELLS = [
                 return x.transpose(1, 2).reshape(batch, length, heads * d_k)  # (B, T, D)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def split_heads(x, num_heads):
                 \"\"\"(B, T, D) -> (B, H, T, d_k).\"\"\"
                 ### BEGIN SOLUTION
@@ -260,8 +293,12 @@ CELLS = [
                 return tf.reshape(x, (batch, length, x.shape[2] * x.shape[3]))  # (B, T, D)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_heads", 2, """
+        },
+    ),
+    tests(
+        "test_heads",
+        2,
+        """
         x = normal(2, 5, 12, seed=13)
         heads = split_heads(tensor(x), 3)
         assert tuple(heads.shape) == (2, 3, 5, 4), f"split_heads shape {tuple(heads.shape)}, expected (2, 3, 5, 4)"
@@ -278,7 +315,8 @@ CELLS = [
         assert tuple(merge_heads(tensor(y)).shape) == (3, 7, 10)
         assert_close(split_heads(merge_heads(tensor(y)), 2), y, 0.0, "split_heads(merge_heads(y))")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Exercise 4: multi-head attention from your pieces (3 points)
 
@@ -291,7 +329,9 @@ CELLS = [
         you call on a `(B, T, D)` tensor; `mha.num_heads`) with **your** `split_heads`,
         `scaled_dot_product_attention` and `merge_heads`. Return `(output (B, T_q, D), weights (B, H, T_q, T_k))`.
         """),
-    solution("multi_head_attention", """
+    solution(
+        "multi_head_attention",
+        """
         def multi_head_attention(mha, query, key, value, mask=None):
             \"\"\"Concat(head_1..head_H) W^O with mha's projections and your pieces. Returns (output, weights).\"\"\"
             ### BEGIN SOLUTION
@@ -301,8 +341,12 @@ CELLS = [
             heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
             return mha.w_o(merge_heads(heads)), weights  # (B, T_q, D), (B, H, T_q, T_k)
             ### END SOLUTION
-    """),
-    tests("test_multi_head_attention", 3, """
+    """,
+    ),
+    tests(
+        "test_multi_head_attention",
+        3,
+        """
         # This test judges exercise 4 alone: your multi_head_attention runs with txcourse's attention and heads
         # in place of yours (exercises 1 and 3 have their own tests).
         pieces = ("split_heads", "merge_heads", "scaled_dot_product_attention")
@@ -333,7 +377,8 @@ CELLS = [
         assert_close(multi_head_attention(mha8, x, x, x)[0], mha8(x, x, x), 1e-5, "8 heads")
         ### END HIDDEN TESTS
         globals().update(yours)
-    """),
+    """,
+    ),
     md("""
         ## Looking at masks and attention
 

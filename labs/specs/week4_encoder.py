@@ -34,7 +34,9 @@ RUN = {
 }
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 4 lab: the encoder layer ([[FW]])
 
         An encoder layer has two sublayers: multi-head self-attention and a position-wise feed-forward
@@ -44,12 +46,16 @@ CELLS = [
 
         (residual connection, then layer normalisation: *post-LN*, Sec. 3.1 and 5.4). You will write that
         layer from txcourse's sublayers and check it against `tx.EncoderLayer` with the same weights.
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     readonly("install", INSTALL),
     readonly("setup", (SETUP, RUN)),
     md(SETUP_NOTE),
-    md({
-        "torch": """
+    md(
+        {
+            "torch": """
             ## Exercise 1: `EncoderLayer` (2 + 4 + 2 + 2 points)
 
             Complete the class. In `__init__`, create these attributes (the names matter: the tests copy the
@@ -67,7 +73,7 @@ CELLS = [
             the FFN, each wrapped as above. `x` is `(B, T, D)`, `mask` broadcasts to `(B, H, T, T)`
             (`True` = may not attend); return `(B, T, D)`.
         """,
-        "tf": """
+            "tf": """
             ## Exercise 1: `EncoderLayer` (2 + 4 + 2 + 2 points)
 
             Complete the class. In `__init__`, create these attributes (the names matter: the tests copy the
@@ -86,9 +92,12 @@ CELLS = [
             to the dropout. `x` is `(B, T, D)`, `mask` broadcasts to `(B, H, T, T)` (`True` = may not attend);
             return `(B, T, D)`.
         """,
-    }),
-    solution("encoder_layer", {
-        "torch": """
+        }
+    ),
+    solution(
+        "encoder_layer",
+        {
+            "torch": """
             class EncoderLayer(nn.Module):
                 \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
 
@@ -109,7 +118,7 @@ CELLS = [
                     return x
                     ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             class EncoderLayer(keras.layers.Layer):
                 \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
 
@@ -130,8 +139,13 @@ CELLS = [
                     return x
                     ### END SOLUTION
         """,
-    }),
-    tests("test_encoder_layer_parts", 2, ("""
+        },
+    ),
+    tests(
+        "test_encoder_layer_parts",
+        2,
+        (
+            """
         layer = EncoderLayer(16, 4, 32, dropout=0.1)
         for name in ("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm", "dropout"):
             assert hasattr(layer, name), f"EncoderLayer has no attribute {name!r}"
@@ -146,8 +160,15 @@ CELLS = [
         assert_close(rows.mean(-1), np.zeros(10), 1e-5, "mean of each output row (post-LN)")
         assert_close(rows.var(-1), np.ones(10), 1e-3, "variance of each output row (post-LN)")
         ### END HIDDEN TESTS
-    """)),
-    tests("test_encoder_layer_matches_reference", 4, (COPY_WEIGHTS, """
+    """
+        ),
+    ),
+    tests(
+        "test_encoder_layer_matches_reference",
+        4,
+        (
+            COPY_WEIGHTS,
+            """
         set_seed(0)
         reference = tx.EncoderLayer(16, 4, 32, dropout=0.1)  # fixed weights from the seed
         mine = EncoderLayer(16, 4, 32, dropout=0.1)
@@ -172,8 +193,13 @@ CELLS = [
         assert_close(out, run(reference, x, tx.look_ahead_mask(7)), 1e-5,
                      "24-wide layer, 3 heads, layer_norm_eps=0.5, look-ahead mask")
         ### END HIDDEN TESTS
-    """)),
-    tests("test_padding_does_not_leak", 2, """
+    """,
+        ),
+    ),
+    tests(
+        "test_padding_does_not_leak",
+        2,
+        """
         # Changing the vectors at padded positions must not change the outputs at the real tokens.
         set_seed(5)
         layer = EncoderLayer(16, 4, 32, dropout=0.0)
@@ -191,8 +217,14 @@ CELLS = [
         unmasked = to_numpy(run(layer, tensor(x_changed)))
         assert np.abs(unmasked[0, :4] - out[0, :4]).max() > 1e-3, "without the mask the padding should matter"
         ### END HIDDEN TESTS
-    """),
-    tests("test_dropout_in_training_only", 2, (COPY_WEIGHTS, """
+    """,
+    ),
+    tests(
+        "test_dropout_in_training_only",
+        2,
+        (
+            COPY_WEIGHTS,
+            """
         # Dropout is active in training mode only; in inference mode the layer is deterministic.
         set_seed(7)
         layer = EncoderLayer(16, 4, 32, dropout=0.5)
@@ -220,7 +252,9 @@ CELLS = [
         assert_close(run(layer, x, training=True), run(reference, x, training=True), 1e-5,
                      "training mode: dropout (a stand-in that halves) on each sublayer's output, before the residual sum")
         ### END HIDDEN TESTS
-    """)),
+    """,
+        ),
+    ),
     md("""
         ## Stacking layers: a small encoder
 

@@ -19,7 +19,9 @@ COPY_WEIGHTS = {
 }
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 5 lab: the decoder ([[FW]])
 
         A decoder layer has three sublayers, each wrapped as $x \\leftarrow \\mathrm{LayerNorm}(x +
@@ -34,12 +36,16 @@ CELLS = [
         The look-ahead mask is what lets the decoder train on a whole target sentence at once (teacher
         forcing) without seeing the answer. You will write the layer and its mask, and a test that
         catches a decoder that peeks at the future.
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     readonly("install", INSTALL),
     readonly("setup", (SETUP, RUN)),
     md(SETUP_NOTE),
-    md({
-        "torch": """
+    md(
+        {
+            "torch": """
             ## Exercise 1: `DecoderLayer` (2 + 4 points)
 
             Create these attributes in `__init__` (the tests copy a `tx.DecoderLayer`'s weights into yours by name):
@@ -51,7 +57,7 @@ CELLS = [
             `(B, T_src, D)`; the self-attention is `self.self_attn(x, x, x, self_attn_mask)`, the cross-attention
             `self.cross_attn(x, memory, memory, cross_attn_mask)`. Return `(B, T_tgt, D)`.
         """,
-        "tf": """
+            "tf": """
             ## Exercise 1: `DecoderLayer` (2 + 4 points)
 
             Create these attributes in `__init__` (the tests copy a `tx.DecoderLayer`'s weights into yours by name):
@@ -64,9 +70,12 @@ CELLS = [
             cross-attention `self.cross_attn(x, memory, memory, cross_attn_mask)`; pass `training=training` to
             the dropout. Return `(B, T_tgt, D)`.
         """,
-    }),
-    solution("decoder_layer", {
-        "torch": """
+        }
+    ),
+    solution(
+        "decoder_layer",
+        {
+            "torch": """
             class DecoderLayer(nn.Module):
                 \"\"\"Masked self-attention, cross-attention over the memory, FFN; each wrapped post-LN.\"\"\"
 
@@ -90,7 +99,7 @@ CELLS = [
                     return x
                     ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             class DecoderLayer(keras.layers.Layer):
                 \"\"\"Masked self-attention, cross-attention over the memory, FFN; each wrapped post-LN.\"\"\"
 
@@ -116,8 +125,13 @@ CELLS = [
                     return x
                     ### END SOLUTION
         """,
-    }),
-    tests("test_decoder_layer_parts", 2, ("""
+        },
+    ),
+    tests(
+        "test_decoder_layer_parts",
+        2,
+        (
+            """
         layer = DecoderLayer(16, 4, 32)
         for name in ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward",
                      "feed_forward_norm", "dropout"):
@@ -130,8 +144,15 @@ CELLS = [
         out = run(layer, tensor(normal(1, 9, 16, seed=3)), tensor(normal(1, 2, 16, seed=4)))
         assert tuple(out.shape) == (1, 9, 16), "T_tgt = 9, T_src = 2"
         ### END HIDDEN TESTS
-    """)),
-    tests("test_decoder_layer_matches_reference", 4, (COPY_WEIGHTS, """
+    """
+        ),
+    ),
+    tests(
+        "test_decoder_layer_matches_reference",
+        4,
+        (
+            COPY_WEIGHTS,
+            """
         set_seed(0)
         reference = tx.DecoderLayer(16, 4, 32, dropout=0.1)  # fixed weights from the seed
         mine = DecoderLayer(16, 4, 32, dropout=0.1)
@@ -174,7 +195,9 @@ CELLS = [
                      run(reference, x, memory, None, cross_mask, training=True), 1e-5,
                      "training mode: dropout (a stand-in that halves) on each sublayer's output, before the residual sum")
         ### END HIDDEN TESTS
-    """)),
+    """,
+        ),
+    ),
     md("""
         ## Exercise 2: the decoder's self-attention mask (2 points)
 
@@ -182,8 +205,10 @@ CELLS = [
         `(B, 1, T, T)` mask that is `True` where query `t` may not attend key `s`: a future key (`s > t`) **or**
         a padding key. You may use `tx.look_ahead_mask` and `tx.padding_mask` (week 3).
         """),
-    solution("decoder_mask", {
-        "torch": """
+    solution(
+        "decoder_mask",
+        {
+            "torch": """
             def decoder_self_attention_mask(tgt, pad_id=0):
                 \"\"\"(B, T) target ids -> (B, 1, T, T) bool: True for future or padding keys.\"\"\"
                 ### BEGIN SOLUTION
@@ -191,7 +216,7 @@ CELLS = [
                 return tx.look_ahead_mask(length).to(tgt.device) | tx.padding_mask(tgt, pad_id)  # (B, 1, T, T)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def decoder_self_attention_mask(tgt, pad_id=0):
                 \"\"\"(B, T) target ids -> (B, 1, T, T) bool: True for future or padding keys.\"\"\"
                 ### BEGIN SOLUTION
@@ -199,8 +224,12 @@ CELLS = [
                 return tf.logical_or(tx.look_ahead_mask(length), tx.padding_mask(tgt, pad_id))  # (B, 1, T, T)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_decoder_mask", 2, """
+        },
+    ),
+    tests(
+        "test_decoder_mask",
+        2,
+        """
         tgt = tensor([[1, 5, 6, 0], [1, 7, 0, 0]])
         mask = decoder_self_attention_mask(tgt)
         assert tuple(mask.shape) == (2, 1, 4, 4), f"shape {tuple(mask.shape)}, expected (2, 1, 4, 4)"
@@ -212,7 +241,8 @@ CELLS = [
         expected = np.triu(np.ones((5, 5), dtype=bool), k=1) | np.array([False, False, True, True, True])
         assert_equal(decoder_self_attention_mask(tgt, pad_id=9), expected[None, None], "pad_id=9")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Exercise 3: a test for look-ahead leaks (3 + 3 points)
 
@@ -229,7 +259,9 @@ CELLS = [
 
         A correct decoder gives 0 (up to float rounding) for every `t`.
         """),
-    solution("future_leak", """
+    solution(
+        "future_leak",
+        """
         def future_leak(decode, tgt, t, vocab_size, seed=0):
             \"\"\"Largest change of decode(tgt)[:, :t + 1] when the tokens after position t are replaced.\"\"\"
             ### BEGIN SOLUTION
@@ -243,8 +275,12 @@ CELLS = [
             after = to_numpy(decode(tensor(changed)))[:, :t + 1]
             return float(np.abs(after.astype(np.float64) - before.astype(np.float64)).max())
             ### END SOLUTION
-    """),
-    tests("test_future_leak_detects_leaks", 3, """
+    """,
+    ),
+    tests(
+        "test_future_leak_detects_leaks",
+        3,
+        """
         tgt = tensor([[1, 4, 7, 2, 9, 3], [1, 8, 8, 5, 2, 6]])
         def sees_all(ids):  # output t holds the whole sentence: a leak
             ids = to_numpy(ids).astype(float)
@@ -290,8 +326,13 @@ CELLS = [
                     assert abs(leak - expected) < 1e-9, \\
                         f"future_leak should be the largest absolute change of the outputs: {expected}, got {leak}"
         ### END HIDDEN TESTS
-    """),
-    tests("test_decoder_does_not_look_ahead", 3, ("""
+    """,
+    ),
+    tests(
+        "test_decoder_does_not_look_ahead",
+        3,
+        (
+            """
         # future_leak on a real decoder layer (txcourse's, so that this test judges exercise 3 alone): with the
         # decoder mask, no leak at any position; the same layer without the mask leaks.
         set_seed(2)
@@ -318,7 +359,9 @@ CELLS = [
         for t in range(6):
             assert future_leak(whole, tgt, t, vocab_size=12) < 1e-4, f"tx.Transformer should not leak (t={t})"
         ### END HIDDEN TESTS
-    """)),
+    """
+        ),
+    ),
     md("""
         ## Looking at the masks and the cross-attention
 

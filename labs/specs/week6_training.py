@@ -72,7 +72,9 @@ SETTINGS = """
 """
 
 CELLS = [
-    md(("""
+    md(
+        (
+            """
         # Week 6 lab: training and decoding ([[FW]])
 
         You will write the two pieces that turn the model of weeks 2 to 5 into a translator: the
@@ -88,7 +90,10 @@ CELLS = [
         `papermill [[LAB]]_[[fw]].ipynb out.ipynb -p SMOKE False -p DEVICE cuda`): numbers up to 999999
         (every digit count from 1 to 6 in training; the test set holds 4- to 6-digit numbers never seen in
         training), a 128-wide model, and a target of 98% exact match (95% in TensorFlow).
-        """, HOW_IT_WORKS)),
+        """,
+            HOW_IT_WORKS,
+        )
+    ),
     parameters(PARAMETERS),
     readonly("install", INSTALL),
     readonly("setup", (SETUP, IMPORTS)),
@@ -108,8 +113,10 @@ CELLS = [
         (differentiable: use [[FW]] operations). Padding positions count for nothing; a batch of padding
         only gives 0, not NaN. Use a log-softmax rather than `log(softmax(...))`.
         """),
-    solution("label_smoothed_loss", {
-        "torch": """
+    solution(
+        "label_smoothed_loss",
+        {
+            "torch": """
             def label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID):
                 \"\"\"Mean over non-padding positions of (1 - eps) NLL + eps * mean_v(-log p_v). A scalar tensor.\"\"\"
                 ### BEGIN SOLUTION
@@ -121,7 +128,7 @@ CELLS = [
                 return (per_token * keep).sum() / keep.sum().clamp(min=1.0)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID):
                 \"\"\"Mean over non-padding positions of (1 - eps) NLL + eps * mean_v(-log p_v). A scalar tensor.\"\"\"
                 ### BEGIN SOLUTION
@@ -133,8 +140,12 @@ CELLS = [
                 return tf.reduce_sum(per_token * keep) / tf.maximum(tf.reduce_sum(keep), 1.0)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_loss_without_smoothing", 2, """
+        },
+    ),
+    tests(
+        "test_loss_without_smoothing",
+        2,
+        """
         # smoothing = 0 is the ordinary cross-entropy: the mean over real tokens of -log softmax(logits)[target].
         x = normal(2, 5, 7, seed=1).astype(np.float64)
         y = np.array([[3, 1, 6, 2, 0], [4, 4, 5, 0, 0]])
@@ -148,8 +159,12 @@ CELLS = [
         assert_close(label_smoothed_loss(tensor(x, "float32"), tensor(y), smoothing=0.0, pad_id=4),
                      -picked[y != 4].mean(), 1e-5, "smoothing 0, pad_id=4")
         ### END HIDDEN TESTS
-    """),
-    tests("test_loss_matches_reference", 3, """
+    """,
+    ),
+    tests(
+        "test_loss_matches_reference",
+        3,
+        """
         logits = tensor(normal(3, 6, 11, seed=2))
         targets = tensor([[5, 3, 9, 2, 0, 0], [7, 7, 1, 4, 10, 2], [6, 2, 0, 0, 0, 0]])
         for eps in (0.1, 0.3):
@@ -166,8 +181,13 @@ CELLS = [
         reference, _ = label_smoothed_cross_entropy(big, ids, 0.1)
         assert_close(label_smoothed_loss(big, ids), reference, 1e-4, "large logits (use a log-softmax)")
         ### END HIDDEN TESTS
-    """),
-    tests("test_loss_ignores_padding", 2, ("""
+    """,
+    ),
+    tests(
+        "test_loss_ignores_padding",
+        2,
+        (
+            """
         # Changing the logits at padding positions, or adding padding, must not change the loss.
         x = normal(2, 4, 6, seed=4)
         y = np.array([[3, 4, 0, 0], [5, 2, 2, 0]])
@@ -181,21 +201,25 @@ CELLS = [
         all_pad = to_numpy(label_smoothed_loss(tensor(x), tensor(np.zeros_like(y))))
         assert np.isfinite(all_pad) and all_pad == 0.0, f"a batch of padding only must give 0, got {all_pad}"
         ### BEGIN HIDDEN TESTS
-        """, {
-        "torch": """
+        """,
+            {
+                "torch": """
             logits = tensor(x).requires_grad_()
             label_smoothed_loss(logits, tensor(y)).backward()
             assert logits.grad is not None and (logits.grad[tensor(y) == 0] == 0).all(), "gradient at padding must be 0"
             ### END HIDDEN TESTS
         """,
-        "tf": """
+                "tf": """
             logits = tf.Variable(x)
             with tf.GradientTape() as tape:
                 loss = label_smoothed_loss(logits, tensor(y))
             grad = tape.gradient(loss, logits)
             assert grad is not None and (to_numpy(grad)[y == 0] == 0).all(), "gradient at padding must be 0"
             ### END HIDDEN TESTS
-        """})),
+        """,
+            },
+        ),
+    ),
     md("""
         ## Exercise 2: greedy decoding (3 points)
 
@@ -217,8 +241,10 @@ CELLS = [
         - run the model in inference mode: in PyTorch call `model.eval()` and decode under `torch.no_grad()`;
           Keras layers run in inference mode unless called with `training=True`.
         """),
-    solution("greedy_decode", {
-        "torch": """
+    solution(
+        "greedy_decode",
+        {
+            "torch": """
             def greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID):
                 \"\"\"The most probable token at every step, until every sentence has produced <eos>. (B, T_out).\"\"\"
                 ### BEGIN SOLUTION
@@ -241,7 +267,7 @@ CELLS = [
                     return torch.stack(tokens, dim=1)  # (B, T_out)
                 ### END SOLUTION
         """,
-        "tf": """
+            "tf": """
             def greedy_decode(model, src, max_len, sos_id=SOS_ID, eos_id=EOS_ID, pad_id=PAD_ID):
                 \"\"\"The most probable token at every step, until every sentence has produced <eos>. (B, T_out).\"\"\"
                 ### BEGIN SOLUTION
@@ -263,8 +289,12 @@ CELLS = [
                 return tf.stack(tokens, axis=1)  # (B, T_out)
                 ### END SOLUTION
         """,
-    }),
-    tests("test_greedy_decode", 3, """
+        },
+    ),
+    tests(
+        "test_greedy_decode",
+        3,
+        """
         class Scripted:
             \"\"\"A stand-in model whose next-token scores follow a script; <pad> and <sos> always score highest.\"\"\"
 
@@ -307,7 +337,8 @@ CELLS = [
         assert_equal(mine, tx_greedy_decode(model, src, max_len=12).tokens,
                      "a (random, fixed-seed) Transformer: your tokens vs txcourse's")
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Training
 
@@ -318,8 +349,9 @@ CELLS = [
         next cell checks your loss on one batch against txcourse's: the untrained model's loss is about
         $\\log V$.
         """),
-    code({
-        "torch": """
+    code(
+        {
+            "torch": """
             prepared = prepare_task("numbers", **TASK)
             src_tok, tgt_tok = prepared.src_tokenizer, prepared.tgt_tokenizer
             print(f"{len(prepared.train)} training pairs, vocabularies {src_tok.vocab_size} / {tgt_tok.vocab_size}; "
@@ -333,7 +365,7 @@ CELLS = [
             trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config, valid=valid)
             print(f"{sum(p.numel() for p in model.parameters())} parameters on {trainer.device}")
         """,
-        "tf": """
+            "tf": """
             prepared = prepare_task("numbers", **TASK)
             src_tok, tgt_tok = prepared.src_tokenizer, prepared.tgt_tokenizer
             print(f"{len(prepared.train)} training pairs, vocabularies {src_tok.vocab_size} / {tgt_tok.vocab_size}; "
@@ -347,7 +379,8 @@ CELLS = [
             trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config, valid=valid)
             print(f"{model.count_params()} parameters on {trainer.device}")
         """,
-    }),
+        }
+    ),
     code("""
         batch = make_batches(prepared.train, batch_size=64)[0]
         src, tgt_in, tgt_out = (fw.to_tensor(a, DEVICE) for a in (batch.src, batch.tgt_in, batch.tgt_out))
@@ -401,7 +434,10 @@ CELLS = [
         print(f"your greedy decoding: exact match {100 * exact_match(yours, [t for _, t in test_pairs]):.1f}%, "
               f"same translation as txcourse for {100 * agreement:.1f}% of the sentences")
     """),
-    tests("test_training_worked", 3, """
+    tests(
+        "test_training_worked",
+        3,
+        """
         first, last = history[0]["loss"], history[-1]["loss"]
         assert last < 0.5 * first, f"the loss fell only from {first:.3f} to {last:.3f}"
         assert result["exact_match"] >= EXACT_MATCH_TARGET, (
@@ -409,14 +445,19 @@ CELLS = [
         ### BEGIN HIDDEN TESTS
         assert result["chrf"] >= (80.0 if SMOKE else 99.0), f"chrF {result['chrf']:.1f}"
         ### END HIDDEN TESTS
-    """),
-    tests("test_your_decoder_translates", 2, """
+    """,
+    ),
+    tests(
+        "test_your_decoder_translates",
+        2,
+        """
         assert len(yours) == len(test_pairs)
         assert agreement >= 0.99, f"your greedy decoding agrees with txcourse's on {100 * agreement:.1f}% only"
         ### BEGIN HIDDEN TESTS
         assert abs(exact_match(yours, [t for _, t in test_pairs]) - result["exact_match"]) <= 0.01
         ### END HIDDEN TESTS
-    """),
+    """,
+    ),
     md("""
         ## Training curves and attention
 

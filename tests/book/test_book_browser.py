@@ -24,19 +24,26 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-
 from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
-WEEKS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
-         "week6_training", "week6_decoding")   # week 6 in two parts
+WEEKS = (
+    "week1_seq2seq",
+    "week2_positional",
+    "week3_attention",
+    "week4_encoder",
+    "week5_decoder",
+    "week6_training",
+    "week6_decoding",
+)  # week 6 in two parts
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TXCOURSE_BROWSER_TESTS") != "1",
     reason="browser tests of the built book run with `make test-browser`, which builds the book "
-           "and sets TXCOURSE_BROWSER_TESTS=1 (set it yourself to check an existing _build/html)")
+    "and sets TXCOURSE_BROWSER_TESTS=1 (set it yourself to check an existing _build/html)",
+)
 
 
 def toc_pages() -> list[str]:
@@ -185,7 +192,7 @@ def local_file(page: str, url: str) -> Path:
     return target / "index.html" if target.is_dir() else target
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ids_in(path: Path) -> frozenset[str]:
     return frozenset(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8", errors="replace")))
 
@@ -221,8 +228,10 @@ def test_equations_are_typeset(page, site, rendered):
     assert "<mjx-merror" not in dom, f"{page}: MathJax reports a TeX error"
     text = visible_text(dom)
     for delimiter in ("$$", "\\[", "\\(", "\\begin{"):
-        assert delimiter not in text, (f"{page}: raw TeX {delimiter!r} left in the text: "
-                                       f"...{text[max(0, text.find(delimiter) - 80):text.find(delimiter) + 80]}...")
+        assert delimiter not in text, (
+            f"{page}: raw TeX {delimiter!r} left in the text: "
+            f"...{text[max(0, text.find(delimiter) - 80) : text.find(delimiter) + 80]}..."
+        )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -248,8 +257,7 @@ def test_figures_load(page, site, rendered):
             width, height = png_size(path)
             assert width > 10 and height > 10, f"{page}: image {src} is {width}x{height}"
         served = "/" + str(path.relative_to(site))
-        assert requested.get(served) == 200, (f"{page}: the browser did not load {src} "
-                                              f"(status {requested.get(served)})")
+        assert requested.get(served) == 200, f"{page}: the browser did not load {src} (status {requested.get(served)})"
 
 
 ERROR_CLASSES = {"traceback", "output_error", "ename", "evalue"}  # myst-nb, nbsphinx, classic notebook
@@ -273,7 +281,9 @@ def test_internal_links_resolve(page, site):
             continue
         target = local_file(page, url) if urlsplit(url).path else site / page
         if not target.is_file():
-            broken.append(f"{attribute}={url} (no file {target.relative_to(site) if target.is_relative_to(site) else target})")
+            broken.append(
+                f"{attribute}={url} (no file {target.relative_to(site) if target.is_relative_to(site) else target})"
+            )
             continue
         fragment = unquote(urlsplit(url).fragment)
         if fragment and target.suffix == ".html" and fragment not in ids_in(target):

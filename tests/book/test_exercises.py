@@ -85,7 +85,7 @@ def solution_ngrams(text: str, n: int = 10) -> set[tuple[str, ...]]:
             continue
         for piece in re.split(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", paragraph, flags=re.S):
             words = _words(piece)
-            grams.update(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+            grams.update(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
     return grams
 
 
@@ -102,11 +102,14 @@ def site_leaks(site: Path, solutions: Path = SOLUTIONS, n: int = 10) -> list[str
     for path in sorted(solutions.glob("*.md")):
         for gram in solution_ngrams(path.read_text(encoding="utf-8"), n):
             grams.setdefault(gram, path.name)
-    leaks = [f"{p.relative_to(site)}: the site holds a copy of a solutions file"
-             for p in site.rglob("*") if {"exercise_solutions", "instructor"} & set(p.relative_to(site).parts)]
+    leaks = [
+        f"{p.relative_to(site)}: the site holds a copy of a solutions file"
+        for p in site.rglob("*")
+        if {"exercise_solutions", "instructor"} & set(p.relative_to(site).parts)
+    ]
     for page in sorted(site.rglob("*.html")):
         words = page_words(page)
-        found = {tuple(words[i:i + n]) for i in range(len(words) - n + 1)} & grams.keys()
+        found = {tuple(words[i : i + n]) for i in range(len(words) - n + 1)} & grams.keys()
         leaks += [f"{page.relative_to(site)}: '{' '.join(g)}' (from {grams[g]})" for g in sorted(found)]
     return leaks
 
@@ -126,8 +129,9 @@ if __name__ != "__main__":
 
     @pytest.mark.parametrize("chapter", TOC.get("Weeks", []))
     def test_every_week_has_exercises(chapter):
-        assert (EXERCISES / f"{chapter}.md").is_file(), \
+        assert (EXERCISES / f"{chapter}.md").is_file(), (
             f"book/{chapter}.md is a week of _toc.yml but book/exercises/{chapter}.md does not exist"
+        )
 
     @pytest.mark.parametrize("chapter", sorted(set(TOC.get("Weeks", [])) | set(EXERCISE_FILES)))
     def test_chapter_includes_its_exercises(chapter):
@@ -137,21 +141,24 @@ if __name__ != "__main__":
         included = INCLUDE.findall(text)
         assert included == [chapter], (
             f"book/{chapter}.md must include its exercises exactly once, as\n"
-            f"```{{include}} exercises/{chapter}.md\n```\n(found includes of {included})")
+            f"```{{include}} exercises/{chapter}.md\n```\n(found includes of {included})"
+        )
         at = INCLUDE.search(text).start()
         lab = re.search(r"^## Lab\b", text, re.M)
         if lab:
             assert at < lab.start(), f"book/{chapter}.md: the exercises must come before its '## Lab' section"
-        after = text[INCLUDE.search(text).end():lab.start() if lab else len(text)]
-        assert not re.search(r"^#{1,2} ", after, re.M), \
+        after = text[INCLUDE.search(text).end() : lab.start() if lab else len(text)]
+        assert not re.search(r"^#{1,2} ", after, re.M), (
             f"book/{chapter}.md: the exercises must be the last section before the lab (or the end)"
+        )
 
     def test_exercise_files_are_excluded_from_the_build():
         config = (ROOT / "_config.yml").read_text(encoding="utf-8")
         block = config.split("exclude_patterns:", 1)[1].split("\n\n", 1)[0]
         for pattern in ("book/exercises", "instructor"):
-            assert re.search(rf"^\s*-\s*{pattern}\s*(#.*)?$", block, re.M), \
+            assert re.search(rf"^\s*-\s*{pattern}\s*(#.*)?$", block, re.M), (
                 f"_config.yml: exclude_patterns lacks {pattern}"
+            )
 
     @pytest.mark.parametrize("chapter", EXERCISE_FILES)
     def test_exercises_numbered_with_one_solution_each(chapter):
@@ -164,8 +171,9 @@ if __name__ != "__main__":
         assert path.is_file(), f"no solutions for book/exercises/{chapter}.md: {path.relative_to(ROOT)} is missing"
         solutions = numbers(path.read_text(encoding="utf-8"), SOLUTION_HEADING)
         assert sorted(solutions) == sorted(set(solutions)), f"{path.name} has a solution twice: {solutions}"
-        assert solutions == exercises, (f"exercises {exercises} and solutions {solutions} of {chapter} "
-                                        "must match one to one, in order")
+        assert solutions == exercises, (
+            f"exercises {exercises} and solutions {solutions} of {chapter} must match one to one, in order"
+        )
 
     def test_no_solution_without_exercises():
         orphans = sorted(set(SOLUTION_FILES) - set(EXERCISE_FILES))
@@ -198,10 +206,22 @@ for chapter, blocks in json.load(sys.stdin).items():
         """Run {chapter: [python block, ...]} in one fresh interpreter; returns the results by chapter."""
         import json
 
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-                   OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="", MPLBACKEND="Agg")
-        done = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(files), capture_output=True,
-                              text=True, cwd=ROOT, env=env, timeout=600)
+        env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            OMP_NUM_THREADS="1",
+            CUDA_VISIBLE_DEVICES="",
+            MPLBACKEND="Agg",
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", RUNNER],
+            input=json.dumps(files),
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=600,
+        )
         results: dict[str, list] = {}
         for line in done.stdout.splitlines():
             if line.startswith("@@result "):
@@ -221,15 +241,17 @@ for chapter, blocks in json.load(sys.stdin).items():
         assert blocks, f"instructor/exercise_solutions/{chapter}.md has no python block"
         assert any("assert" in b for b in blocks), f"{chapter}: the solutions' code must check its claims with assert"
         rows = results.get(chapter, [])
-        assert len(rows) == len(blocks), (f"{chapter}: {len(rows)} of {len(blocks)} python blocks reported "
-                                          f"(the runner died?)\n{stderr}")
+        assert len(rows) == len(blocks), (
+            f"{chapter}: {len(rows)} of {len(blocks)} python blocks reported (the runner died?)\n{stderr}"
+        )
         failed = [f"block {r['block']}:\n{r['error']}" for r in rows if r["error"]]
         assert not failed, f"{chapter} solutions:\n" + "\n".join(failed)
 
     def test_runner_reports_failures():
         """The runner must be able to fail: a false assertion and an exception are reported, per block."""
-        results, _ = run_solution_blocks({"demo": ["x = 1\nassert x == 1", "assert 1 == 2, 'wrong'",
-                                                   "import no_such_module_txcourse"]})
+        results, _ = run_solution_blocks(
+            {"demo": ["x = 1\nassert x == 1", "assert 1 == 2, 'wrong'", "import no_such_module_txcourse"]}
+        )
         errors = [r["error"] for r in results["demo"]]
         assert errors[0] is None
         assert "AssertionError: wrong" in errors[1] and "ModuleNotFoundError" in errors[2]
@@ -237,14 +259,15 @@ for chapter, blocks in json.load(sys.stdin).items():
     def test_leak_check_catches_a_quoted_solution(tmp_path):
         """The leak check must be able to fail: a page quoting a solution paragraph, marked up, is caught."""
         text = (SOLUTIONS / "week3_attention.md").read_text(encoding="utf-8")
-        paragraph = next(p for p in re.split(r"\n\s*\n", PYTHON_BLOCK.sub("", text))
-                         if p.startswith("1. ") and len(_words(p)) > 30)
+        paragraph = next(
+            p for p in re.split(r"\n\s*\n", PYTHON_BLOCK.sub("", text)) if p.startswith("1. ") and len(_words(p)) > 30
+        )
         page = "<p>" + re.sub(r"`([^`]*)`", r"<code>\1</code>", paragraph).replace("\n", "\n  ") + "</p>"
         (tmp_path / "book").mkdir()
         (tmp_path / "book" / "page.html").write_text(page, encoding="utf-8")
         assert site_leaks(tmp_path)
         (tmp_path / "book" / "page.html").write_text("<p>" + " ".join(_words(paragraph)[:9]) + "</p>")
-        assert not site_leaks(tmp_path)                  # nine words in a row are not a leak
+        assert not site_leaks(tmp_path)  # nine words in a row are not a leak
 
     def test_every_solutions_file_has_prose_to_check():
         for chapter in SOLUTION_FILES:
@@ -255,8 +278,9 @@ for chapter, blocks in json.load(sys.stdin).items():
         if not (SITE / "index.html").is_file():
             if os.environ.get("TXCOURSE_BROWSER_TESTS") == "1":
                 pytest.fail(f"no built book in {SITE}: run `make book` first")
-            pytest.skip(f"no built book in {SITE} (run `make book`; `make book-check` runs this check "
-                        "after every build)")
+            pytest.skip(
+                f"no built book in {SITE} (run `make book`; `make book-check` runs this check after every build)"
+            )
         leaks = site_leaks(SITE)
         assert not leaks, "solution text in the built book:\n" + "\n".join(leaks[:20])
 
@@ -271,6 +295,7 @@ if __name__ == "__main__":
         sys.exit(f"--check-site: {args.check_site} is not a directory (build the book first)")
     found = site_leaks(args.check_site)
     if found:
-        sys.exit("ERROR: solution text from instructor/exercise_solutions is in the built book:\n"
-                 + "\n".join(found[:20]))
+        sys.exit(
+            "ERROR: solution text from instructor/exercise_solutions is in the built book:\n" + "\n".join(found[:20])
+        )
     print(f"==> no solution text in {args.check_site}")

@@ -19,7 +19,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from support.slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,8 +26,15 @@ build = load_slides_build()
 
 SOURCES = build.deck_sources(ROOT / "slides")
 WEEKS = [p.stem for p in SOURCES]
-WEEKS_EXPECTED = ["week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder",
-                  "week6_training", "week6_decoding"]   # week 6 in two parts, in teaching order
+WEEKS_EXPECTED = [
+    "week1_seq2seq",
+    "week2_positional",
+    "week3_attention",
+    "week4_encoder",
+    "week5_decoder",
+    "week6_training",
+    "week6_decoding",
+]  # week 6 in two parts, in teaching order
 
 
 def test_one_deck_per_week():
@@ -73,8 +79,9 @@ def test_deck_shows_the_weeks_figures(week):
     shown = {f.removesuffix(".png") for f in deck.figures}
     drawn = {name for name, recipe in RECIPES.items() if week in recipe.chapters}
     assert drawn, f"txcourse.course.figures draws no figure for {week}"
-    assert shown == drawn, (f"{week}: the deck shows {sorted(shown)}; txcourse.course.figures draws "
-                            f"{sorted(drawn)} for the chapter")
+    assert shown == drawn, (
+        f"{week}: the deck shows {sorted(shown)}; txcourse.course.figures draws {sorted(drawn)} for the chapter"
+    )
 
 
 def test_errata_slides():

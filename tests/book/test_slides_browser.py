@@ -29,23 +29,23 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
 from support.slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[2]
 DECKS = ROOT / "_build" / "slides"
 SHOTS = ROOT / "_build" / "screenshots" / "slides"
-WEEKS = tuple(p.stem for p in load_slides_build().deck_sources(ROOT / "slides"))   # teaching order
+WEEKS = tuple(p.stem for p in load_slides_build().deck_sources(ROOT / "slides"))  # teaching order
 SIZE = (1280, 720)  # the decks' reveal width and height (mk/slides.mk)
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("TXCOURSE_SLIDES_TESTS") != "1",
     reason="browser tests of the slide decks run with `make test-slides`, which builds them and sets "
-           "TXCOURSE_SLIDES_TESTS=1 (set it yourself to check an existing _build/slides)")
+    "TXCOURSE_SLIDES_TESTS=1 (set it yourself to check an existing _build/slides)",
+)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def expected(week: str) -> dict:
     """Slides, equations and figures of a deck, counted in its source."""
     build = load_slides_build()
@@ -53,8 +53,15 @@ def expected(week: str) -> dict:
 
 
 def test_six_weeks():
-    assert WEEKS == ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder",
-                     "week5_decoder", "week6_training", "week6_decoding"), f"slides/ has {WEEKS}"
+    assert WEEKS == (
+        "week1_seq2seq",
+        "week2_positional",
+        "week3_attention",
+        "week4_encoder",
+        "week5_decoder",
+        "week6_training",
+        "week6_decoding",
+    ), f"slides/ has {WEEKS}"
 
 
 # ---------------------------------------------------------------------------
@@ -205,8 +212,11 @@ def chromium() -> str:
 def console_problems(stderr: str) -> list[str]:
     """Failed loads and uncaught errors from Chromium's console log."""
     lines = [line for line in stderr.splitlines() if "CONSOLE" in line]
-    return [line.split("CONSOLE", 1)[1][:300] for line in lines
-            if re.search(r"Failed to load|Uncaught|net::ERR_|Refused to|blocked", line)]
+    return [
+        line.split("CONSOLE", 1)[1][:300]
+        for line in lines
+        if re.search(r"Failed to load|Uncaught|net::ERR_|Refused to|blocked", line)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -218,14 +228,17 @@ def inspected(server, chromium):
         if week not in cache:
             _Handler.requests.clear()
             deck = f"{week}.slides.html"
-            result = run_chromium(chromium, f"{server}{HARNESS_PAGE}#{deck}", "--dump-dom",
-                                  "--window-size=1400,900", budget_ms=30000)
+            result = run_chromium(
+                chromium, f"{server}{HARNESS_PAGE}#{deck}", "--dump-dom", "--window-size=1400,900", budget_ms=30000
+            )
             assert result.returncode == 0, f"chromium failed on {deck}:\n{result.stderr[-2000:]}"
             found = re.search(r"DECK-RESULT (.*?)</pre>", result.stdout, re.S)
-            assert found, (f"{deck}: the harness did not finish:\n{result.stdout[-1000:]}\n"
-                           f"{result.stderr[-2000:]}")
-            cache[week] = (json.loads(htmllib.unescape(found.group(1))), list(_Handler.requests),
-                           console_problems(result.stderr))
+            assert found, f"{deck}: the harness did not finish:\n{result.stdout[-1000:]}\n{result.stderr[-2000:]}"
+            cache[week] = (
+                json.loads(htmllib.unescape(found.group(1))),
+                list(_Handler.requests),
+                console_problems(result.stderr),
+            )
         return cache[week]
 
     return get
@@ -236,9 +249,16 @@ def inspected(server, chromium):
 # ---------------------------------------------------------------------------
 def test_every_deck_was_built(decks):
     assert (decks / "index.html").is_file(), "no index.html of the decks"
-    for asset in ("reveal.js/dist/reveal.js", "reveal.js/dist/reveal.css", "reveal.js/dist/theme/white.css",
-                  "reveal.js/plugin/notes/notes.js", "vendor/require.js", "vendor/jquery.min.js",
-                  "mathjax2/MathJax.js", "mathjax2/config/TeX-AMS_CHTML-full.js"):
+    for asset in (
+        "reveal.js/dist/reveal.js",
+        "reveal.js/dist/reveal.css",
+        "reveal.js/dist/theme/white.css",
+        "reveal.js/plugin/notes/notes.js",
+        "vendor/require.js",
+        "vendor/jquery.min.js",
+        "mathjax2/MathJax.js",
+        "mathjax2/config/TeX-AMS_CHTML-full.js",
+    ):
         assert (decks / asset).is_file(), f"vendored asset {asset} missing from {decks}"
     index = (decks / "index.html").read_text(encoding="utf-8")
     for week in WEEKS:
@@ -263,8 +283,9 @@ def test_equations_are_typeset(week, inspected):
     assert want > 0, f"{week}: the source has no equations"
     assert result["jax"] == want, f"{week}: MathJax found {result['jax']} expressions, the source has {want}"
     assert result["typeset"] >= want, f"{week}: {result['typeset']} typeset outputs for {want} expressions"
-    assert not result["texErrors"] and not result["errorElements"], \
+    assert not result["texErrors"] and not result["errorElements"], (
         f"{week}: MathJax reports errors: {result['texErrors']} ({result['errorElements']} error elements)"
+    )
     assert not result["rawTex"], f"{week}: raw TeX left in the slides: {result['rawTex']}"
     stuck = [step for step in result["steps"] if "equations of slide" in step]
     assert not stuck, f"{week}: MathJax never finished rendering: {stuck}"
@@ -296,8 +317,7 @@ def test_no_request_fails(week, server, inspected):
     console = [line for line in console if "favicon.ico" not in line]
     assert not console, f"{week}: the browser console reports:\n  " + "\n  ".join(console)
     paths = {urlsplit(path).path for path, _ in requests}
-    for asset in ("/vendor/require.js", "/vendor/jquery.min.js", "/reveal.js/dist/reveal.js",
-                  "/mathjax2/MathJax.js"):
+    for asset in ("/vendor/require.js", "/vendor/jquery.min.js", "/reveal.js/dist/reveal.js", "/mathjax2/MathJax.js"):
         assert asset in paths, f"{week}: the deck never requested {asset}"
 
 
@@ -308,8 +328,9 @@ def test_slides_fit(week, inspected):
     result, _, _ = inspected(week)
     assert result["ready"], f"{week}: reveal.js did not start"
     assert (result["width"], result["height"]) == SIZE, f"{week}: slides of {result['width']}x{result['height']}"
-    assert not result["overflow"], (f"{week}: slides larger than {SIZE[0]}x{SIZE[1]}:\n  "
-                                    + "\n  ".join(result["overflow"]))
+    assert not result["overflow"], f"{week}: slides larger than {SIZE[0]}x{SIZE[1]}:\n  " + "\n  ".join(
+        result["overflow"]
+    )
 
 
 @pytest.mark.parametrize("week", WEEKS)
@@ -317,8 +338,13 @@ def test_title_slide_screenshot(week, server, chromium, decks):
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / f"{week}.png"
     shot.unlink(missing_ok=True)
-    result = run_chromium(chromium, f"{server}/{week}.slides.html", f"--screenshot={shot}",
-                          f"--window-size={SIZE[0]},{SIZE[1]}", budget_ms=30000)
+    result = run_chromium(
+        chromium,
+        f"{server}/{week}.slides.html",
+        f"--screenshot={shot}",
+        f"--window-size={SIZE[0]},{SIZE[1]}",
+        budget_ms=30000,
+    )
     assert result.returncode == 0 and shot.is_file(), f"no screenshot of {week}:\n{result.stderr[-2000:]}"
     assert png_size(shot) == SIZE
     assert shot.stat().st_size > 10_000, f"{week}: the screenshot is only {shot.stat().st_size} bytes"
@@ -346,10 +372,12 @@ def test_deck_works_from_file_url(week, chromium, decks):
     reveal = re.search(r'<div class="reveal ([^"]*)"', result.stdout)
     assert reveal and "ready" in reveal.group(1).split(), f"{week}: reveal.js did not start from file://"
     typeset = len(re.findall(r'class="[^"]*\bMathJax_CHTML\b', result.stdout))
-    assert typeset == expected(week)["equations"], \
+    assert typeset == expected(week)["equations"], (
         f"{week}: MathJax typeset {typeset} of {expected(week)['equations']} expressions from file://"
-    assert not re.search(r'class="[^"]*\b(MathJax_Error|mjx-merror|mjx-noError|noError)\b', result.stdout), \
+    )
+    assert not re.search(r'class="[^"]*\b(MathJax_Error|mjx-merror|mjx-noError|noError)\b', result.stdout), (
         f"{week}: MathJax reports errors from file://"
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -9,16 +9,45 @@ import pytest
 from txcourse.cli import main
 from txcourse.training import read_history
 
-TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
-        "--set", "num_decoder_layers=1"]
+TINY = [
+    "--set",
+    "d_model=16",
+    "--set",
+    "num_heads=2",
+    "--set",
+    "d_ff=32",
+    "--set",
+    "num_encoder_layers=1",
+    "--set",
+    "num_decoder_layers=1",
+]
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A checkpoint of a tiny Transformer trained 6 steps on the copy task (PyTorch)."""
     out = tmp_path_factory.mktemp("run")
-    code = main(["train", "--framework", "torch", "--task", "copy", "--task-arg", "sizes=(200,20,20)",
-                 "--steps", "6", "--log-every", "2", "--batch-size", "16", "--no-progress", "--out", str(out), *TINY])
+    code = main(
+        [
+            "train",
+            "--framework",
+            "torch",
+            "--task",
+            "copy",
+            "--task-arg",
+            "sizes=(200,20,20)",
+            "--steps",
+            "6",
+            "--log-every",
+            "2",
+            "--batch-size",
+            "16",
+            "--no-progress",
+            "--out",
+            str(out),
+            *TINY,
+        ]
+    )
     assert code == 0
     return out
 
@@ -35,8 +64,30 @@ def test_train_writes_checkpoint_and_history(run):
 
 def test_valid_pairs_zero_logs_no_validation(tmp_path):
     out = tmp_path / "novalid"
-    assert main(["train", "--task", "copy", "--task-arg", "sizes=(200,20,20)", "--steps", "2", "--log-every", "1",
-                 "--batch-size", "16", "--no-progress", "--valid-pairs", "0", "--out", str(out), *TINY]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "copy",
+                "--task-arg",
+                "sizes=(200,20,20)",
+                "--steps",
+                "2",
+                "--log-every",
+                "1",
+                "--batch-size",
+                "16",
+                "--no-progress",
+                "--valid-pairs",
+                "0",
+                "--out",
+                str(out),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     history = read_history(out / "history.jsonl")
     assert [r["step"] for r in history] == [1, 2] and not any("valid_loss" in r for r in history)
 
@@ -46,8 +97,10 @@ def test_translate_and_evaluate(run, capsys, tmp_path):
     lines = capsys.readouterr().out.splitlines()
     assert [line.split("\t")[0] for line in lines] == ["a b c", "d e"]
     scores = tmp_path / "scores.json"
-    assert main(["evaluate", "--checkpoint", str(run / "model.npz"), "--limit", "8", "--beam", "2",
-                 "--json", str(scores)]) == 0
+    assert (
+        main(["evaluate", "--checkpoint", str(run / "model.npz"), "--limit", "8", "--beam", "2", "--json", str(scores)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "copy test (8 pairs), beam 2: exact match" in out and "| source length |" in out
     summary = json.loads(scores.read_text())
@@ -56,37 +109,69 @@ def test_translate_and_evaluate(run, capsys, tmp_path):
 
 def test_resume_continues_the_step_count(run, capsys, tmp_path):
     out = tmp_path / "again"
-    args = ["train", "--task", "copy", "--task-arg", "sizes=(200,20,20)", "--batch-size", "16", "--no-progress",
-            "--log-every", "2", "--out", str(out), *TINY]
+    args = [
+        "train",
+        "--task",
+        "copy",
+        "--task-arg",
+        "sizes=(200,20,20)",
+        "--batch-size",
+        "16",
+        "--no-progress",
+        "--log-every",
+        "2",
+        "--out",
+        str(out),
+        *TINY,
+    ]
     assert main([*args, "--steps", "2"]) == 0
     assert main([*args, "--steps", "4", "--resume"]) == 0
     assert "to step 4" in capsys.readouterr().out
     assert [r["step"] for r in read_history(out / "history.jsonl")] == [2, 4]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["train", "--task", "bogus"], "unknown task 'bogus'; choose one of ['copy', 'numbers', 'reverse']"),
-    (["translate", "--checkpoint", "missing.npz", "x"], "checkpoint 'missing.npz' does not exist"),
-    (["train", "--task", "copy", "--set", "num_heads=7", "--steps", "1"], "must be divisible by num_heads (7)"),
-    (["train", "--task", "copy", "--model", "bahdanau", "--set", "d_model=8", "--steps", "1"],
-     "unknown bahdanau setting(s) ['d_model']"),
-    (["train", "--task", "copy", "--set", "pad_id=5", "--steps", "1"],
-     "--set pad_id=5: the task's tokenizers pad with id 0; drop --set pad_id (it is set from the tokenizers)"),
-    (["train", "--task", "copy", "--set", "layer_norm_eps=1e999", "--steps", "1"],
-     "--set layer_norm_eps=inf: TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
-     "got inf"),
-    (["train", "--task", "copy", "--lr-factor", "nan"], "argument --lr-factor: expected a finite number > 0, got 'nan'"),
-    (["train", "--task", "copy", "--task-arg", "sizes=(50,5,5)", "--valid-pairs", "6", "--steps", "1"],
-     "--valid-pairs is 6, but the copy task's validation split holds 5 pairs; give at most 5 (0: no validation)"),
-    (["train", "--task", "copy", "--valid-pairs", "-1"], "argument --valid-pairs: expected an integer >= 0, got -1"),
-    (["evaluate", "--checkpoint", "x.npz", "--limit", "-1"], "argument --limit: expected an integer >= 1, got -1"),
-    (["translate", "--checkpoint", "x.npz", "--device", "gpu", "a"],
-     "argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu'"),
-    # txcourse grade (txcourse.course.grading.grade_submissions): bad arguments fail before nbgrader runs
-    (["grade", "no-such-folder", "--lab", "week3_attention"], "submissions folder "),
-    (["grade", ".", "--lab", "week9_bogus"], "unknown lab 'week9_bogus'; labs are ['week1_seq2seq', "),
-    (["grade", ".", "--lab", "week3_attention", "--cell-timeout", "0"], "--cell-timeout must be at least 1 second"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--task", "bogus"], "unknown task 'bogus'; choose one of ['copy', 'numbers', 'reverse']"),
+        (["translate", "--checkpoint", "missing.npz", "x"], "checkpoint 'missing.npz' does not exist"),
+        (["train", "--task", "copy", "--set", "num_heads=7", "--steps", "1"], "must be divisible by num_heads (7)"),
+        (
+            ["train", "--task", "copy", "--model", "bahdanau", "--set", "d_model=8", "--steps", "1"],
+            "unknown bahdanau setting(s) ['d_model']",
+        ),
+        (
+            ["train", "--task", "copy", "--set", "pad_id=5", "--steps", "1"],
+            "--set pad_id=5: the task's tokenizers pad with id 0; drop --set pad_id (it is set from the tokenizers)",
+        ),
+        (
+            ["train", "--task", "copy", "--set", "layer_norm_eps=1e999", "--steps", "1"],
+            "--set layer_norm_eps=inf: TransformerConfig.layer_norm_eps must be a positive finite number such as 1e-6, "
+            "got inf",
+        ),
+        (
+            ["train", "--task", "copy", "--lr-factor", "nan"],
+            "argument --lr-factor: expected a finite number > 0, got 'nan'",
+        ),
+        (
+            ["train", "--task", "copy", "--task-arg", "sizes=(50,5,5)", "--valid-pairs", "6", "--steps", "1"],
+            "--valid-pairs is 6, but the copy task's validation split holds 5 pairs; give at most 5 (0: no validation)",
+        ),
+        (
+            ["train", "--task", "copy", "--valid-pairs", "-1"],
+            "argument --valid-pairs: expected an integer >= 0, got -1",
+        ),
+        (["evaluate", "--checkpoint", "x.npz", "--limit", "-1"], "argument --limit: expected an integer >= 1, got -1"),
+        (
+            ["translate", "--checkpoint", "x.npz", "--device", "gpu", "a"],
+            "argument --device: expected auto, cpu, cuda, cuda:i or mps, got 'gpu'",
+        ),
+        # txcourse grade (txcourse.course.grading.grade_submissions): bad arguments fail before nbgrader runs
+        (["grade", "no-such-folder", "--lab", "week3_attention"], "submissions folder "),
+        (["grade", ".", "--lab", "week9_bogus"], "unknown lab 'week9_bogus'; labs are ['week1_seq2seq', "),
+        (["grade", ".", "--lab", "week3_attention", "--cell-timeout", "0"], "--cell-timeout must be at least 1 second"),
+    ],
+)
 def test_errors_are_one_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
@@ -97,10 +182,13 @@ def test_errors_are_one_line(argv, message, capsys, tmp_path, monkeypatch):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--framework", "tf"], "was written by the 'torch' half of txcourse, not 'tf'"),
-    (["--model", "seq2seq"], "holds a 'transformer' model, not 'seq2seq'"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--framework", "tf"], "was written by the 'torch' half of txcourse, not 'tf'"),
+        (["--model", "seq2seq"], "holds a 'transformer' model, not 'seq2seq'"),
+    ],
+)
 def test_checkpoint_of_another_framework_or_model(run, extra, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["evaluate", "--checkpoint", str(run / "model.npz"), *extra])
@@ -118,8 +206,9 @@ def test_not_a_checkpoint(tmp_path, capsys):
 
 
 def test_python_dash_m_and_console_script():
-    result = subprocess.run([sys.executable, "-m", "txcourse", "train", "--task", "nope"], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "txcourse", "train", "--task", "nope"], capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert result.stderr.strip() == "txcourse: error: unknown task 'nope'; choose one of ['copy', 'numbers', 'reverse']"
 
@@ -135,30 +224,48 @@ def test_checkpoint_is_readable_by_others(run):
 # every class of option error names the option and the value it got
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv, message", [
-    # argparse types: refused where the option is parsed
-    (["train", "--batch-size", "0"], "argument --batch-size: expected an integer >= 1, got 0 (see 'txcourse train "
-                                     "--help')"),
-    (["train", "--warmup", "ten"], "argument --warmup: expected an integer >= 1, got 'ten'"),
-    (["train", "--set", "d_model"], "argument --set: expected KEY=VALUE, got 'd_model'"),
-    (["train", "--task-arg", "=5"], "argument --task-arg: expected KEY=VALUE, got '=5'"),
-    # one --set field the model refuses (TransformerConfig, then a GRU model's settings)
-    (["train", "--task", "copy", "--set", "dropout=1.5"],
-     "--set dropout=1.5: TransformerConfig.dropout must be a probability in [0, 1), got 1.5"),
-    (["train", "--task", "copy", "--set", "d_model='wide'"],
-     "--set d_model='wide': TransformerConfig.d_model must be an integer >= 1, got 'wide'"),
-    (["train", "--task", "copy", "--model", "bahdanau", "--set", "units=0"],
-     "--set units=0: bahdanau setting units must be a positive integer, got 0"),
-    # a config invariant across two fields: both are named, as typed
-    (["train", "--task", "copy", "--set", "d_model=30", "--set", "num_heads=4"],
-     "--set d_model=30 num_heads=4: TransformerConfig.d_model (30) must be divisible by num_heads (4): each head "
-     "gets d_model / num_heads dimensions. Choose for example num_heads=3."),
-    (["train", "--task", "copy", "--set", "num_heads=7", "--set", "d_ff=64"],
-     "--set num_heads=7: TransformerConfig.d_model (128) must be divisible by num_heads (7)"),
-    # a task option the task refuses
-    (["train", "--task", "copy", "--task-arg", "sizes=(5,)"],
-     "--task-arg sizes=(5,): sizes must be a tuple (train, valid, test) of 3 integers, got (5,)"),
-])
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # argparse types: refused where the option is parsed
+        (
+            ["train", "--batch-size", "0"],
+            "argument --batch-size: expected an integer >= 1, got 0 (see 'txcourse train --help')",
+        ),
+        (["train", "--warmup", "ten"], "argument --warmup: expected an integer >= 1, got 'ten'"),
+        (["train", "--set", "d_model"], "argument --set: expected KEY=VALUE, got 'd_model'"),
+        (["train", "--task-arg", "=5"], "argument --task-arg: expected KEY=VALUE, got '=5'"),
+        # one --set field the model refuses (TransformerConfig, then a GRU model's settings)
+        (
+            ["train", "--task", "copy", "--set", "dropout=1.5"],
+            "--set dropout=1.5: TransformerConfig.dropout must be a probability in [0, 1), got 1.5",
+        ),
+        (
+            ["train", "--task", "copy", "--set", "d_model='wide'"],
+            "--set d_model='wide': TransformerConfig.d_model must be an integer >= 1, got 'wide'",
+        ),
+        (
+            ["train", "--task", "copy", "--model", "bahdanau", "--set", "units=0"],
+            "--set units=0: bahdanau setting units must be a positive integer, got 0",
+        ),
+        # a config invariant across two fields: both are named, as typed
+        (
+            ["train", "--task", "copy", "--set", "d_model=30", "--set", "num_heads=4"],
+            "--set d_model=30 num_heads=4: TransformerConfig.d_model (30) must be divisible by num_heads (4): each head "
+            "gets d_model / num_heads dimensions. Choose for example num_heads=3.",
+        ),
+        (
+            ["train", "--task", "copy", "--set", "num_heads=7", "--set", "d_ff=64"],
+            "--set num_heads=7: TransformerConfig.d_model (128) must be divisible by num_heads (7)",
+        ),
+        # a task option the task refuses
+        (
+            ["train", "--task", "copy", "--task-arg", "sizes=(5,)"],
+            "--task-arg sizes=(5,): sizes must be a tuple (train, valid, test) of 3 integers, got (5,)",
+        ),
+    ],
+)
 def test_option_errors_name_the_option_and_value(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
@@ -178,8 +285,11 @@ def test_a_train_config_field_is_named_by_its_option():
     args = build_parser().parse_args(["train", "--steps", "5", "--checkpoint-every", "2"])
     assert train_config(args).checkpoint_every == 2 and train_config(args).cooldown_steps == 2  # 30% of 5
     args.log_every = 0  # what the argparse type refuses first; TrainConfig refuses it too
-    with pytest.raises(OptionError, match=r"^--log-every 0: TrainConfig.log_every must be a positive integer, got "
-                                          r"0$") as err:
+    with pytest.raises(
+        OptionError,
+        match=r"^--log-every 0: TrainConfig.log_every must be a positive integer, got "
+        r"0$",
+    ) as err:
         train_config(args)
     assert err.value.option == "--log-every"
 

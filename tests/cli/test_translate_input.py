@@ -11,15 +11,25 @@ import json
 
 import pytest
 
-from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.cli import main
 from txcourse.data import get_task
 from txcourse.data.prepare import tokenizers_from_meta
 from txcourse.registry import FRAMEWORKS
+from txcourse.training.checkpoint import read_checkpoint_meta
 
 SIZES = "sizes=(200,8,8)"
-TINY = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set", "num_encoder_layers=1",
-        "--set", "num_decoder_layers=1"]
+TINY = [
+    "--set",
+    "d_model=16",
+    "--set",
+    "num_heads=2",
+    "--set",
+    "d_ff=32",
+    "--set",
+    "num_encoder_layers=1",
+    "--set",
+    "num_decoder_layers=1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +38,30 @@ def checkpoints(tmp_path_factory):
     out = {}
     for framework in FRAMEWORKS:
         folder = tmp_path_factory.mktemp(f"numbers-{framework}")
-        assert main(["train", "--framework", framework, "--task", "numbers", "--task-arg", SIZES, "--steps", "3",
-                     "--batch-size", "16", "--log-every", "3", "--no-progress", "--out", str(folder), *TINY]) == 0
+        assert (
+            main(
+                [
+                    "train",
+                    "--framework",
+                    framework,
+                    "--task",
+                    "numbers",
+                    "--task-arg",
+                    SIZES,
+                    "--steps",
+                    "3",
+                    "--batch-size",
+                    "16",
+                    "--log-every",
+                    "3",
+                    "--no-progress",
+                    "--out",
+                    str(folder),
+                    *TINY,
+                ]
+            )
+            == 0
+        )
         out[framework] = folder / "model.npz"
     return out
 
@@ -92,24 +124,34 @@ NOT_A_NUMBER = "txcourse: skipped line {}: not an English number from 0 to 99999
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_what_is_no_number_of_the_task_is_skipped_with_the_reason(framework, checkpoints, capsys, monkeypatch):
     """Unknown words, numbers out of range and ill-formed phrases of known words are never translated."""
-    lines = ["one hundred", "Zebra", "one million", "one thousand thousand", "nineteen ninety-nine", "one two three",
-             "hundred thousand", "and", "ten hundred"]
+    lines = [
+        "one hundred",
+        "Zebra",
+        "one million",
+        "one thousand thousand",
+        "nineteen ninety-nine",
+        "one two three",
+        "hundred thousand",
+        "and",
+        "ten hundred",
+    ]
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *lines)
     assert code == 0 and [line.split("\t")[0] for line in out] == ["one hundred"] and len(out[0].split("\t")) == 2
-    assert err == [NOT_A_NUMBER.format(2) + "'Zebra' has words that are not number words: 'zebra'",
-                   NOT_A_NUMBER.format(3) + "'one million' uses 'million': numbers from 0 to 999999 only",
-                   NOT_A_NUMBER.format(4) + "'one thousand thousand': 'thousand' cannot follow here (a number says "
-                   "each scale once, largest first, e.g. 'one hundred thousand', not 'one thousand thousand' or "
-                   "'ten hundred')",
-                   NOT_A_NUMBER.format(5) + "'nineteen ninety-nine' reads as two numbers (nineteen, ninety nine), "
-                   "like a year; write it as one number, e.g. 'one thousand, nine hundred and ninety-nine'",
-                   NOT_A_NUMBER.format(6) + "'one two three' reads as more than one number (one, two three); write "
-                   "one number per line",
-                   NOT_A_NUMBER.format(7) + "'hundred thousand': 'hundred' needs a count before it, e.g. 'a "
-                   "hundred' or 'one hundred'",
-                   NOT_A_NUMBER.format(8) + "'and': 'and' joins two parts of a number, it cannot stand first",
-                   NOT_A_NUMBER.format(9) + "'ten hundred': ten hundred is not said; write one thousand (e.g. 'two "
-                   "thousand')"]
+    assert err == [
+        NOT_A_NUMBER.format(2) + "'Zebra' has words that are not number words: 'zebra'",
+        NOT_A_NUMBER.format(3) + "'one million' uses 'million': numbers from 0 to 999999 only",
+        NOT_A_NUMBER.format(4) + "'one thousand thousand': 'thousand' cannot follow here (a number says "
+        "each scale once, largest first, e.g. 'one hundred thousand', not 'one thousand thousand' or "
+        "'ten hundred')",
+        NOT_A_NUMBER.format(5) + "'nineteen ninety-nine' reads as two numbers (nineteen, ninety nine), "
+        "like a year; write it as one number, e.g. 'one thousand, nine hundred and ninety-nine'",
+        NOT_A_NUMBER.format(6) + "'one two three' reads as more than one number (one, two three); write "
+        "one number per line",
+        NOT_A_NUMBER.format(7) + "'hundred thousand': 'hundred' needs a count before it, e.g. 'a "
+        "hundred' or 'one hundred'",
+        NOT_A_NUMBER.format(8) + "'and': 'and' joins two parts of a number, it cannot stand first",
+        NOT_A_NUMBER.format(9) + "'ten hundred': ten hundred is not said; write one thousand (e.g. 'two thousand')",
+    ]
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -128,11 +170,14 @@ def test_every_phrasing_of_a_number_gets_the_canonical_translation(framework, ch
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one hundred", "zebra",
-                                "one million")
+    code, out, err = _translate(
+        capsys, monkeypatch, checkpoints[framework], "--strict", "one hundred", "zebra", "one million"
+    )
     assert code == 2 and out == []
-    assert err == ["txcourse: error: --strict: line 2: not an English number from 0 to 999999: 'zebra' has words "
-                   "that are not number words: 'zebra' (and 1 more)"]
+    assert err == [
+        "txcourse: error: --strict: line 2: not an English number from 0 to 999999: 'zebra' has words "
+        "that are not number words: 'zebra' (and 1 more)"
+    ]
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "ONE HUNDRED, and one")
     assert code == 0 and err == [] and len(out) == 1 and len(out[0].split("\t")) == 2
 
@@ -140,8 +185,28 @@ def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkey
 def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, capsys, monkeypatch):
     """Outside the numbers task a word missing from the vocabulary is read as <unk>, named and marked."""
     folder = tmp_path / "copy"
-    assert main(["train", "--task", "reverse", "--task-arg", "sizes=(64,8,8)", "--steps", "2", "--batch-size", "8",
-                 "--log-every", "2", "--no-progress", "--out", str(folder), *TINY]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--task",
+                "reverse",
+                "--task-arg",
+                "sizes=(64,8,8)",
+                "--steps",
+                "2",
+                "--batch-size",
+                "8",
+                "--log-every",
+                "2",
+                "--no-progress",
+                "--out",
+                str(folder),
+                *TINY,
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "a b", "a 77 b", "77 xy")
     assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", "a 77 b", "77 xy"]
@@ -149,8 +214,11 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
     assert len(err) == 2 and err[0].startswith("txcourse: warning: line 2: '77' is not in the source vocabulary (")
     assert err[1].startswith("txcourse: warning: line 3: '77', 'xy' are not in the source vocabulary (")
     code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "--strict", "a b", "a 77 b")
-    assert (code, out, err) == (2, [], ["txcourse: error: --strict: line 2 has words outside the source "
-                                        "vocabulary: '77'"])
+    assert (code, out, err) == (
+        2,
+        [],
+        ["txcourse: error: --strict: line 2 has words outside the source vocabulary: '77'"],
+    )
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -162,8 +230,11 @@ def test_empty_lines_are_skipped_with_a_note(framework, checkpoints, capsys, mon
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], stdin="one\n\n   \r\n, -\ntwo\n")
     assert code == 0
     assert [line.split("\t")[0] for line in out] == ["one", "two"]
-    assert err == ["txcourse: skipped line 2: empty", "txcourse: skipped line 3: empty",
-                   "txcourse: skipped line 4: no words in ', -'"]
+    assert err == [
+        "txcourse: skipped line 2: empty",
+        "txcourse: skipped line 3: empty",
+        "txcourse: skipped line 4: no words in ', -'",
+    ]
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -171,26 +242,50 @@ def test_a_line_longer_than_max_len_is_skipped_with_its_number(framework, checkp
     """It used to abort the whole batch with a message about `x` and TransformerConfig.max_len, and no line number."""
     max_len = read_checkpoint_meta(checkpoints[framework])["model"]["config"]["max_len"]
     long_line = " ".join(["one hundred"] * max_len)  # 2 * max_len tokens
-    why = (f"line 2: {2 * max_len} tokens, more than the {max_len} positions this model reads (max_len of the "
-           f"checkpoint); split it into shorter sentences")
+    why = (
+        f"line 2: {2 * max_len} tokens, more than the {max_len} positions this model reads (max_len of the "
+        f"checkpoint); split it into shorter sentences"
+    )
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "one", long_line, "", "two")
     assert code == 0 and [line.split("\t")[0] for line in out] == ["one", "two"]
     assert err == [f"txcourse: skipped {why}", "txcourse: skipped line 3: empty"]
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one", long_line)
     assert (code, out, err) == (2, [], [f"txcourse: error: --strict: {why}"])
     code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], long_line)
-    assert (code, out) == (2, []) and err[-1] == "txcourse: error: nothing to translate: the only line is empty, " \
-                                                 "without words, too long or no number"
+    assert (code, out) == (2, []) and err[
+        -1
+    ] == "txcourse: error: nothing to translate: the only line is empty, without words, too long or no number"
 
 
-@pytest.mark.parametrize("args, stdin, expected", [
-    ([""], None, ["txcourse: skipped line 1: empty", "txcourse: error: nothing to translate: the only line is empty"]),
-    ([], "\n \n", ["txcourse: skipped line 1: empty", "txcourse: skipped line 2: empty",
-                   "txcourse: error: nothing to translate: all 2 lines are empty"]),
-    ([], "", ["txcourse: error: nothing to translate: pass sentences or pipe them on standard input"]),
-    (["-", ""], None, ["txcourse: skipped line 1: no words in '-'", "txcourse: skipped line 2: empty",
-                       "txcourse: error: nothing to translate: all 2 lines are empty or without words"]),
-])
+@pytest.mark.parametrize(
+    "args, stdin, expected",
+    [
+        (
+            [""],
+            None,
+            ["txcourse: skipped line 1: empty", "txcourse: error: nothing to translate: the only line is empty"],
+        ),
+        (
+            [],
+            "\n \n",
+            [
+                "txcourse: skipped line 1: empty",
+                "txcourse: skipped line 2: empty",
+                "txcourse: error: nothing to translate: all 2 lines are empty",
+            ],
+        ),
+        ([], "", ["txcourse: error: nothing to translate: pass sentences or pipe them on standard input"]),
+        (
+            ["-", ""],
+            None,
+            [
+                "txcourse: skipped line 1: no words in '-'",
+                "txcourse: skipped line 2: empty",
+                "txcourse: error: nothing to translate: all 2 lines are empty or without words",
+            ],
+        ),
+    ],
+)
 def test_nothing_left_is_refused(args, stdin, expected, checkpoints, capsys, monkeypatch):
     code, out, err = _translate(capsys, monkeypatch, checkpoints["torch"], *args, stdin=stdin)
     assert (code, out, err) == (2, [], expected)
@@ -204,8 +299,8 @@ def test_help_documents_the_output_columns(capsys):
 
 
 def test_library_translate_refuses_a_source_without_words(checkpoints):
-    from txcourse.registry import backend
     from txcourse.evaluation.translate import translate
+    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(checkpoints["torch"]))
@@ -218,18 +313,54 @@ def test_library_translate_refuses_a_source_without_words(checkpoints):
 def test_evaluate_scores_each_phrasing(checkpoints, tmp_path, capsys):
     """`txcourse evaluate` on a numbers checkpoint scores every way of writing a number, as translate reads it."""
     scores = tmp_path / "scores.json"
-    assert main(["evaluate", "--checkpoint", str(checkpoints["torch"]), "--limit", "4", "--per-digit", "0",
-                 "--per-phrasing", "12", "--json", str(scores)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--checkpoint",
+                str(checkpoints["torch"]),
+                "--limit",
+                "4",
+                "--per-digit",
+                "0",
+                "--per-phrasing",
+                "12",
+                "--json",
+                str(scores),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "by phrasing, 12 fresh numbers written each way that applies" in out and "| hundreds (1100-9999) |" in out
     by_phrasing = json.loads(scores.read_text())["by_phrasing"]
     assert by_phrasing["refused"] == 0
     assert by_phrasing["canonical"]["count"] == by_phrasing["upper case"]["count"] == 12
-    assert set(by_phrasing) - {"refused"} <= {"canonical", "no and", "no commas or hyphens", "a hundred / a thousand",
-                                              "hundreds (1100-9999)", "upper case"}
+    assert set(by_phrasing) - {"refused"} <= {
+        "canonical",
+        "no and",
+        "no commas or hyphens",
+        "a hundred / a thousand",
+        "hundreds (1100-9999)",
+        "upper case",
+    }
     assert all(0 <= v["exact_match"] <= 1 for k, v in by_phrasing.items() if k != "refused")
-    assert main(["evaluate", "--checkpoint", str(checkpoints["torch"]), "--limit", "4", "--per-digit", "0",
-                 "--per-phrasing", "0"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--checkpoint",
+                str(checkpoints["torch"]),
+                "--limit",
+                "4",
+                "--per-digit",
+                "0",
+                "--per-phrasing",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert "by phrasing" not in capsys.readouterr().out
 
 
@@ -237,8 +368,8 @@ def test_the_shipped_model_translates_every_phrasing_alike():
     """Every phrasing reaches the shipped Transformer as the canonical one, so each scores what the canonical does."""
     from pathlib import Path
 
-    from txcourse.registry import backend
     from txcourse.evaluation.translate import evaluate_by_phrasing
+    from txcourse.registry import backend
 
     pytest.importorskip("torch")
     path = Path(__file__).resolve().parents[2] / "book" / "data" / "numbers-transformer-torch.npz"

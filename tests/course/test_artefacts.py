@@ -20,8 +20,18 @@ HISTORY = ROOT / artefacts.TRANSFORMER_HISTORY
 PAGES = ["book/week6_training.md", "book/week6_decoding.md"]
 WEEK1 = "book/week1_seq2seq.md"  # its accuracy-by-length numbers come from benchmarks/results/length_curves.json
 # Values too common to police (4 heads, 2 layers, seed 0, eps 0.1 is also the paper's, factor 0.5, ...).
-GENERIC = {"tx_num_heads", "tx_encoder_layers", "tx_decoder_layers", "tx_seed", "tx_smoothing", "tx_lr_factor",
-           "tx_log_every", "tx_logged_steps", "tx_tgt_vocab_minus_1", "tx_peak_step"}
+GENERIC = {
+    "tx_num_heads",
+    "tx_encoder_layers",
+    "tx_decoder_layers",
+    "tx_seed",
+    "tx_smoothing",
+    "tx_lr_factor",
+    "tx_log_every",
+    "tx_logged_steps",
+    "tx_tgt_vocab_minus_1",
+    "tx_peak_step",
+}
 # Numbers that equal a shipped value by coincidence: (page, the exact text, why it is not about the artefact).
 COINCIDENCES = [
     ("book/week6_training.md", r"$512^{-0.5} \cdot 4000^{-0.5}", "the paper's base model, d_model 512"),
@@ -45,11 +55,19 @@ def test_values_are_the_artefacts():
     cfg, train = meta["model"]["config"], meta["train_config"]
     values = artefacts.book_values(ROOT)
     assert all(name.startswith(artefacts.PREFIX) for name in values)
-    expected = {"tx_d_model": cfg["d_model"], "tx_d_ff": cfg["d_ff"], "tx_num_heads": cfg["num_heads"],
-                "tx_tgt_vocab": cfg["tgt_vocab_size"], "tx_src_vocab": cfg["src_vocab_size"], "tx_steps": meta["step"],
-                "tx_batch_size": train["batch_size"], "tx_warmup": train["warmup_steps"],
-                "tx_cooldown": train["cooldown_steps"], "tx_cooldown_start": train["steps"] - train["cooldown_steps"],
-                "tx_seed": train["seed"]}
+    expected = {
+        "tx_d_model": cfg["d_model"],
+        "tx_d_ff": cfg["d_ff"],
+        "tx_num_heads": cfg["num_heads"],
+        "tx_tgt_vocab": cfg["tgt_vocab_size"],
+        "tx_src_vocab": cfg["src_vocab_size"],
+        "tx_steps": meta["step"],
+        "tx_batch_size": train["batch_size"],
+        "tx_warmup": train["warmup_steps"],
+        "tx_cooldown": train["cooldown_steps"],
+        "tx_cooldown_start": train["steps"] - train["cooldown_steps"],
+        "tx_seed": train["seed"],
+    }
     for name, value in expected.items():
         assert values[name] == str(value), (name, values[name], value)
     assert float(values["tx_smoothing"]) == train["label_smoothing"]
@@ -86,7 +104,7 @@ def test_validation_values_are_the_history():
 
 def test_the_claims_week6_makes_about_its_validation_curve():
     """week6_training.md reads the curve in words; a retrained artefact that no longer fits them fails here."""
-    meta, history = _meta(), _history()
+    history = _history()
     values = artefacts.book_values(ROOT)
     # "No overfitting": the validation loss is lowest at the last step
     assert values["tx_min_valid_step"] == values["tx_steps"]
@@ -101,14 +119,16 @@ def test_the_claims_week6_makes_about_its_validation_curve():
 def test_history_validation_belongs_to_the_shipped_weights():
     """The last record's validation loss is what the shipped checkpoint scores on the whole validation split."""
     from txcourse.data import get_task
-    from txcourse.registry import backend
     from txcourse.data.prepare import tokenizers_from_meta
+    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(CHECKPOINT))
     src_tok, tgt_tok = tokenizers_from_meta(meta)
     splits = get_task(meta["task"]["name"], **meta["task"]["kwargs"])
-    scores = artefacts.teacher_forced(fw, model, splits.valid, src_tok, tgt_tok, meta["train_config"]["label_smoothing"])
+    scores = artefacts.teacher_forced(
+        fw, model, splits.valid, src_tok, tgt_tok, meta["train_config"]["label_smoothing"]
+    )
     last = _history()[-1]
     assert last["step"] == meta["step"]
     assert scores["loss"] == pytest.approx(last["valid_loss"], rel=1e-5)
@@ -147,8 +167,10 @@ def test_loss_floor_is_the_minimum_of_the_course_loss():
     assert min(r["loss"] for r in _history()) > floor
 
 
-@pytest.mark.parametrize("vocab, eps, error", [(1, 0.1, "vocab_size must be an integer >= 2, got 1"),
-                                               (19, 1.5, "smoothing must be in \\[0, 1\\], got 1.5")])
+@pytest.mark.parametrize(
+    "vocab, eps, error",
+    [(1, 0.1, "vocab_size must be an integer >= 2, got 1"), (19, 1.5, "smoothing must be in \\[0, 1\\], got 1.5")],
+)
 def test_bad_arguments(vocab, eps, error):
     with pytest.raises(ValueError, match=error):
         artefacts.smoothed_target_entropy(vocab, eps)
@@ -209,7 +231,7 @@ def test_pages_state_no_artefact_number_by_hand(page):
             continue
         for match in re.finditer(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", prose):
             line = prose.count("\n", 0, match.start()) + 1
-            found.append(f"{value} ({name}) near line {line}: {prose[max(0, match.start() - 40):match.end() + 20]!r}")
+            found.append(f"{value} ({name}) near line {line}: {prose[max(0, match.start() - 40) : match.end() + 20]!r}")
     assert not found, f"{page} states shipped-artefact numbers by hand:\n" + "\n".join(found)
 
 
@@ -237,7 +259,7 @@ def test_length_curve_values_refuse_unequal_budgets(tmp_path):
 def test_week1_states_no_accuracy_by_hand():
     """Every percentage in week 1's prose is a {{ tx_lc_... }} value of the shipped measurement."""
     prose = _prose(WEEK1)
-    typed = [prose[max(0, m.start() - 40):m.end()] for m in re.finditer(r"(?<![\w.])\d+(\.\d+)?\s?%", prose)]
+    typed = [prose[max(0, m.start() - 40) : m.end()] for m in re.finditer(r"(?<![\w.])\d+(\.\d+)?\s?%", prose)]
     assert not typed, f"{WEEK1} types accuracies by hand (use the tx_lc_ values): {typed}"
     used = set(re.findall(r"\{\{\s*(tx_lc_\w+)\s*\}\}", (ROOT / WEEK1).read_text(encoding="utf-8")))
     assert {"tx_lc_steps", "tx_lc_seq2seq_9_10", "tx_lc_transformer_18_20"} <= used, used

@@ -8,10 +8,10 @@ import types
 
 import numpy as np
 import pytest
-
 import support.seed_code as seed
 from conftest import Framework, assert_close
 from support.references import formula
+
 from txcourse.course.errata import ERRATA
 
 
@@ -81,7 +81,8 @@ def test_E5_heads_are_concatenated(fw):
     out, _, weights = mha(fw.tensor(x), fw.tensor(x), fw.tensor(x), return_weights=True)
     out = fw.numpy(out)
     heads = np.moveaxis(fw.numpy(weights), 1, 0) @ np.stack(
-        np.split(fw.numpy(mha.w_v(fw.tensor(x))), 2, axis=-1))  # (H, B, T, d_k)
+        np.split(fw.numpy(mha.w_v(fw.tensor(x))), 2, axis=-1)
+    )  # (H, B, T, d_k)
     concat = fw.numpy(mha.w_o(fw.tensor(np.concatenate(list(heads), -1).astype(np.float32))))
     assert_close(out, concat, atol=1e-5, what="Concat(heads) W^O")
     added = seed.seed_heads_added_003(list(heads))
@@ -100,7 +101,8 @@ def test_E6_mask_in_float16():
     assert np.isfinite(out.numpy()).all() and (weights.numpy()[..., 2] == 0).all()
     torch_fw = Framework("torch")
     t_out, _ = torch_fw.module.scaled_dot_product_attention(
-        *(torch_fw.tensor(np.asarray(t.numpy())) for t in (q, k, v)), torch_fw.tensor(mask.numpy()))
+        *(torch_fw.tensor(np.asarray(t.numpy())) for t in (q, k, v)), torch_fw.tensor(mask.numpy())
+    )
     assert np.isfinite(torch_fw.numpy(t_out)).all()
 
 
@@ -116,8 +118,9 @@ def test_E7_bahdanau_context(fw):
     def dense(layer):
         return lambda a: fw.numpy(layer(fw.tensor(a.astype(np.float32))))
 
-    seed_context, seed_weights = seed.seed_bahdanau_context_002(dense(att.u_a), dense(att.w_a), dense(att.v_a),
-                                                                values, query)
+    seed_context, seed_weights = seed.seed_bahdanau_context_002(
+        dense(att.u_a), dense(att.w_a), dense(att.v_a), values, query
+    )
     assert_close(seed_weights[..., 0], weights, atol=1e-5, what="same alignment weights")
     assert np.abs(seed_context - context).max() > 1e-2  # but a different (projected) context
 
@@ -126,8 +129,12 @@ def test_E8_worked_table(fw):
     ours = fw.numpy(fw.module.positional_encoding(4, 4))
     fn = {"sin": np.sin, "cos": np.cos}
     notes = np.array([[fn[f](p / d) for f, p, d in row] for row in seed.SEED_TABLE_000])
-    assert_close(ours, [[np.sin(p), np.cos(p), np.sin(p / 100), np.cos(p / 100)] for p in range(4)],
-                 atol=1e-6, what="the d_model=4 table done right")
+    assert_close(
+        ours,
+        [[np.sin(p), np.cos(p), np.sin(p / 100), np.cos(p / 100)] for p in range(4)],
+        atol=1e-6,
+        what="the d_model=4 table done right",
+    )
     assert np.isclose(ours[2, 2], np.sin(2 / 100))
     assert np.abs(notes - ours).max() > 0.5  # the notes' table is not the encoding
 
@@ -159,8 +166,12 @@ def test_E10_decoder_keeps_its_state(fw):
     # the incoming state still matters through the attention query ...
     assert np.abs(seed_state(state_a, enc_out) - seed_state(state_b, enc_out)).max() > 1e-4
     # ... and only there: when the query cannot change the context, the state has no effect at all
-    assert_close(seed_state(state_a, same_rows), seed_state(state_b, same_rows), atol=1e-7,
-                 what="the notes: new state from two different incoming states")
+    assert_close(
+        seed_state(state_a, same_rows),
+        seed_state(state_b, same_rows),
+        atol=1e-7,
+        what="the notes: new state from two different incoming states",
+    )
 
     dec = fw.eval(fw.module.Seq2SeqDecoder(vocab_size=9, embedding_dim=3, units=4, attention=True))
     step_token, values = fw.tensor(token[:, 0]), fw.tensor(same_rows)
@@ -200,8 +211,13 @@ def notes_loop(tgt, logits):
 
     tok = types.SimpleNamespace(word_index={"<start>": 1})
     batch = tgt.shape[0]
-    loss, batch_loss = seed.seed_eval_step_002(tf.zeros((batch, 2), tf.int32), tf.constant(tgt),
-                                               lambda src: tf.zeros((batch, 2, 3)), ReplayDecoder(logits), tok)
+    loss, batch_loss = seed.seed_eval_step_002(
+        tf.zeros((batch, 2), tf.int32),
+        tf.constant(tgt),
+        lambda src: tf.zeros((batch, 2, 3)),
+        ReplayDecoder(logits),
+        tok,
+    )
     return float(loss), float(batch_loss)
 
 
@@ -214,8 +230,9 @@ def loss_example(extra_pads=0, seed_=12):
     depend on extra_pads; the masked per-token losses (B, T + extra_pads)."""
     rng = np.random.default_rng(seed_)
     tgt = np.concatenate([LOSS_TARGETS, np.zeros((2, extra_pads), int)], axis=1)
-    logits = np.concatenate([rng.normal(size=(2, LOSS_TARGETS.shape[1], 6)),
-                             rng.normal(size=(2, extra_pads, 6))], axis=1).astype(np.float32)
+    logits = np.concatenate(
+        [rng.normal(size=(2, LOSS_TARGETS.shape[1], 6)), rng.normal(size=(2, extra_pads, 6))], axis=1
+    ).astype(np.float32)
     log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     token_loss = -np.take_along_axis(log_p, tgt[..., None], -1)[..., 0]  # (B, T)
     return tgt, logits, token_loss * (tgt != 0)
@@ -240,8 +257,7 @@ def test_E12_per_step_mean_counts_padded_rows(fw):
     assert np.isclose(loss, real.sum() / batch, atol=1e-5)  # every real token weighs 1/B
     loss_padded, _ = notes_loop(*loss_example(extra_pads=3)[:2])
     assert np.isclose(loss_padded, loss, atol=1e-5)  # the summed loss (what is differentiated) ignores padding
-    ours, count = fw.module.label_smoothed_cross_entropy(fw.tensor(logits[:, 1:]), fw.tensor(tgt[:, 1:]),
-                                                         smoothing=0.0)
+    ours, count = fw.module.label_smoothed_cross_entropy(fw.tensor(logits[:, 1:]), fw.tensor(tgt[:, 1:]), smoothing=0.0)
     assert int(fw.numpy(count)) == real.size
     assert np.isclose(float(fw.numpy(ours)), real.mean(), atol=1e-5)  # per token: the notes' sum * B / N
     assert np.isclose(loss, float(fw.numpy(ours)) * real.size / batch, atol=1e-5)
@@ -280,9 +296,9 @@ def test_E16_numeric_table(fw):
     pos = np.arange(4.0)[:, None]
     slide = np.hstack([np.sin(pos / 1), np.cos(pos / 10), np.sin(pos / 100), np.cos(pos / 1000)])
     decimals = np.array([[len(x.partition(".")[2]) for x in row] for row in seed.SEED_NUMERIC_TABLE_000_PRINTED])
-    truncated = np.trunc(slide * 10.0 ** decimals) / 10.0 ** decimals
+    truncated = np.trunc(slide * 10.0**decimals) / 10.0**decimals
     assert_close(notes, truncated, atol=1e-12, what="the slide's numbers vs its formulas, truncated")
-    assert not np.allclose(notes, np.round(slide * 10.0 ** decimals) / 10.0 ** decimals)  # not rounded
+    assert not np.allclose(notes, np.round(slide * 10.0**decimals) / 10.0**decimals)  # not rounded
     assert notes[2, 2] == 0.01 != np.trunc(np.sin(3 / 100) * 100) / 100  # row 2 is position 2, not sin(3/100)
 
 
@@ -309,7 +325,7 @@ def test_E17_cheaper_only_when_n_below_d():
         assert attention == 4 * n * n * d and recurrent == 4 * n * d * d
         assert (attention > recurrent) == attention_costs_more, (n, attention, recurrent)
         # taking the input "at once" is not what saves work: one query at a time costs the same
-        one_by_one = sum(flops(txt.scaled_dot_product_attention, x[:, t:t + 1], x, x) for t in range(n))
+        one_by_one = sum(flops(txt.scaled_dot_product_attention, x[:, t : t + 1], x, x) for t in range(n))
         assert one_by_one == attention
 
 
@@ -320,8 +336,9 @@ def test_E18_rows_still_sum_to_one(fw):
     rng = np.random.default_rng(18)
     x = rng.normal(size=(1, 4, 8)).astype(np.float32)
     tokens = np.array([[5, 7, 0, 0]])
-    _, weights = fw.module.scaled_dot_product_attention(fw.tensor(x), fw.tensor(x), fw.tensor(x),
-                                                        fw.module.padding_mask(fw.tensor(tokens))[0])
+    _, weights = fw.module.scaled_dot_product_attention(
+        fw.tensor(x), fw.tensor(x), fw.tensor(x), fw.module.padding_mask(fw.tensor(tokens))[0]
+    )
     weights = fw.numpy(weights)
     assert_close(weights.sum(-1), np.ones((1, 4)), atol=1e-6, what="each row sums to 1")
     assert (weights[..., 2:] == 0).all()
@@ -457,8 +474,12 @@ def test_E24_i_is_the_pair_index(fw):
     of one angle. Read as the dimension (003: 'the 3rd of 512 dimensions: i = 3'), every dimension gets
     its own frequency, the pairs break, and the longest wavelength passes Sec. 3.5's 10000 * 2 pi."""
     table = fw.numpy(fw.module.positional_encoding(50, 16, dtype=fw.lib.float64))
-    assert_close(table[:, 0::2] ** 2 + table[:, 1::2] ** 2, np.ones((50, 8)), atol=1e-12,
-                 what="sin^2 + cos^2 of each pair (2i, 2i+1)")
+    assert_close(
+        table[:, 0::2] ** 2 + table[:, 1::2] ** 2,
+        np.ones((50, 8)),
+        atol=1e-12,
+        what="sin^2 + cos^2 of each pair (2i, 2i+1)",
+    )
     notes = seed.seed_positional_i_as_dimension_003(50, 16)
     assert np.abs(notes[:, 0::2] ** 2 + notes[:, 1::2] ** 2 - 1).max() > 0.1
     i = np.arange(8)
@@ -499,7 +520,7 @@ def test_E26_heads_are_subspaces(fw):
     q, k, v = (fw.numpy(layer(x)) for layer in (mha.w_q, mha.w_k, mha.w_v))  # (1, 5, D) each
     one_by_one = []
     for h in range(heads):  # head h uses the columns h*d_k .. (h+1)*d_k of the projections
-        part = (fw.tensor(np.ascontiguousarray(a[..., h * d_k:(h + 1) * d_k])) for a in (q, k, v))
+        part = (fw.tensor(np.ascontiguousarray(a[..., h * d_k : (h + 1) * d_k])) for a in (q, k, v))
         one_by_one.append(fw.numpy(fw.module.scaled_dot_product_attention(*part)[0]))  # (1, 5, d_k)
     sequential = fw.numpy(mha.w_o(fw.tensor(np.concatenate(one_by_one, -1))))
     assert_close(sequential, out, atol=1e-5, what="heads one after another vs all at once")
@@ -513,14 +534,14 @@ def test_E27_embedding_scale_reason(fw):
     part is larger depends on the initialisation, which the sqrt(d_model) does not fix."""
     for d_model in (128, 512):  # 001's PositionalEncoding(50, 128) and its d_model = 512
         pe = fw.numpy(fw.module.positional_encoding(50, d_model))
-        pe_rms = float(np.sqrt((pe ** 2).mean()))
+        pe_rms = float(np.sqrt((pe**2).mean()))
         assert np.isclose(pe_rms, np.sqrt(0.5), atol=1e-5)  # each pair: sin^2 + cos^2 = 1
         notes = seed.seed_scaled_embedding_001(1000, d_model)  # Keras' default init, times sqrt(d_model)
-        assert np.sqrt((notes ** 2).mean()) < pe_rms  # the notes: the scaled embedding is the smaller part
+        assert np.sqrt((notes**2).mean()) < pe_rms  # the notes: the scaled embedding is the smaller part
         emb = fw.eval(fw.module.TransformerEmbedding(1000, d_model, max_len=50, dropout=0.0))
         tokens = np.arange(1000).reshape(20, 50)
         scaled = fw.numpy(emb(fw.tensor(tokens))) - pe[None]
-        assert np.sqrt((scaled ** 2).mean()) > pe_rms  # the package, N(0, 1/d_model) init: the larger part
+        assert np.sqrt((scaled**2).mean()) > pe_rms  # the package, N(0, 1/d_model) init: the larger part
 
 
 def test_E28_dropout_on_every_sublayer(fw):
@@ -538,12 +559,17 @@ def test_E28_dropout_on_every_sublayer(fw):
     inputs = [tf.constant(a) for a in (x, memory, look_ahead, no_pads)]
     notes(inputs)
     silenced = [notes.get_layer("attention_2")] + [
-        layer for layer in notes.layers if isinstance(layer, tf.keras.layers.Dense) and layer.units == 8]
+        layer for layer in notes.layers if isinstance(layer, tf.keras.layers.Dense) and layer.units == 8
+    ]
     assert len(silenced) == 2
     for layer in silenced:
         layer.set_weights([np.zeros_like(w) for w in layer.get_weights()])
-    assert_close(notes(inputs, training=True).numpy(), notes(inputs, training=True).numpy(), atol=0,
-                 what="the notes: two training calls (no dropout on sublayer 1)")
+    assert_close(
+        notes(inputs, training=True).numpy(),
+        notes(inputs, training=True).numpy(),
+        atol=0,
+        what="the notes: two training calls (no dropout on sublayer 1)",
+    )
 
     layer = fw.module.DecoderLayer(d_model=8, num_heads=2, d_ff=16, dropout=0.5)
     x_, memory_ = fw.tensor(x), fw.tensor(memory)
@@ -581,7 +607,7 @@ def test_E29_convolution_path_length():
 
     contiguous = [torch.nn.Conv1d(d, d, k, padding=k // 2) for _ in range(n)]
     assert next(depth for depth in range(1, n + 1) if connected(contiguous[:depth])) == (n - 1) // (k // 2)
-    dilated = [torch.nn.Conv1d(d, d, k, padding=k ** i, dilation=k ** i) for i in range(3)]  # 1, 3, 9
+    dilated = [torch.nn.Conv1d(d, d, k, padding=k**i, dilation=k**i) for i in range(3)]  # 1, 3, 9
     assert next(depth for depth in range(1, 4) if connected(dilated[:depth])) == math.ceil(math.log(n, k))
     x = torch.randn(1, n, d, requires_grad=True)
     txt.scaled_dot_product_attention(x, x, x)[0][0, 0].sum().backward()
@@ -601,9 +627,13 @@ def test_E30_all_positions_at_once(fw):
     x = rng.normal(size=(1, n, d)).astype(np.float32)
     whole = fw.tensor(x)
     at_once = fw.numpy(mha(whole, whole, whole))
-    last_first = [fw.numpy(mha(fw.tensor(x[:, t:t + 1]), whole, whole)) for t in reversed(range(n))]
-    assert_close(np.concatenate(last_first[::-1], axis=1), at_once, atol=1e-5,
-                 what="positions computed one by one, last to first")
+    last_first = [fw.numpy(mha(fw.tensor(x[:, t : t + 1]), whole, whole)) for t in reversed(range(n))]
+    assert_close(
+        np.concatenate(last_first[::-1], axis=1),
+        at_once,
+        atol=1e-5,
+        what="positions computed one by one, last to first",
+    )
     changed = x.copy()
     changed[0, -1] += 1.0  # change the last word only
     first = fw.numpy(mha(fw.tensor(changed), fw.tensor(changed), fw.tensor(changed)))[0, 0]
@@ -625,8 +655,7 @@ def test_E31_printed_loss_depends_on_padding(fw):
     assert np.isclose(batch_loss_padded, loss / (width + 3), atol=1e-6) and batch_loss_padded < 0.7 * batch_loss
     for extra in (0, 3):  # the package: the mean over the real tokens, whatever the padding
         tg, lg, _ = loss_example(extra_pads=extra)
-        ours, count = fw.module.label_smoothed_cross_entropy(fw.tensor(lg[:, 1:]), fw.tensor(tg[:, 1:]),
-                                                             smoothing=0.0)
+        ours, count = fw.module.label_smoothed_cross_entropy(fw.tensor(lg[:, 1:]), fw.tensor(tg[:, 1:]), smoothing=0.0)
         assert int(fw.numpy(count)) == real.size and np.isclose(float(fw.numpy(ours)), real.mean(), atol=1e-5)
 
 
@@ -679,10 +708,16 @@ def test_E34_the_wq_comment_names_w_o(fw):
     notes(inputs)
     notes.dense.set_weights([np.eye(8, dtype=np.float32), np.zeros(8, np.float32)])
     q, k, v = (layer(x) for layer in (notes.query_dense, notes.key_dense, notes.value_dense))
-    heads = [seed.seed_scaled_dot_product_attention_001(q[..., h:h + 4], k[..., h:h + 4], v[..., h:h + 4])[0]
-             for h in (0, 4)]
-    assert_close(notes(inputs).numpy(), tf.concat(heads, -1).numpy(), atol=1e-5,
-                 what="the notes' output with 'wQ' = identity vs the concatenated heads")
+    heads = [
+        seed.seed_scaled_dot_product_attention_001(q[..., h : h + 4], k[..., h : h + 4], v[..., h : h + 4])[0]
+        for h in (0, 4)
+    ]
+    assert_close(
+        notes(inputs).numpy(),
+        tf.concat(heads, -1).numpy(),
+        atol=1e-5,
+        what="the notes' output with 'wQ' = identity vs the concatenated heads",
+    )
 
     mha = fw.eval(fw.module.MultiHeadAttention(8, 2))
     y = fw.tensor(x.numpy())
@@ -715,7 +750,6 @@ def test_E36_outputs_are_logits(fw):
     activation, outputs logits: rows that do not sum to 1 and can be negative. A softmax makes them
     probabilities (Fig. 1's last box; in training the loss applies it)."""
     import tensorflow as tf
-
     from conftest import small_config
 
     rng = np.random.default_rng(36)

@@ -10,8 +10,14 @@ from txcourse.course.errata import ERRATA
 
 def test_E6_text_names_both_frameworks():
     why = next(e for e in ERRATA if e.id == "E6").why
-    for phrase in ("TensorFlow", "PyTorch", "mask.half() * -1e9", "0 * -inf is NaN", "all its keys masked",
-                   "depending on the CPU kernel"):
+    for phrase in (
+        "TensorFlow",
+        "PyTorch",
+        "mask.half() * -1e9",
+        "0 * -inf is NaN",
+        "all its keys masked",
+        "depending on the CPU kernel",
+    ):
         assert phrase in why
 
 

@@ -16,23 +16,50 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from txcourse.cli import main  # noqa: E402
 from txcourse.course import figures  # noqa: E402
 from txcourse.notebook import plots  # noqa: E402
-from txcourse.cli import main  # noqa: E402
 from txcourse.registry import MODEL_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
 # The names the slides reference as figures/<name>.png: they must not change.
-BOOK_FIGURES = ["week1_accuracy_by_length", "week1_bahdanau_alignment", "week2_positional_encoding",
-                "week3_attention_example", "week3_scaling", "week3_padding_mask", "week3_attention_heads",
-                "week4_encoder_representations", "week5_look_ahead_mask", "week5_decoder_heads",
-                "week6_warmup_schedule", "week6_label_smoothing", "week6_training_curves", "week6_attention_heads",
-                "week6_attention_maps"]
+BOOK_FIGURES = [
+    "week1_accuracy_by_length",
+    "week1_bahdanau_alignment",
+    "week2_positional_encoding",
+    "week3_attention_example",
+    "week3_scaling",
+    "week3_padding_mask",
+    "week3_attention_heads",
+    "week4_encoder_representations",
+    "week5_look_ahead_mask",
+    "week5_decoder_heads",
+    "week6_warmup_schedule",
+    "week6_label_smoothing",
+    "week6_training_curves",
+    "week6_attention_heads",
+    "week6_attention_maps",
+]
 # Cheap figures for the runs in subprocesses: two framework-free, two PyTorch, one read from a checkpoint.
-CHEAP = ["week6_warmup_schedule", "week6_training_curves", "week3_scaling", "week5_look_ahead_mask",
-         "week1_bahdanau_alignment"]
-TINY_TRANSFORMER = ["--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32", "--set",
-                    "num_encoder_layers=1", "--set", "num_decoder_layers=1"]
+CHEAP = [
+    "week6_warmup_schedule",
+    "week6_training_curves",
+    "week3_scaling",
+    "week5_look_ahead_mask",
+    "week1_bahdanau_alignment",
+]
+TINY_TRANSFORMER = [
+    "--set",
+    "d_model=16",
+    "--set",
+    "num_heads=2",
+    "--set",
+    "d_ff=32",
+    "--set",
+    "num_encoder_layers=1",
+    "--set",
+    "num_decoder_layers=1",
+]
 
 
 def _sha256(path: Path) -> str:
@@ -47,19 +74,37 @@ def data_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("root")
     data = root / "book" / "data"
     data.mkdir(parents=True)
-    common = ["train", "--task", "numbers", "--task-arg", "sizes=(300,20,120)", "--steps", "4", "--log-every", "2",
-              "--batch-size", "16", "--no-progress"]
+    common = [
+        "train",
+        "--task",
+        "numbers",
+        "--task-arg",
+        "sizes=(300,20,120)",
+        "--steps",
+        "4",
+        "--log-every",
+        "2",
+        "--batch-size",
+        "16",
+        "--no-progress",
+    ]
     runs = tmp_path_factory.mktemp("runs")
-    assert main([*common, "--model", "bahdanau", "--set", "embedding_dim=16", "--set", "units=16",
-                 "--out", str(runs / "b")]) == 0
+    assert (
+        main(
+            [*common, "--model", "bahdanau", "--set", "embedding_dim=16", "--set", "units=16", "--out", str(runs / "b")]
+        )
+        == 0
+    )
     assert main([*common, "--model", "transformer", *TINY_TRANSFORMER, "--out", str(runs / "t")]) == 0
     shutil.copy(runs / "b" / "model.npz", data / "numbers-bahdanau-torch.npz")
     shutil.copy(runs / "t" / "model.npz", data / "numbers-transformer-torch.npz")
     shutil.copy(runs / "t" / "history.jsonl", data / "numbers-transformer-torch.history.jsonl")
     results = root / "benchmarks" / "results"
     results.mkdir(parents=True)
-    models = {kind: {"steps": 10, "by_length": [[2, 4, 10, 0.9], [5, 8, 10, 0.5 - i / 10], [9, 12, 5, 0.1]]}
-              for i, kind in enumerate(MODEL_KINDS)}
+    models = {
+        kind: {"steps": 10, "by_length": [[2, 4, 10, 0.9], [5, 8, 10, 0.5 - i / 10], [9, 12, 5, 0.1]]}
+        for i, kind in enumerate(MODEL_KINDS)
+    }
     (results / "length_curves.json").write_text(json.dumps({"framework": "torch", "task": "copy", "models": models}))
     return root
 
@@ -133,7 +178,7 @@ def test_recipes_match_the_chapters_numbers():
     fig = figures.draw("week3_attention_example")
     weights = np.asarray(fig.axes[0].images[0].get_array())
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
-    np.testing.assert_allclose(weights[0], [0, 0, 0.5, 0.5], atol=1e-3)   # q = (0, 0, 10): k3 and k4
+    np.testing.assert_allclose(weights[0], [0, 0, 0.5, 0.5], atol=1e-3)  # q = (0, 0, 10): k3 and k4
     fig = figures.draw("week5_decoder_heads")
     heads = [np.asarray(ax.images[0].get_array()) for ax in _main_axes(fig)]
     assert len(heads) == 4 and all(np.triu(h, 1).max() == 0 for h in heads)
@@ -151,16 +196,20 @@ def _line(ax, label: str):
 @pytest.mark.parametrize("root", ["shipped", "tiny"])
 def test_schedule_figure_is_the_checkpoints_schedule(root, data_root):
     """The plotted schedule is the one the checkpoint was trained with: it equals the history's logged lr."""
-    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.training import read_history
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     root = REPO if root == "shipped" else data_root
     meta = read_checkpoint_meta(root / "book/data/numbers-transformer-torch.npz")
     history = read_history(root / "book/data/numbers-transformer-torch.history.jsonl")
     ax = figures.draw("week6_warmup_schedule", root=root).axes[0]
     label = figures.shipped_schedule_label(meta)
-    for value in (meta["model"]["config"]["d_model"], meta["train_config"]["warmup_steps"],
-                  meta["train_config"]["cooldown_steps"], meta["train_config"]["steps"]):
+    for value in (
+        meta["model"]["config"]["d_model"],
+        meta["train_config"]["warmup_steps"],
+        meta["train_config"]["cooldown_steps"],
+        meta["train_config"]["steps"],
+    ):
         assert f" {value}" in label, (value, label)
     steps, rates = _line(ax, label).get_data()
     plotted = dict(zip(np.asarray(steps).tolist(), np.asarray(rates).tolist()))
@@ -182,7 +231,7 @@ def test_draw_keeps_what_loading_the_backend_turns_on(monkeypatch):
 
     real, loaded = plt._get_backend_mod, []
 
-    def load_like_ipython():                                  # the first load turns interactive mode on
+    def load_like_ipython():  # the first load turns interactive mode on
         if not loaded:
             loaded.append(True)
             matplotlib.interactive(True)
@@ -203,8 +252,8 @@ def test_label_smoothing_figure_is_the_losss_target():
     """The smoothed bars are the target txcourse's loss minimises towards: eps spread over all V, <pad> included."""
     import torch
 
-    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.torch import label_smoothed_cross_entropy
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
     vocab, eps = meta["model"]["config"]["tgt_vocab_size"], meta["train_config"]["label_smoothing"]
@@ -223,8 +272,8 @@ def test_label_smoothing_figure_is_the_losss_target():
 
 def test_training_curves_figure_shows_the_history_validation_and_floor():
     from txcourse.course.artefacts import smoothed_target_entropy
-    from txcourse.training.checkpoint import read_checkpoint_meta
     from txcourse.training import read_history
+    from txcourse.training.checkpoint import read_checkpoint_meta
 
     meta = read_checkpoint_meta(REPO / "book/data/numbers-transformer-torch.npz")
     history = read_history(REPO / "book/data/numbers-transformer-torch.history.jsonl")
@@ -257,16 +306,19 @@ def test_attention_maps_show_every_kind_layer_and_head():
     rows = config["num_encoder_layers"] + 2 * config["num_decoder_layers"]
     assert len(axes) == rows * config["num_heads"]
     titles = [ax.get_title() for ax in axes]
-    for kind, layers in (("encoder self", config["num_encoder_layers"]), ("decoder self", config["num_decoder_layers"]),
-                         ("cross", config["num_decoder_layers"])):
+    for kind, layers in (
+        ("encoder self", config["num_encoder_layers"]),
+        ("decoder self", config["num_decoder_layers"]),
+        ("cross", config["num_decoder_layers"]),
+    ):
         for layer in range(layers):
             for head in range(config["num_heads"]):
                 assert f"{kind}, layer {layer}, head {head}" in titles
     for ax, title in zip(axes, titles):
         weights = np.asarray(ax.images[0].get_array())
-        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5, err_msg=title)   # each query's weights sum to 1
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5, err_msg=title)  # each query's weights sum to 1
         if title.startswith("decoder self"):
-            assert np.triu(weights, 1).max() == 0, title                             # causal
+            assert np.triu(weights, 1).max() == 0, title  # causal
     matplotlib.pyplot.close("all")
 
 
@@ -277,17 +329,42 @@ def test_manifest_schema(data_root, tmp_path):
     out = tmp_path / "figs"
     manifest = figures.build_figures(out, ["week6_*", "week3_padding_mask"], root=data_root)
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8")) == manifest
-    assert {"txcourse", "matplotlib", "numpy", "framework", "framework_version", "cjk_font", "format", "dpi",
-            "figures"} <= set(manifest)
+    assert {
+        "txcourse",
+        "matplotlib",
+        "numpy",
+        "framework",
+        "framework_version",
+        "cjk_font",
+        "format",
+        "dpi",
+        "figures",
+    } <= set(manifest)
     assert manifest["framework"] == "torch" and manifest["format"] == "png" and manifest["dpi"] == 150
-    assert list(manifest["figures"]) == ["week3_padding_mask", "week6_warmup_schedule", "week6_label_smoothing",
-                                         "week6_training_curves", "week6_attention_heads",
-                                         "week6_attention_maps"]   # registry order
+    assert list(manifest["figures"]) == [
+        "week3_padding_mask",
+        "week6_warmup_schedule",
+        "week6_label_smoothing",
+        "week6_training_curves",
+        "week6_attention_heads",
+        "week6_attention_maps",
+    ]  # registry order
     readme = (out / "README.md").read_text(encoding="utf-8")
     for name, entry in manifest["figures"].items():
         recipe = figures.RECIPES[name]
-        assert set(entry) == {"file", "chapters", "book_label", "caption", "function", "recipe", "parameters",
-                              "inputs", "sha256", "status", "reason"}
+        assert set(entry) == {
+            "file",
+            "chapters",
+            "book_label",
+            "caption",
+            "function",
+            "recipe",
+            "parameters",
+            "inputs",
+            "sha256",
+            "status",
+            "reason",
+        }
         assert entry["status"] == "written" and entry["reason"] is None
         assert entry["file"] == f"{name}.png" and entry["sha256"] == _sha256(out / entry["file"])
         assert entry["function"] == recipe.function_path and entry["recipe"] == recipe.recipe_path
@@ -300,8 +377,12 @@ def test_manifest_schema(data_root, tmp_path):
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "txcourse", "figures", "--no-progress", *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "txcourse", "figures", "--no-progress", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_two_runs_write_identical_bytes(data_root, tmp_path):
@@ -322,7 +403,7 @@ def test_two_runs_write_identical_bytes(data_root, tmp_path):
     torch.manual_seed(123)
     torch.randn(7)
     np.random.seed(5)
-    figures.draw("week3_attention_heads")                      # another figure first, other settings
+    figures.draw("week3_attention_heads")  # another figure first, other settings
     with matplotlib.rc_context({"lines.linewidth": 5, "font.size": 20}):
         figures.build_figures(tmp_path / "c", ["week3_scaling", "week6_warmup_schedule"], root=data_root)
     for name in ("week3_scaling.png", "week6_warmup_schedule.png"):
@@ -342,9 +423,23 @@ def test_svg_and_pdf_are_reproducible(fmt, tmp_path):
 def test_missing_input_is_skipped_with_a_warning(tmp_path, capsys):
     out = tmp_path / "out"
     (out).mkdir()
-    (out / "week6_training_curves.png").write_bytes(b"stale")   # from an earlier run
-    assert main(["figures", "--out", str(out), "--root", str(tmp_path), "--no-progress",
-                 "--only", "week6_training_curves", "week3_scaling"]) == 0
+    (out / "week6_training_curves.png").write_bytes(b"stale")  # from an earlier run
+    assert (
+        main(
+            [
+                "figures",
+                "--out",
+                str(out),
+                "--root",
+                str(tmp_path),
+                "--no-progress",
+                "--only",
+                "week6_training_curves",
+                "week3_scaling",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     inputs = ["book/data/numbers-transformer-torch.history.jsonl", "book/data/numbers-transformer-torch.npz"]
     assert f"warning: week6_training_curves skipped: missing input {', '.join(inputs)}" in captured.err
@@ -365,7 +460,7 @@ def test_strict_turns_a_missing_input_into_an_error(tmp_path):
     assert err.startswith("txcourse: error: missing input(s) under ") and err.count("\n") == 1, err
     assert "benchmarks/results/length_curves.json (for week1_accuracy_by_length)" in err
     assert "book/data/numbers-bahdanau-torch.npz (for week1_bahdanau_alignment)" in err
-    assert not out.exists()                                     # nothing drawn
+    assert not out.exists()  # nothing drawn
 
 
 def test_an_unreadable_input_fails_that_figure_only(data_root, tmp_path, capsys):
@@ -373,8 +468,19 @@ def test_an_unreadable_input_fails_that_figure_only(data_root, tmp_path, capsys)
     shutil.copytree(data_root, root)
     (root / "benchmarks" / "results" / "length_curves.json").write_text('{"models": {"gru": {}}}')
     with pytest.raises(SystemExit) as exit_info:
-        main(["figures", "--out", str(tmp_path / "out"), "--root", str(root), "--no-progress",
-              "--only", "week1_accuracy_by_length", "week2_positional_encoding"])
+        main(
+            [
+                "figures",
+                "--out",
+                str(tmp_path / "out"),
+                "--root",
+                str(root),
+                "--no-progress",
+                "--only",
+                "week1_accuracy_by_length",
+                "week2_positional_encoding",
+            ]
+        )
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "txcourse: error: 1 figure(s) could not be drawn from their inputs: week1_accuracy_by_length" in err
@@ -384,12 +490,15 @@ def test_an_unreadable_input_fails_that_figure_only(data_root, tmp_path, capsys)
     assert manifest["week2_positional_encoding"]["status"] == "written"
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--only", "week9_nope"], "unknown figure 'week9_nope'; figures are ['week1_accuracy_by_length', "),
-    (["--only", "week3_*", "bogus*"], "unknown figure 'bogus*'; figures are ["),
-    (["--dpi", "0"], "argument --dpi: expected an integer from 10 to 2000, got 0"),
-    (["--root", "no/such/folder"], "root folder 'no/such/folder' does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--only", "week9_nope"], "unknown figure 'week9_nope'; figures are ['week1_accuracy_by_length', "),
+        (["--only", "week3_*", "bogus*"], "unknown figure 'bogus*'; figures are ["),
+        (["--dpi", "0"], "argument --dpi: expected an integer from 10 to 2000, got 0"),
+        (["--root", "no/such/folder"], "root folder 'no/such/folder' does not exist"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors(argv, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as exit_info:
@@ -408,13 +517,17 @@ def test_list_names_every_figure_and_its_missing_inputs(tmp_path, capsys):
     assert "book/data/numbers-transformer-torch.npz (missing)" in row
     assert main(["figures", "--list", "--only", "week3_*"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
-        "week3_attention_example", "week3_scaling", "week3_padding_mask", "week3_attention_heads"]
+        "week3_attention_example",
+        "week3_scaling",
+        "week3_padding_mask",
+        "week3_attention_heads",
+    ]
 
 
 def test_default_root_is_the_current_folder_when_it_holds_inputs(data_root, tmp_path, monkeypatch):
     monkeypatch.chdir(data_root)
     assert figures.default_root() == data_root
-    monkeypatch.chdir(tmp_path)                                 # nothing here: the package's checkout
+    monkeypatch.chdir(tmp_path)  # nothing here: the package's checkout
     in_checkout = any((figures.REPO_ROOT / r.inputs[0]).is_file() for r in figures.RECIPES.values() if r.inputs)
     assert figures.default_root() == (figures.REPO_ROOT if in_checkout else tmp_path)
 

@@ -91,7 +91,7 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
-HOSTILE = r'''
+HOSTILE = r"""
 import os, shutil, socket, subprocess, sys
 TARGETS, PORT, TOKEN = {targets!r}, {port!r}, {token!r}
 # 1. break the grader: its gradebook and course, and anything else it can find
@@ -139,7 +139,7 @@ try:
     print("ALLOCA" + "TED 20 GB")
 except MemoryError:
     print("Memory" + "Error: 20 GB refused")
-'''
+"""
 
 
 def hostile_code(targets: dict, port: int, token: str) -> str:
@@ -149,8 +149,13 @@ def hostile_code(targets: dict, port: int, token: str) -> str:
 
 def _cell(source: str, kind: str, grade_id: str, points: int = 0):
     cell = nbformat.v4.new_code_cell(source, id=grade_id)
-    meta = {"grade": kind == "tests", "solution": kind == "solution", "locked": kind != "solution",
-            "grade_id": grade_id, "schema_version": 3}
+    meta = {
+        "grade": kind == "tests",
+        "solution": kind == "solution",
+        "locked": kind != "solution",
+        "grade_id": grade_id,
+        "schema_version": 3,
+    }
     if kind == "tests":
         meta["points"] = points
     cell.metadata["nbgrader"] = meta
@@ -159,14 +164,25 @@ def _cell(source: str, kind: str, grade_id: str, points: int = 0):
 
 def _toy_source():
     """A two-exercise notebook: f (2 points) and g (3 points), with a hidden test for f."""
-    return nbformat.v4.new_notebook(cells=[
-        _cell("import math", "readonly", "setup"),
-        _cell(f"def f(x):\n    ### BEGIN SOLUTION\n    # {SECRET}\n    return 2 * x\n    ### END SOLUTION", "solution", "f"),
-        _cell("assert f(2) == 4\n### BEGIN HIDDEN TESTS\nassert f(-3) == -6\n### END HIDDEN TESTS",
-              "tests", "test_f", 2),
-        _cell("def g(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION", "solution", "g"),
-        _cell("assert g(1) == 2", "tests", "test_g", 3),
-    ], metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
+    return nbformat.v4.new_notebook(
+        cells=[
+            _cell("import math", "readonly", "setup"),
+            _cell(
+                f"def f(x):\n    ### BEGIN SOLUTION\n    # {SECRET}\n    return 2 * x\n    ### END SOLUTION",
+                "solution",
+                "f",
+            ),
+            _cell(
+                "assert f(2) == 4\n### BEGIN HIDDEN TESTS\nassert f(-3) == -6\n### END HIDDEN TESTS",
+                "tests",
+                "test_f",
+                2,
+            ),
+            _cell("def g(x):\n    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION", "solution", "g"),
+            _cell("assert g(1) == 2", "tests", "test_g", 3),
+        ],
+        metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}},
+    )
 
 
 def _toy_course(root: Path):
@@ -223,15 +239,25 @@ def toy_grades(tmp_path_factory):
         hostile = nbformat.from_dict(source)
         for cell in hostile.cells:  # a student's copy has no nbgrader markers: any in its feedback leaked
             cell.source = re.sub(r"^\s*### (BEGIN|END) (SOLUTION|HIDDEN TESTS)\s*$", "", cell.source, flags=re.M)
-        targets = {"delete": [str(labs), str(subs), str(out.parent), str(root)],
-                   "read": [str(labs / "source" / "toy" / "toy_torch.ipynb"), str(labs / "source"),
-                            str(subs / "alice" / "toy" / "toy_torch.ipynb"), str(subs), str(out.parent),
-                            str(ROOT / "labs" / "source" / "week2_positional" / "week2_positional_torch.ipynb"),
-                            str(ROOT / ".git" / "HEAD"), "../../../gradebook.db", "../../../source"],
-                   "write": [str(labs), str(subs), str(out.parent), str(root), os.path.expanduser("~")],
-                   "private": [tempfile.gettempdir(), "../../.."]}
-        hostile.cells[1].source = hostile_code(targets, server.getsockname()[1], info["token"]) + \
-            "\ndef f(x):\n    return 2 * x"
+        targets = {
+            "delete": [str(labs), str(subs), str(out.parent), str(root)],
+            "read": [
+                str(labs / "source" / "toy" / "toy_torch.ipynb"),
+                str(labs / "source"),
+                str(subs / "alice" / "toy" / "toy_torch.ipynb"),
+                str(subs),
+                str(out.parent),
+                str(ROOT / "labs" / "source" / "week2_positional" / "week2_positional_torch.ipynb"),
+                str(ROOT / ".git" / "HEAD"),
+                "../../../gradebook.db",
+                "../../../source",
+            ],
+            "write": [str(labs), str(subs), str(out.parent), str(root), os.path.expanduser("~")],
+            "private": [tempfile.gettempdir(), "../../.."],
+        }
+        hostile.cells[1].source = (
+            hostile_code(targets, server.getsockname()[1], info["token"]) + "\ndef f(x):\n    return 2 * x"
+        )
         submit("mallory", hostile)
         crashing = nbformat.from_dict(source)
         crashing.cells[3].source = "import os\nos._exit(1)"
@@ -240,8 +266,9 @@ def toy_grades(tmp_path_factory):
     before = tree_digest(labs, subs, out.parent)
 
     start = time.perf_counter()
-    rows = grading.grade_submissions(subs, "toy", out, timeout=5, labs_dir=labs, verbose=False, jobs=2,
-                                     sandbox=info["sandbox"])
+    rows = grading.grade_submissions(
+        subs, "toy", out, timeout=5, labs_dir=labs, verbose=False, jobs=2, sandbox=info["sandbox"]
+    )
     info["seconds"] = time.perf_counter() - start
     with open(out, newline="", encoding="utf-8") as f:
         assert list(csv.DictReader(f)) == [{k: str(v) for k, v in r.items() if k != "cells"} for r in rows]
@@ -252,8 +279,9 @@ def toy_grades(tmp_path_factory):
         info["connection"] = None
     server.close()
     info["survivors"] = processes_with(info["token"])
-    info["pwned"] = [p for p in [*root.rglob("pwned-*"), *Path(tempfile.gettempdir()).glob("pwned-*"),
-                                 *Path.home().glob("pwned-*")]]
+    info["pwned"] = [
+        p for p in [*root.rglob("pwned-*"), *Path(tempfile.gettempdir()).glob("pwned-*"), *Path.home().glob("pwned-*")]
+    ]
     return {r["student"]: r for r in rows}, out, info
 
 
@@ -302,8 +330,11 @@ def test_hostile_submission_is_confined(toy_grades):
     assert "MemoryError: 20 GB refused" in html and "no network" in html
     assert info["seconds"] < 600
     written = ("toy.csv", "toy-logs", "feedback")  # what grading itself writes next to the CSV
-    assert [k for k in info["changed"] if not (k.startswith(f"{out.parent}:") and
-                                               k.split(":", 1)[1].split("/")[0] in written)] == []
+    assert [
+        k
+        for k in info["changed"]
+        if not (k.startswith(f"{out.parent}:") and k.split(":", 1)[1].split("/")[0] in written)
+    ] == []
     assert info["pwned"] == [] and info["connection"] is None
     assert info["survivors"] == [], f"processes left behind: {info['survivors']}"
 
@@ -331,8 +362,10 @@ def test_near_misses_that_are_ambiguous_are_named(tmp_path):
     for name in ("toy_torch (1).ipynb", "toy_torch (2).ipynb", "notes.ipynb"):
         (tmp_path / name).write_text("{}")
     found, notes = submissions.find_submissions(tmp_path, ["toy_torch"])
-    assert found == {} and notes["toy_torch"] == "expected toy_torch.ipynb, found 'toy_torch (1).ipynb', " \
-                                                  "'toy_torch (2).ipynb'"
+    assert (
+        found == {}
+        and notes["toy_torch"] == "expected toy_torch.ipynb, found 'toy_torch (1).ipynb', 'toy_torch (2).ipynb'"
+    )
     (tmp_path / "toy_torch (2).ipynb").unlink()
     (tmp_path / "toy_torch (1).ipynb").unlink()
     found, notes = submissions.find_submissions(tmp_path, ["toy_torch"])
@@ -349,27 +382,36 @@ def test_without_bwrap_grading_refuses_with_one_line(tmp_path, monkeypatch, caps
     from txcourse import cli
 
     with pytest.raises(SystemExit) as stop:
-        cli.main(["grade", str(tmp_path / "subs"), "--lab", "toy", "--labs-dir", str(labs),
-                  "--out", str(tmp_path / "g.csv")])
+        cli.main(
+            ["grade", str(tmp_path / "subs"), "--lab", "toy", "--labs-dir", str(labs), "--out", str(tmp_path / "g.csv")]
+        )
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("txcourse: error: bwrap (bubblewrap) not found on PATH") \
+    assert (
+        len(err) == 1
+        and err[0].startswith("txcourse: error: bwrap (bubblewrap) not found on PATH")
         and "--no-sandbox" in err[0]
+    )
     assert not (tmp_path / "g.csv").exists()
 
 
 def test_bad_limits_are_one_line_errors(tmp_path):
-    with pytest.raises(ValueError, match=r"^--memory expects a size such as 8G, 512M or a number of bytes, got 'lots'$"):
+    with pytest.raises(
+        ValueError, match=r"^--memory expects a size such as 8G, 512M or a number of bytes, got 'lots'$"
+    ):
         sandbox.parse_size("lots")
     assert sandbox.parse_size("512M") == 512 << 20 and sandbox.parse_size("8G") == 8 << 30
     with pytest.raises(ValueError, match="--memory must be at least 64M"):
         sandbox.parse_size("1M")
     (tmp_path / "subs" / "a").mkdir(parents=True)
-    for kwargs, message in (({"jobs": 0}, "--jobs must be at least 1, got 0"),
-                            ({"notebook_timeout": 0}, "--notebook-timeout must be at least 1 second, got 0")):
+    for kwargs, message in (
+        ({"jobs": 0}, "--jobs must be at least 1, got 0"),
+        ({"notebook_timeout": 0}, "--notebook-timeout must be at least 1 second, got 0"),
+    ):
         with pytest.raises(ValueError, match=message):
-            grading.grade_submissions(tmp_path / "subs", "week2_positional", tmp_path / "g.csv", labs_dir=LABS,
-                                      **kwargs)
+            grading.grade_submissions(
+                tmp_path / "subs", "week2_positional", tmp_path / "g.csv", labs_dir=LABS, **kwargs
+            )
 
 
 def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, capsys, tmp_path):
@@ -377,10 +419,19 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
 
     row = {"student": "s", "notebook": "toy_torch", "score": 0.0, "max_score": 5.0}
     out = tmp_path / "g.csv"
-    args = argparse.Namespace(out=str(out), lab="toy", submissions=".", labs_dir="labs", no_feedback=False, jobs=1,
-                              no_sandbox=False, memory="8G", notebook_timeout=60)
+    args = argparse.Namespace(
+        out=str(out),
+        lab="toy",
+        submissions=".",
+        labs_dir="labs",
+        no_feedback=False,
+        jobs=1,
+        no_sandbox=False,
+        memory="8G",
+        notebook_timeout=60,
+    )
     for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
-        monkeypatch.setattr(grade, "grade_submissions", lambda *a, **k: [{**row, "status": status}])
+        monkeypatch.setattr(grade, "grade_submissions", lambda *a, status=status, **k: [{**row, "status": status}])
         assert grade.grade_command(args, 5) == code, status
     err = capsys.readouterr().err
     assert "1 submission(s) could not be graded" in err
@@ -398,15 +449,35 @@ def test_sigterm_stops_everything(tmp_path):
     labs, source = _toy_course(tmp_path)
     token = uuid.uuid4().hex
     looping = nbformat.from_dict(source)
-    looping.cells[1].source = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; "
-                               f"time.sleep(3600)', '{token}'], start_new_session=True)\nwhile True:\n    pass")
+    looping.cells[1].source = (
+        f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; "
+        f"time.sleep(3600)', '{token}'], start_new_session=True)\nwhile True:\n    pass"
+    )
     (tmp_path / "subs" / "loop").mkdir(parents=True)
     nbformat.write(looping, tmp_path / "subs" / "loop" / "toy_torch.ipynb")
     tmpdir = Path(tempfile.mkdtemp(prefix="txs-"))  # short: the kernel's Unix sockets live under it
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)}
-    proc = subprocess.Popen([sys.executable, "-m", "txcourse", "grade", str(tmp_path / "subs"), "--lab", "toy",
-                             "--labs-dir", str(labs), "--out", str(tmp_path / "g.csv"), "--cell-timeout", "600"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "txcourse",
+            "grade",
+            str(tmp_path / "subs"),
+            "--lab",
+            "toy",
+            "--labs-dir",
+            str(labs),
+            "--out",
+            str(tmp_path / "g.csv"),
+            "--cell-timeout",
+            "600",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 200
         while not processes_with(token) and time.time() < deadline and proc.poll() is None:
@@ -439,13 +510,24 @@ def test_notebook_timeout_kills_the_notebook(tmp_path):
     labs, source = _toy_course(tmp_path)
     token = uuid.uuid4().hex
     stubborn = nbformat.from_dict(source)
-    stubborn.cells[1].source = (f"import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                                f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
-                                f"while True:\n    pass")
+    stubborn.cells[1].source = (
+        f"import signal, subprocess, sys\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
+        f"while True:\n    pass"
+    )
     (tmp_path / "subs" / "stubborn").mkdir(parents=True)
     nbformat.write(stubborn, tmp_path / "subs" / "stubborn" / "toy_torch.ipynb")
-    rows = grading.grade_submissions(tmp_path / "subs", "toy", tmp_path / "g.csv", timeout=600, labs_dir=labs,
-                                     verbose=False, jobs=1, notebook_timeout=20, feedback=False)
+    rows = grading.grade_submissions(
+        tmp_path / "subs",
+        "toy",
+        tmp_path / "g.csv",
+        timeout=600,
+        labs_dir=labs,
+        verbose=False,
+        jobs=1,
+        notebook_timeout=20,
+        feedback=False,
+    )
     assert rows[0]["status"] == "timeout: the notebook ran past --notebook-timeout 20 s" and rows[0]["score"] == 0
     assert processes_with(token) == []
     assert grading.failures(rows) == rows
@@ -505,8 +587,11 @@ def test_committed_labs_are_complete():
             student = nbformat.read(LABS / "release" / lab / f"{name}.ipynb", as_version=4)
 
             def graded(nb):
-                return [(c.metadata["nbgrader"]["grade_id"], c.metadata["nbgrader"].get("points"))
-                        for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+                return [
+                    (c.metadata["nbgrader"]["grade_id"], c.metadata["nbgrader"].get("points"))
+                    for c in nb.cells
+                    if c.metadata.get("nbgrader", {}).get("grade")
+                ]
 
             assert graded(source) and graded(source) == graded(student), name
             text = nbformat.writes(student)
@@ -567,11 +652,16 @@ def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
     box = sandbox.Sandbox(bwrap=sandbox.find_bwrap(), extra_ro=(shared,))
     argv = box.kernel_argv(work, run, dict(os.environ))
     assert argv.index("/tmp") < argv.index(str(shared)), "the private /tmp must come before the binds"
-    probe = (f"import txcourse, numpy, pathlib\nprint(pathlib.Path({str(shared / 'x.txt')!r}).read_text())\n"
-             f"try:\n    open({str(tmp_path / 'escape.txt')!r}, 'w').write('x')\n    print('wrote')\n"
-             f"except OSError as err:\n    print('refused', type(err).__name__)\n")
-    command = argv[:argv.index("--", argv.index(box.bwrap)) + 1] + [str(Path(sys.prefix) / "bin" / "python"), "-c",
-                                                                     probe]
+    probe = (
+        f"import txcourse, numpy, pathlib\nprint(pathlib.Path({str(shared / 'x.txt')!r}).read_text())\n"
+        f"try:\n    open({str(tmp_path / 'escape.txt')!r}, 'w').write('x')\n    print('wrote')\n"
+        f"except OSError as err:\n    print('refused', type(err).__name__)\n"
+    )
+    command = argv[: argv.index("--", argv.index(box.bwrap)) + 1] + [
+        str(Path(sys.prefix) / "bin" / "python"),
+        "-c",
+        probe,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[:2] == ["visible", "refused"], done.stdout  # the folders holding the binds: read-only
@@ -593,18 +683,23 @@ def test_warnings_never_cost_points_and_feedback_hides_hidden_tests(tmp_path):
     labs, source = _toy_course(tmp_path)
     subs = tmp_path / "submissions"
     warns = nbformat.from_dict(source)
-    warns.cells[1].source = ("import os, sys, warnings\n\ndef f(x):\n    warnings.warn('f is slow')\n"
-                             "    print('to stderr', file=sys.stderr)\n    os.write(2, b'straight to fd 2\\n')\n"
-                             "    return 2 * x")
+    warns.cells[1].source = (
+        "import os, sys, warnings\n\ndef f(x):\n    warnings.warn('f is slow')\n"
+        "    print('to stderr', file=sys.stderr)\n    os.write(2, b'straight to fd 2\\n')\n"
+        "    return 2 * x"
+    )
     wrong = nbformat.from_dict(source)
     wrong.cells[1].source = "def f(x):\n    return 2 * x if x > 0 else 0"  # passes the visible test only
     for student, nb in (("warns", warns), ("wrong", wrong)):
         (subs / student).mkdir(parents=True)
         nbformat.write(nb, subs / student / "toy_torch.ipynb")
     out = tmp_path / "grades" / "toy.csv"
-    rows = {r["student"]: r for r in grading.grade_submissions(subs, "toy", out, timeout=30, labs_dir=labs,
-                                                                verbose=False, jobs=2,
-                                                                sandbox=SANDBOX_PROBLEM is None)}
+    rows = {
+        r["student"]: r
+        for r in grading.grade_submissions(
+            subs, "toy", out, timeout=30, labs_dir=labs, verbose=False, jobs=2, sandbox=SANDBOX_PROBLEM is None
+        )
+    }
     assert (rows["warns"]["score"], rows["warns"]["status"]) == (5.0, "graded")
     assert rows["warns"]["cells"] == {"test_f": (2.0, 2.0), "test_g": (3.0, 3.0)}
     assert (rows["wrong"]["score"], rows["wrong"]["failed_tests"]) == (3.0, "test_f")
@@ -616,8 +711,9 @@ def test_warnings_never_cost_points_and_feedback_hides_hidden_tests(tmp_path):
     assert "AssertionError" in html and "the test cell (its hidden tests are not shown)" in html
     assert grading.feedback_leaks(html, hidden) == []
     # the check itself finds a leak: the hidden line, however it is highlighted or escaped
-    assert grading.feedback_leaks('<span class="n">assert</span> f(-3) <span>==</span> -6', hidden) == \
-        ["assert f(-3) == -6"]
+    assert grading.feedback_leaks('<span class="n">assert</span> f(-3) <span>==</span> -6', hidden) == [
+        "assert f(-3) == -6"
+    ]
     assert grading.feedback_leaks("### BEGIN HIDDEN TESTS", hidden) == ["BEGIN HIDDEN TESTS"]
 
 

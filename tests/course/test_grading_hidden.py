@@ -19,7 +19,7 @@ from txcourse.course.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, MIN_HIDDEN_
 
 ROOT = Path(__file__).resolve().parents[2]
 SHORTEST = ("n = " + "9" * 40)[:MIN_HIDDEN_LINE]  # a hidden line of exactly the minimum length: n = 99
-TOO_SHORT = ("m = " + "8" * 40)[:MIN_HIDDEN_LINE - 1]  # one character shorter: m = 8
+TOO_SHORT = ("m = " + "8" * 40)[: MIN_HIDDEN_LINE - 1]  # one character shorter: m = 8
 
 
 def _cell(*hidden_code: str, visible: str = "assert f(1) == 2") -> str:
@@ -55,18 +55,30 @@ def test_feedback_scrubber_uses_the_scanner():
     config = runpy.run_path(str(ROOT / "labs" / "nbgrader_config.py"), init_globals={"get_config": Config})
     scrubber = config["HideHiddenTestOutput"]()
     source = _cell("x  =  f(1)", TOO_SHORT, "assert x == 99")
-    frames = ["Cell In[4], line 3\n      1 assert f(1) == 2\n----> 3 x  =  f(1)",  # the test cell's own frame
-              f"File lib.py:7, in g\n      6 {TOO_SHORT}\n----> 7 x = f(1)\n      8 other = 3"]
-    cell = {"cell_type": "code", "source": source, "execution_count": 4,
-            "outputs": [{"output_type": "stream", "name": "stdout", "text": "x =   f(1)\nassert x == 99\nfine\n"},
-                        {"output_type": "error", "ename": "AssertionError", "evalue": "", "traceback": frames}]}
+    frames = [
+        "Cell In[4], line 3\n      1 assert f(1) == 2\n----> 3 x  =  f(1)",  # the test cell's own frame
+        f"File lib.py:7, in g\n      6 {TOO_SHORT}\n----> 7 x = f(1)\n      8 other = 3",
+    ]
+    cell = {
+        "cell_type": "code",
+        "source": source,
+        "execution_count": 4,
+        "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "x =   f(1)\nassert x == 99\nfine\n"},
+            {"output_type": "error", "ename": "AssertionError", "evalue": "", "traceback": frames},
+        ],
+    }
     cell, _ = scrubber.preprocess_cell(cell, {}, 0)
     stream = cell["outputs"][0]["text"].split("\n")
     assert stream[:3] == ["    [a hidden test line]", "    [a hidden test line]", "fine"]
     own, other = cell["outputs"][1]["traceback"]
     assert own == "Cell In[4], line 3: the test cell (its hidden tests are not shown)"
-    assert other.split("\n") == ["File lib.py:7, in g", f"      6 {TOO_SHORT}", "    [a hidden test line]",
-                                  "      8 other = 3"]  # below the threshold: shown, and no leak either
+    assert other.split("\n") == [
+        "File lib.py:7, in g",
+        f"      6 {TOO_SHORT}",
+        "    [a hidden test line]",
+        "      8 other = 3",
+    ]  # below the threshold: shown, and no leak either
     assert feedback_leaks(own + "\n" + other, hidden_lines([source])) == []
 
 
@@ -82,11 +94,18 @@ def _scanners(path: Path) -> list[str]:
         for node in ast.walk(func):
             if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
                 left = node.left
-                name = (left.value if isinstance(left, ast.Constant) and isinstance(left.value, str)
-                        else getattr(left, "id", None) or getattr(left, "attr", None) or "")
+                name = (
+                    left.value
+                    if isinstance(left, ast.Constant) and isinstance(left.value, str)
+                    else getattr(left, "id", None) or getattr(left, "attr", None) or ""
+                )
                 marker |= "HIDDEN TESTS" in name or "begin" in name.lower()
-            if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) \
-                    and getattr(node.left.func, "id", None) == "len" and isinstance(node.ops[0], (ast.GtE, ast.Gt)):
+            if (
+                isinstance(node, ast.Compare)
+                and isinstance(node.left, ast.Call)
+                and getattr(node.left.func, "id", None) == "len"
+                and isinstance(node.ops[0], (ast.GtE, ast.Gt))
+            ):
                 threshold = True
         if marker and threshold:
             found.append(f"{path.relative_to(ROOT)}:{func.lineno} {func.name}")
@@ -96,14 +115,16 @@ def _scanners(path: Path) -> list[str]:
 def test_there_is_one_hidden_test_scanner():
     files = [p for folder in ("txcourse", "labs", "benchmarks", "tests") for p in (ROOT / folder).rglob("*.py")]
     scanners = [s for p in sorted(files) for s in _scanners(p)]
-    assert scanners == [f"txcourse/course/grading/hidden.py:{hidden.hidden_lines.__code__.co_firstlineno} hidden_lines"], \
-        "a second hidden-test scanner: use txcourse.course.grading.hidden.hidden_lines instead"
+    assert scanners == [
+        f"txcourse/course/grading/hidden.py:{hidden.hidden_lines.__code__.co_firstlineno} hidden_lines"
+    ], "a second hidden-test scanner: use txcourse.course.grading.hidden.hidden_lines instead"
 
 
 def test_the_scanner_check_finds_a_copy(tmp_path, monkeypatch):
     """The check above can fail: the two copies this package once had are both found."""
     copy = tmp_path / "copy.py"
-    copy.write_text('''
+    copy.write_text(
+        """
 class HideHiddenTestOutput:
     begin = "### BEGIN HIDDEN TESTS"
     def hidden_lines(self, source):
@@ -121,6 +142,8 @@ def hidden_test_lines(nb):
             pass
         elif len(line) >= 12:
             pass
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert sorted(s.split()[1] for s in _scanners(copy)) == ["hidden_lines", "hidden_test_lines"]

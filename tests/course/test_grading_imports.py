@@ -15,16 +15,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STUDENT_MODULES = ("txcourse", "txcourse.torch", "txcourse.tf", "txcourse.data", "txcourse.notebook.checks", "txcourse.notebook.plots")
+STUDENT_MODULES = (
+    "txcourse",
+    "txcourse.torch",
+    "txcourse.tf",
+    "txcourse.data",
+    "txcourse.notebook.checks",
+    "txcourse.notebook.plots",
+)
 
 
 def _grading_modules_after(*modules: str) -> list[str]:
     """The grading modules (txcourse.course.grading*, nbgrader*, any *sandbox) loaded by importing ``modules``."""
-    code = ("import importlib, json, sys\n"
-            f"for name in {list(modules)!r}:\n"
-            "    importlib.import_module(name)\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m == 'txcourse.course.grading' or m.startswith("
-            "('txcourse.course.grading.', 'nbgrader')) or m.split('.')[-1] == 'sandbox')))\n")
+    code = (
+        "import importlib, json, sys\n"
+        f"for name in {list(modules)!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'txcourse.course.grading' or m.startswith("
+        "('txcourse.course.grading.', 'nbgrader')) or m.split('.')[-1] == 'sandbox')))\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -32,6 +32,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
 from test_grading import ROOT, hostile_code, need_sandbox, processes_with, tree_digest  # noqa: E402
+
 from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 LAB = "week2_positional"
@@ -75,15 +76,25 @@ def test_hostile_week2_submissions(tmp_path):
     server.listen(5)
     server.settimeout(0)
     solution = {fw: str(labs / "source" / LAB / f"{LAB}_{fw}.ipynb") for fw in FRAMEWORKS}
-    targets = {"delete": [str(labs), str(subs), str(grades), str(tmp_path)],
-               "read": [*solution.values(), str(ROOT / "labs" / "source" / LAB / f"{LAB}_torch.ipynb"),
-                        str(subs / "correct" / f"{LAB}_torch.ipynb"), str(subs), str(grades),
-                        str(ROOT / ".git" / "HEAD"), "../../../gradebook.db", "../../../source"],
-               "write": [str(labs), str(subs), str(grades), str(tmp_path), str(ROOT), os.path.expanduser("~")],
-               "private": [tempfile.gettempdir(), "../../.."]}
+    targets = {
+        "delete": [str(labs), str(subs), str(grades), str(tmp_path)],
+        "read": [
+            *solution.values(),
+            str(ROOT / "labs" / "source" / LAB / f"{LAB}_torch.ipynb"),
+            str(subs / "correct" / f"{LAB}_torch.ipynb"),
+            str(subs),
+            str(grades),
+            str(ROOT / ".git" / "HEAD"),
+            "../../../gradebook.db",
+            "../../../source",
+        ],
+        "write": [str(labs), str(subs), str(grades), str(tmp_path), str(ROOT), os.path.expanduser("~")],
+        "private": [tempfile.gettempdir(), "../../.."],
+    }
     hostile = hostile_code(targets, server.getsockname()[1], token)
     notebooks = {
-        ("correct", "torch"): _source("torch"), ("correct", "tf"): _source("tf"),
+        ("correct", "torch"): _source("torch"),
+        ("correct", "tf"): _source("tf"),
         ("hostile", "torch"): _edit(_without_markers(_source("torch")), "positional_encoding", hostile),
         ("hostile", "tf"): _edit(_without_markers(_source("tf")), "positional_encoding", hostile),
         ("looping", "tf"): _edit(_without_markers(_source("tf")), "worked_table", "while True:\n    pass\n"),
@@ -98,10 +109,29 @@ def test_hostile_week2_submissions(tmp_path):
 
     tmpdir = Path(tempfile.mkdtemp(prefix="txs-"))
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "txcourse", "grade", str(subs), "--lab", LAB, "--labs-dir", str(labs),
-                           "--out", str(grades / "week2.csv"), "--jobs", "2", "--cell-timeout", "60"],
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)},
-                          capture_output=True, text=True, timeout=1400)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "txcourse",
+            "grade",
+            str(subs),
+            "--lab",
+            LAB,
+            "--labs-dir",
+            str(labs),
+            "--out",
+            str(grades / "week2.csv"),
+            "--jobs",
+            "2",
+            "--cell-timeout",
+            "60",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmpdir)},
+        capture_output=True,
+        text=True,
+        timeout=1400,
+    )
     seconds = time.perf_counter() - start
     print(done.stdout[-3000:], done.stderr[-3000:], f"{seconds:.0f} s", sep="\n")
     leftovers = os.listdir(tmpdir)
@@ -112,16 +142,25 @@ def test_hostile_week2_submissions(tmp_path):
     # one submission could not be graded (os._exit): exit status 1, the reason in the CSV, the log kept
     assert done.returncode == 1 and "1 submission(s) could not be graded" in done.stderr, done.stderr[-2000:]
     assert re.search(r"graded 7 notebook\(s\) in \d+ s with 2 job\(s\): [\d.]+ s per notebook", done.stdout)
-    for key in (("correct", "torch"), ("correct", "tf"), ("hostile", "torch"), ("hostile", "tf"),
-                ("nearmiss", "torch")):
-        assert (rows[key]["score"], rows[key]["max_score"], rows[key]["status"]) == ("9.0", "9.0", "graded"), \
-            (key, rows[key])
+    for key in (
+        ("correct", "torch"),
+        ("correct", "tf"),
+        ("hostile", "torch"),
+        ("hostile", "tf"),
+        ("nearmiss", "torch"),
+    ):
+        assert (rows[key]["score"], rows[key]["max_score"], rows[key]["status"]) == ("9.0", "9.0", "graded"), (
+            key,
+            rows[key],
+        )
     assert rows["nearmiss", "torch"]["note"] == f"graded from '{LAB}_torch (1).ipynb' (expected {LAB}_torch.ipynb)"
     assert (rows["looping", "tf"]["score"], rows["looping", "tf"]["failed_tests"]) == ("7.0", "test_worked_table")
     crash = rows["crashing", "torch"]
     assert crash["status"].startswith("error: nbgrader could not grade it: ") and crash["score"] == "0.0"
     assert "DeadKernelError" in crash["status"] or "died" in crash["status"], crash["status"]
-    assert "DeadKernelError" in (grades / crash["log"]).read_text() or "Kernel died" in (grades / crash["log"]).read_text()
+    assert (
+        "DeadKernelError" in (grades / crash["log"]).read_text() or "Kernel died" in (grades / crash["log"]).read_text()
+    )
     for fw in FRAMEWORKS:
         html = (grades / rows["hostile", fw]["feedback"]).read_text()
         for marker in ("DELETED", "LEAK", "WROTE", "CONNECTED", "ALLOCATED", "BEGIN SOLUTION", "BEGIN HIDDEN TESTS"):
@@ -129,7 +168,9 @@ def test_hostile_week2_submissions(tmp_path):
         assert "MemoryError: 20 GB refused" in html and "no network" in html and "cannot read" in html
     written = ("week2.csv", "week2-logs", "feedback")
     changed = [k for k, v in tree_digest(labs, subs, grades, ROOT / "labs").items() if before.get(k) != v]
-    assert [k for k in changed if not (k.startswith(f"{grades}:") and k.split(":", 1)[1].split("/")[0] in written)] == []
+    assert [
+        k for k in changed if not (k.startswith(f"{grades}:") and k.split(":", 1)[1].split("/")[0] in written)
+    ] == []
     assert [k for k in before if not Path(k.replace(":", "/", 1)).exists()] == [], "files were deleted"
     assert list(tmp_path.rglob("pwned-*")) == [] and list(Path(tempfile.gettempdir()).glob("pwned-*")) == []
     try:

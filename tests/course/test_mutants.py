@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT / "labs" / "mutants"))
 
 import run  # noqa: E402
 from catalogue import EXERCISES, MUTANTS  # noqa: E402
+
 from txcourse.registry import FRAMEWORKS  # noqa: E402
 
 
@@ -25,8 +26,11 @@ def test_every_exercise_has_several_wrong_answers_in_each_framework():
     for lab, exercises in EXERCISES.items():
         for exercise in exercises:
             for fw in FRAMEWORKS:
-                wrong = [m for m in MUTANTS if m.lab == lab and m.exercise == exercise and m.kind == "wrong"
-                         and fw in m.frameworks()]
+                wrong = [
+                    m
+                    for m in MUTANTS
+                    if m.lab == lab and m.exercise == exercise and m.kind == "wrong" and fw in m.frameworks()
+                ]
                 assert len(wrong) >= 3, f"{lab} {exercise} ({fw}): {len(wrong)} wrong answers"
 
 
@@ -39,7 +43,9 @@ def test_every_exercise_is_in_the_subset_and_names_are_unique():
         for exercise in exercises:
             assert any(m.subset for m in MUTANTS if m.lab == lab and m.exercise == exercise), (lab, exercise)
         assert any(m.kind == "correct" and m.subset for m in MUTANTS if m.lab == lab) or lab in (
-            "week4_encoder", "week5_decoder"), lab
+            "week4_encoder",
+            "week5_decoder",
+        ), lab
 
 
 def test_every_mutant_changes_its_solution_cell_and_compiles():
@@ -53,7 +59,9 @@ def test_every_mutant_changes_its_solution_cell_and_compiles():
 
 
 def test_apply_edits_indents_and_refuses_a_stale_edit():
-    assert run.apply_edits("def f():\n    return 1", [("return 1", "x = 1\nreturn x")], "f") == \
-        "def f():\n    x = 1\n    return x"
+    assert (
+        run.apply_edits("def f():\n    return 1", [("return 1", "x = 1\nreturn x")], "f")
+        == "def f():\n    x = 1\n    return x"
+    )
     with pytest.raises(ValueError, match="not in the solution cell"):
         run.apply_edits("return 1", [("return 2", "return 3")], "f")

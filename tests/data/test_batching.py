@@ -3,8 +3,19 @@
 import numpy as np
 import pytest
 
-from txcourse.data import (EOS_ID, PAD_ID, SOS_ID, Batch, CharTokenizer, WordTokenizer,
-                           encode_pairs, get_task, iterate_batches, make_batches, pad_sequences)
+from txcourse.data import (
+    EOS_ID,
+    PAD_ID,
+    SOS_ID,
+    Batch,
+    CharTokenizer,
+    WordTokenizer,
+    encode_pairs,
+    get_task,
+    iterate_batches,
+    make_batches,
+    pad_sequences,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +54,14 @@ def test_batch_contents_padding_and_offset(data):
             assert b.tgt_out[row, :nt].tolist() == tgt_ids + [EOS_ID]
             assert (b.tgt_in[row, nt:] == PAD_ID).all() and (b.tgt_out[row, nt:] == PAD_ID).all()
             # shifted by one: the decoder input at t+1 is the label at t
-            assert (b.tgt_in[row, 1:nt] == b.tgt_out[row, :nt - 1]).all()
+            assert (b.tgt_in[row, 1:nt] == b.tgt_out[row, : nt - 1]).all()
             assert tgt_tok.decode(b.tgt_out[row]) == tgt
 
 
-@pytest.mark.parametrize("kwargs", [dict(batch_size=32), dict(max_tokens=300),
-                                    dict(batch_size=7, bucket=False),
-                                    dict(batch_size=16, bucket_size=64)])
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(batch_size=32), dict(max_tokens=300), dict(batch_size=7, bucket=False), dict(batch_size=16, bucket_size=64)],
+)
 def test_every_example_exactly_once_per_epoch(data, kwargs):
     enc = data[3]
     for epoch in range(3):
@@ -75,8 +87,7 @@ def test_deterministic_and_reshuffled_per_epoch(data):
     assert order(seed=0, epoch=0) == order(seed=0, epoch=0)
     assert order(seed=0, epoch=0) != order(seed=0, epoch=1)
     assert order(seed=0, epoch=0) != order(seed=1, epoch=0)
-    plain = [b.indices.tolist() for b in make_batches(enc, batch_size=32, shuffle=False,
-                                                      bucket=False)]
+    plain = [b.indices.tolist() for b in make_batches(enc, batch_size=32, shuffle=False, bucket=False)]
     assert sum(plain, []) == list(range(len(enc)))
 
 
@@ -95,8 +106,11 @@ def test_bucketing_reduces_padding(data):
 def test_encode_pairs_max_len_error_or_drop():
     tok = CharTokenizer.fit(["abcdef"])
     pairs = [("ab", "a"), ("abcdef", "b"), ("a", "abcdef")]
-    with pytest.raises(ValueError, match=r"pairs\[1\] is longer than max_len=4: source 6 tokens"
-                                         r".*drop_long=True"):
+    with pytest.raises(
+        ValueError,
+        match=r"pairs\[1\] is longer than max_len=4: source 6 tokens"
+        r".*drop_long=True",
+    ):
         encode_pairs(pairs, tok, tok, max_len=4)
     enc = encode_pairs(pairs, tok, tok, max_len=4, drop_long=True)
     assert enc.indices.tolist() == [0]

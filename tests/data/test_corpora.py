@@ -8,10 +8,12 @@ import pytest
 
 from txcourse.data import download_anki, load_anki, load_pairs_csv
 
-ANKI = ("Go.\tVe.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM)\n"
-        "Hi.\tHola.\n"
-        "\n"
-        "I'm 19.\tTengo diecinueve.\tCC-BY 2.0 (France)\textra\n")
+ANKI = (
+    "Go.\tVe.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM)\n"
+    "Hi.\tHola.\n"
+    "\n"
+    "I'm 19.\tTengo diecinueve.\tCC-BY 2.0 (France)\textra\n"
+)
 
 
 def test_load_anki_two_and_three_fields(tmp_path):
@@ -33,11 +35,14 @@ def test_load_anki_missing_file_mentions_download(tmp_path):
         load_anki(missing)
 
 
-@pytest.mark.parametrize("bad_line, message", [
-    ("only one field", r"line 2: expected at least 2 tab-separated fields .* got 1"),
-    ("\tVacío.", r"line 2: field 1 \(English\) is empty"),
-    ("Empty.\t  \tCC-BY", r"line 2: field 2 \(Spanish\) is empty"),
-])
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ("only one field", r"line 2: expected at least 2 tab-separated fields .* got 1"),
+        ("\tVacío.", r"line 2: field 1 \(English\) is empty"),
+        ("Empty.\t  \tCC-BY", r"line 2: field 2 \(Spanish\) is empty"),
+    ],
+)
 def test_load_anki_malformed_line_names_file_and_line(tmp_path, bad_line, message):
     path = tmp_path / "broken.txt"
     path.write_text(f"Go.\tVe.\n{bad_line}\nHi.\tHola.\n", encoding="utf-8")
@@ -53,6 +58,7 @@ def test_load_anki_bad_max_pairs(tmp_path):
 
 
 # ---- download_anki, offline through file:// ---------------------------------
+
 
 def _zip_with_spa(tmp_path):
     archive = tmp_path / "src" / "spa-eng.zip"
@@ -94,33 +100,37 @@ def test_download_anki_without_checksum_warns_with_digest(tmp_path):
 
 # ---- CSV pairs ---------------------------------------------------------------
 
+
 def test_load_pairs_csv_with_index_and_extra_columns(tmp_path):
     path = tmp_path / "grammar.csv"
-    path.write_text(",src,tgt,source\n"
-                    '0,나는 학교 간다,나는 학교에 간다,web\n'
-                    '1,"그는, 밥 먹었다","그는, 밥을 먹었다",web\n', encoding="utf-8")
-    assert load_pairs_csv(path) == [("나는 학교 간다", "나는 학교에 간다"),
-                                    ("그는, 밥 먹었다", "그는, 밥을 먹었다")]
+    path.write_text(
+        ',src,tgt,source\n0,나는 학교 간다,나는 학교에 간다,web\n1,"그는, 밥 먹었다","그는, 밥을 먹었다",web\n',
+        encoding="utf-8",
+    )
+    assert load_pairs_csv(path) == [("나는 학교 간다", "나는 학교에 간다"), ("그는, 밥 먹었다", "그는, 밥을 먹었다")]
     assert load_pairs_csv(path, max_pairs=1) == [("나는 학교 간다", "나는 학교에 간다")]
-    assert load_pairs_csv(path, src_column="tgt", tgt_column="source")[0] == \
-        ("나는 학교에 간다", "web")
+    assert load_pairs_csv(path, src_column="tgt", tgt_column="source")[0] == ("나는 학교에 간다", "web")
 
 
 def test_load_pairs_csv_wrong_columns_lists_them(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("input,output\na,b\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=re.escape(str(path)) +
-                       r".*\['src', 'tgt'\] not found; the header has \['input', 'output'\]"):
+    with pytest.raises(
+        ValueError, match=re.escape(str(path)) + r".*\['src', 'tgt'\] not found; the header has \['input', 'output'\]"
+    ):
         load_pairs_csv(path)
     assert load_pairs_csv(path, src_column="input", tgt_column="output") == [("a", "b")]
 
 
-@pytest.mark.parametrize("row, message", [
-    ("3,x", r"line 3: expected 3 fields .* got 2"),
-    ("3,x,y,z", r"line 3: expected 3 fields .* got 4"),
-    ("3,,y", r"line 3: column 'src' is empty"),
-    ('3,x," "', r"line 3: column 'tgt' is empty"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("3,x", r"line 3: expected 3 fields .* got 2"),
+        ("3,x,y,z", r"line 3: expected 3 fields .* got 4"),
+        ("3,,y", r"line 3: column 'src' is empty"),
+        ('3,x," "', r"line 3: column 'tgt' is empty"),
+    ],
+)
 def test_load_pairs_csv_malformed_row_names_file_and_line(tmp_path, row, message):
     path = tmp_path / "pairs.csv"
     path.write_text(f",src,tgt\n1,a,b\n{row}\n", encoding="utf-8")

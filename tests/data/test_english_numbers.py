@@ -31,39 +31,59 @@ def test_canonical_is_the_phrasing_the_task_trains_on():
         assert canonical(numbers_to_words(n, "en")) == numbers_to_words(n, "en")
 
 
-@pytest.mark.parametrize("text, number", [
-    ("one hundred five", 105), ("one hundred and five", 105), ("a hundred", 100), ("a thousand and one", 1001),
-    ("a hundred thousand", 100000), ("forty two", 42), ("Forty-Two", 42), ("  forty   two ", 42),
-    ("twelve hundred", 1200), ("nineteen hundred and ninety-nine", 1999), ("eleven hundred five", 1105),
-    ("three hundred and five thousand", 305000), ("twenty thousand and one", 20001), ("ten thousand one", 10001),
-    ("twelve thousand, three hundred and forty-five", 12345), ("zero", 0),
-    ("nine hundred and ninety-nine thousand, nine hundred and ninety-nine", 999999),
-])
+@pytest.mark.parametrize(
+    "text, number",
+    [
+        ("one hundred five", 105),
+        ("one hundred and five", 105),
+        ("a hundred", 100),
+        ("a thousand and one", 1001),
+        ("a hundred thousand", 100000),
+        ("forty two", 42),
+        ("Forty-Two", 42),
+        ("  forty   two ", 42),
+        ("twelve hundred", 1200),
+        ("nineteen hundred and ninety-nine", 1999),
+        ("eleven hundred five", 1105),
+        ("three hundred and five thousand", 305000),
+        ("twenty thousand and one", 20001),
+        ("ten thousand one", 10001),
+        ("twelve thousand, three hundred and forty-five", 12345),
+        ("zero", 0),
+        ("nine hundred and ninety-nine thousand, nine hundred and ninety-nine", 999999),
+    ],
+)
 def test_common_phrasings(text, number):
     assert parse_number(text) == number
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("", "holds no words"),
-    ("zebra", "has words that are not number words: 'zebra'"),
-    ("one million", "uses 'million': numbers from 0 to 999999 only"),
-    ("one thousand thousand", "'thousand' cannot follow here"),
-    ("ten hundred", "ten hundred is not said"),
-    ("twenty hundred", "twenty hundred is not said"),
-    ("hundred thousand", "'hundred' needs a count before it"),
-    ("thousand", "'thousand' needs a count before it"),
-    ("nineteen ninety-nine", "reads as two numbers (nineteen, ninety nine), like a year; write it as one number, "
-                             "e.g. 'one thousand, nine hundred and ninety-nine'"),
-    ("one two three", "reads as more than one number (one, two three)"),
-    ("and", "'and' joins two parts of a number, it cannot stand first"),
-    ("one hundred and", "it cannot stand last"),
-    ("one and two", "'and' may only follow 'hundred' or 'thousand'"),
-    ("one hundred and and five", "'and' may only follow 'hundred' or 'thousand'"),
-    ("two thousand and three hundred", "'hundred' cannot follow here"),
-    ("zero one", "'zero' stands only alone"),
-    ("one hundred zero", "'zero' stands only alone"),
-    (" ".join([numbers_to_words(999999)] * 2), "reads as more than one number"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "holds no words"),
+        ("zebra", "has words that are not number words: 'zebra'"),
+        ("one million", "uses 'million': numbers from 0 to 999999 only"),
+        ("one thousand thousand", "'thousand' cannot follow here"),
+        ("ten hundred", "ten hundred is not said"),
+        ("twenty hundred", "twenty hundred is not said"),
+        ("hundred thousand", "'hundred' needs a count before it"),
+        ("thousand", "'thousand' needs a count before it"),
+        (
+            "nineteen ninety-nine",
+            "reads as two numbers (nineteen, ninety nine), like a year; write it as one number, "
+            "e.g. 'one thousand, nine hundred and ninety-nine'",
+        ),
+        ("one two three", "reads as more than one number (one, two three)"),
+        ("and", "'and' joins two parts of a number, it cannot stand first"),
+        ("one hundred and", "it cannot stand last"),
+        ("one and two", "'and' may only follow 'hundred' or 'thousand'"),
+        ("one hundred and and five", "'and' may only follow 'hundred' or 'thousand'"),
+        ("two thousand and three hundred", "'hundred' cannot follow here"),
+        ("zero one", "'zero' stands only alone"),
+        ("one hundred zero", "'zero' stands only alone"),
+        (" ".join([numbers_to_words(999999)] * 2), "reads as more than one number"),
+    ],
+)
 def test_what_is_not_one_number_is_refused_with_the_reason(text, reason):
     with pytest.raises(NotANumber) as err:
         parse_number(text)

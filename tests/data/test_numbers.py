@@ -5,8 +5,18 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from txcourse.data import (TranslationSplits, digit_count, zero_pattern, draw_by_digit_count, get_task, make_copy_task,
-                           make_numbers_task, make_reverse_task, numbers_to_words, round_numbers)
+from txcourse.data import (
+    TranslationSplits,
+    digit_count,
+    draw_by_digit_count,
+    get_task,
+    make_copy_task,
+    make_numbers_task,
+    make_reverse_task,
+    numbers_to_words,
+    round_numbers,
+    zero_pattern,
+)
 
 SMALL = dict(sizes=(630, 60, 210), seed=0)
 
@@ -84,15 +94,19 @@ def test_every_number_below_1000_is_in_training():
 
 
 def test_closed_digits_zero_makes_every_length_disjoint():
-    s = make_numbers_task(low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0, round_fraction=0.0,
-                          pattern_fraction=0.0)
+    s = make_numbers_task(
+        low=100, high=99_999, sizes=(300, 30, 60), seed=0, closed_digits=0, round_fraction=0.0, pattern_fraction=0.0
+    )
     nums = s.metadata["numbers"]
     assert sorted({digit_count(n) for n in nums["test"]}) == [3, 4, 5]
     train, valid, test = (set(nums[k]) for k in ("train", "valid", "test"))
     assert (len(train), len(valid), len(test)) == (300, 30, 60)  # no repeats anywhere
     assert not train & valid and not train & test and not valid & test
-    with pytest.raises(ValueError, match=r"need 70 distinct 1-digit numbers \(40 train, 10 valid, 20 test\), "
-                                         r"but \[0, 9999\] holds only 10 \(\[0, 9\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"need 70 distinct 1-digit numbers \(40 train, 10 valid, 20 test\), "
+        r"but \[0, 9999\] holds only 10 \(\[0, 9\]\)",
+    ):
         make_numbers_task(low=0, high=9999, sizes=(400, 40, 80), closed_digits=0, pattern_fraction=0.0)
 
 
@@ -151,27 +165,37 @@ def test_draw_by_digit_count_is_fresh_and_deterministic():
         draw_by_digit_count(0)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(target_lang="de"), r"target_lang must be one of 'ko' \(Korean\), 'es' .*'fr'.*'de'"),
-    (dict(target_lang="en"), "target_lang must be one of"),
-    (dict(low=10, high=10), "low must be smaller than high, got low=10, high=10"),
-    (dict(low=-5), "low must be an integer >= 0, got -5"),
-    (dict(sizes=(10, 10)), r"sizes must be a tuple \(train, valid, test\)"),
-    (dict(sizes=(10, -1, 5)), "valid=-1"),
-    (dict(high=999, sizes=(5, 1, 10)), r"the valid split is drawn from numbers with more than closed_digits=3 "
-                                       r"digits, but \[0, 999\] has none; lower closed_digits or raise high"),
-    (dict(high=9999, sizes=(25000, 10, 10), round_fraction=0.0, pattern_fraction=0.0), r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
-                                             r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)"),
-    (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
-    (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),
-    (dict(max_train_digits=0), "max_train_digits must be an integer >= 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(target_lang="de"), r"target_lang must be one of 'ko' \(Korean\), 'es' .*'fr'.*'de'"),
+        (dict(target_lang="en"), "target_lang must be one of"),
+        (dict(low=10, high=10), "low must be smaller than high, got low=10, high=10"),
+        (dict(low=-5), "low must be an integer >= 0, got -5"),
+        (dict(sizes=(10, 10)), r"sizes must be a tuple \(train, valid, test\)"),
+        (dict(sizes=(10, -1, 5)), "valid=-1"),
+        (
+            dict(high=999, sizes=(5, 1, 10)),
+            r"the valid split is drawn from numbers with more than closed_digits=3 "
+            r"digits, but \[0, 999\] has none; lower closed_digits or raise high",
+        ),
+        (
+            dict(high=9999, sizes=(25000, 10, 10), round_fraction=0.0, pattern_fraction=0.0),
+            r"need 10020 distinct 4-digit numbers \(10000 train, 10 valid, 10 "
+            r"test\), but \[0, 9999\] holds only 9000 \(\[1000, 9999\]\)",
+        ),
+        (dict(closed_digits=-1), "closed_digits must be an integer >= 0, got -1"),
+        (dict(max_train_digits=6), r"max_train_digits must be smaller than the digit count of high=999999 \(6\)"),
+        (dict(max_train_digits=0), "max_train_digits must be an integer >= 1, got 0"),
+    ],
+)
 def test_numbers_argument_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_numbers_task(**kwargs)
 
 
 # ---- toy tasks -------------------------------------------------------------
+
 
 @pytest.mark.parametrize("make, reverse", [(make_copy_task, False), (make_reverse_task, True)])
 def test_copy_and_reverse_targets(make, reverse):
@@ -183,16 +207,19 @@ def test_copy_and_reverse_targets(make, reverse):
 
 
 def test_toy_disjoint_deterministic_and_long_test():
-    s = make_copy_task(min_len=1, max_len=5, sizes=(500, 50, 100), seed=0,
-                       long_test_fraction=0.5, long_max_len=8)
+    s = make_copy_task(min_len=1, max_len=5, sizes=(500, 50, 100), seed=0, long_test_fraction=0.5, long_max_len=8)
     srcs = [set(p[0] for p in s[split]) for split in ("train", "valid", "test")]
     assert [len(x) for x in srcs] == [500, 50, 100]
     assert not srcs[0] & srcs[1] and not srcs[0] & srcs[2] and not srcs[1] & srcs[2]
     lengths = [len(p[0].split()) for p in s.test]
     assert sum(n > 5 for n in lengths) == 50 and max(lengths) <= 8
     assert max(len(p[0].split()) for p in s.train) <= 5
-    assert make_copy_task(min_len=1, max_len=5, sizes=(500, 50, 100), seed=0,
-                          long_test_fraction=0.5, long_max_len=8).as_dict() == s.as_dict()
+    assert (
+        make_copy_task(
+            min_len=1, max_len=5, sizes=(500, 50, 100), seed=0, long_test_fraction=0.5, long_max_len=8
+        ).as_dict()
+        == s.as_dict()
+    )
     assert make_copy_task(min_len=1, max_len=5, sizes=(500, 50, 100), seed=1).train != s.train
 
 
@@ -201,8 +228,11 @@ def test_toy_small_space_is_used_exactly_and_errors():
     assert len({p[0] for p in s.train + s.valid + s.test}) == 14  # all 2 + 4 + 8 sequences
     with pytest.raises(ValueError, match=r"need 15 distinct sequences .* only 14 exist"):
         make_copy_task(vocab="ab", min_len=1, max_len=3, sizes=(10, 3, 2))
-    with pytest.raises(ValueError, match=r"vocab\[1\] must be a non-empty string without "
-                                         r"whitespace, got 'b c'"):
+    with pytest.raises(
+        ValueError,
+        match=r"vocab\[1\] must be a non-empty string without "
+        r"whitespace, got 'b c'",
+    ):
         make_copy_task(vocab=["a", "b c"])
     with pytest.raises(ValueError, match="min_len must be <= max_len, got min_len=5, max_len=2"):
         make_reverse_task(min_len=5, max_len=2)
@@ -210,13 +240,18 @@ def test_toy_small_space_is_used_exactly_and_errors():
 
 # ---- registry --------------------------------------------------------------
 
+
 def test_get_task_registry():
-    assert get_task("numbers", sizes=(20, 2, 4), seed=5).as_dict() == \
-        make_numbers_task(sizes=(20, 2, 4), seed=5).as_dict()
+    assert (
+        get_task("numbers", sizes=(20, 2, 4), seed=5).as_dict() == make_numbers_task(sizes=(20, 2, 4), seed=5).as_dict()
+    )
     rev = get_task("reverse", sizes=(5, 1, 1), max_len=4)
     assert rev.metadata["task"] == "reverse"
-    with pytest.raises(ValueError, match=r"unknown task 'french'; valid names are "
-                                         r"\['copy', 'numbers', 'reverse'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown task 'french'; valid names are "
+        r"\['copy', 'numbers', 'reverse'\]",
+    ):
         get_task("french")
     with pytest.raises(ValueError, match="invalid arguments.*'vocab_size'"):
         get_task("copy", vocab_size=5)

@@ -6,8 +6,19 @@ import re
 import numpy as np
 import pytest
 
-from txcourse.data import (EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS, UNK, UNK_ID, BPETokenizer,
-                           CharTokenizer, WordTokenizer, load_tokenizer, tokenizer_from_json)
+from txcourse.data import (
+    EOS_ID,
+    PAD_ID,
+    SOS_ID,
+    SPECIAL_TOKENS,
+    UNK,
+    UNK_ID,
+    BPETokenizer,
+    CharTokenizer,
+    WordTokenizer,
+    load_tokenizer,
+    tokenizer_from_json,
+)
 
 TEXTS = [
     "twelve thousand, three hundred and forty-five",
@@ -78,11 +89,24 @@ def test_char_vocab_sorted_by_frequency_then_character():
 
 def test_word_tokenizer_splits_punctuation_and_reattaches_it():
     tok = WordTokenizer.fit(TEXTS)
-    assert tok.tokenize("twelve thousand, three hundred and forty-five") == \
-        ["twelve", "thousand", ",", "three", "hundred", "and", "forty", "-", "five"]
+    assert tok.tokenize("twelve thousand, three hundred and forty-five") == [
+        "twelve",
+        "thousand",
+        ",",
+        "three",
+        "hundred",
+        "and",
+        "forty",
+        "-",
+        "five",
+    ]
     assert tok.tokenize("¿Dónde está?") == ["¿", "Dónde", "está", "?"]
-    assert WordTokenizer.fit(["Go. Don't (run)!"]).decode(
-        WordTokenizer.fit(["Go. Don't (run)!"]).encode("Go. Don't (run)!")) == "Go. Don't (run)!"
+    assert (
+        WordTokenizer.fit(["Go. Don't (run)!"]).decode(
+            WordTokenizer.fit(["Go. Don't (run)!"]).encode("Go. Don't (run)!")
+        )
+        == "Go. Don't (run)!"
+    )
 
 
 def test_word_tokenizer_lowercase_and_min_freq():
@@ -109,8 +133,7 @@ def test_save_load_round_trip(kind, tmp_path):
     assert type(back) is type(tok)
     assert back.vocab == tok.vocab
     for text in set(TEXTS) | {"unseen Zebra!"}:
-        assert back.encode(text, add_sos=True, add_eos=True) == \
-            tok.encode(text, add_sos=True, add_eos=True)
+        assert back.encode(text, add_sos=True, add_eos=True) == tok.encode(text, add_sos=True, add_eos=True)
 
 
 def test_word_lowercase_survives_save(tmp_path):
@@ -150,12 +173,15 @@ def test_argument_errors():
 NUMBER_WORDS = ["twelve thousand, three hundred and forty-five", "one hundred and one", "forty-two"]
 
 
-@pytest.mark.parametrize("variant", [
-    "Twelve thousand three hundred and forty five",
-    "  TWELVE   THOUSAND, three hundred and forty-five \t",
-    "twelve thousand three hundred and forty-five",
-    "twelve thousand, three hundred and forty five",
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "Twelve thousand three hundred and forty five",
+        "  TWELVE   THOUSAND, three hundred and forty-five \t",
+        "twelve thousand three hundred and forty-five",
+        "twelve thousand, three hundred and forty five",
+    ],
+)
 def test_word_tokenizer_ignore_normalises_like_training(variant):
     tok = WordTokenizer.fit(NUMBER_WORDS, lowercase=True, ignore=(",", "-"))
     assert "," not in tok.vocab and "-" not in tok.vocab
@@ -176,12 +202,15 @@ def test_unknown_words_names_each_unknown_once_in_order():
         tok.unknown_words(None)
 
 
-@pytest.mark.parametrize("ignore, message", [
-    (",", "got the string ','"),
-    ((",", "a b"), "ignore holds 'a b', which is not one token"),
-    ((",", "--"), "ignore holds '--', which is not one token"),
-    (5, "ignore must be a list of tokens, got int"),
-])
+@pytest.mark.parametrize(
+    "ignore, message",
+    [
+        (",", "got the string ','"),
+        ((",", "a b"), "ignore holds 'a b', which is not one token"),
+        ((",", "--"), "ignore holds '--', which is not one token"),
+        (5, "ignore must be a list of tokens, got int"),
+    ],
+)
 def test_word_tokenizer_ignore_is_checked(ignore, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         WordTokenizer.fit(NUMBER_WORDS, ignore=ignore)
@@ -199,8 +228,9 @@ def test_word_normalisation_survives_json(tmp_path):
 
 def test_word_json_of_the_old_format_still_loads():
     """A tokenizer saved before `ignore` (and before `lowercase`) existed: no normalisation, as then."""
-    old = json.dumps({"kind": "word", "format_version": 1,
-                      "tokens": ["<pad>", "<sos>", "<eos>", "<unk>", "one", ",", "-", "Two"]})
+    old = json.dumps(
+        {"kind": "word", "format_version": 1, "tokens": ["<pad>", "<sos>", "<eos>", "<unk>", "one", ",", "-", "Two"]}
+    )
     tok = tokenizer_from_json(old)
     assert (tok.lowercase, tok.ignore) == (False, ())
     assert tok.tokenize("one, Two-one") == ["one", ",", "Two", "-", "one"]

@@ -26,9 +26,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import dataclasses
 import doctest
 import importlib
-import dataclasses
 import inspect
 import pathlib
 import pkgutil
@@ -127,6 +127,7 @@ METHOD_PAIRS = _method_pairs()
 # signature normalisation
 # ---------------------------------------------------------------------------
 
+
 def _default(value):
     """Defaults compared by value; framework dtypes by their name ('float32')."""
     if value is inspect.Parameter.empty:
@@ -138,8 +139,14 @@ def _default(value):
     return value
 
 
-def _params(func, *, drop_self: bool, drop_training: bool = False,
-            drop_trailing_var_kw: bool = False, drop_trailing_name: bool = False):
+def _params(
+    func,
+    *,
+    drop_self: bool,
+    drop_training: bool = False,
+    drop_trailing_var_kw: bool = False,
+    drop_trailing_name: bool = False,
+):
     """[(name, kind, default)] with annotations ignored."""
     params = list(inspect.signature(func).parameters.values())
     if drop_self and params and params[0].name in ("self", "cls"):
@@ -157,8 +164,9 @@ def _training_is_optional(func) -> None:
     param = inspect.signature(func).parameters.get("training")
     if param is not None:
         assert param.default is None and param.kind in (
-            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY), \
-            f"{func.__qualname__}: training must be an optional keyword, got {param}"
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            inspect.Parameter.KEYWORD_ONLY,
+        ), f"{func.__qualname__}: training must be an optional keyword, got {param}"
 
 
 def _signature_diff(t_params, k_params) -> str:
@@ -169,10 +177,12 @@ def _signature_diff(t_params, k_params) -> str:
 # (1) public names
 # ---------------------------------------------------------------------------
 
+
 def test_package_all_equal():
     assert set(ttx.__all__) == set(ktx.__all__), (
         f"only in txcourse.torch: {sorted(set(ttx.__all__) - set(ktx.__all__))}; "
-        f"only in txcourse.tf: {sorted(set(ktx.__all__) - set(ttx.__all__))}")
+        f"only in txcourse.tf: {sorted(set(ktx.__all__) - set(ttx.__all__))}"
+    )
     assert sorted(ttx.__all__) == sorted(ktx.__all__)
     assert len(ttx.__all__) == len(set(ttx.__all__)), "duplicate names in txcourse.torch.__all__"
     assert len(ktx.__all__) == len(set(ktx.__all__)), "duplicate names in txcourse.tf.__all__"
@@ -186,23 +196,27 @@ def test_public_name_exists_in_both(name):
     assert inspect.isclass(t) == inspect.isclass(k), f"{name}: a class in one half only"
     assert callable(t) and callable(k)
     if t is k:
-        assert not t.__module__.startswith(("txcourse.torch", "txcourse.tf")), \
+        assert not t.__module__.startswith(("txcourse.torch", "txcourse.tf")), (
             f"{name}: one half re-exports the other's object"
+        )
         return  # a framework-free object shared by both halves
     assert t.__module__.startswith("txcourse.torch."), f"txcourse.torch.{name} comes from {t.__module__}"
     assert k.__module__.startswith("txcourse.tf."), f"txcourse.tf.{name} comes from {k.__module__}"
-    assert t.__module__.split(".")[-1] == k.__module__.split(".")[-1], \
+    assert t.__module__.split(".")[-1] == k.__module__.split(".")[-1], (
         f"{name} lives in {t.__module__} and in {k.__module__}"
+    )
 
 
 # ---------------------------------------------------------------------------
 # (2) module files and their __all__
 # ---------------------------------------------------------------------------
 
+
 def test_module_files_identical():
     t_files, k_files = _module_stems(TORCH_DIR), _module_stems(TF_DIR)
-    assert t_files == k_files, (f"only in txcourse/torch: {sorted(t_files - k_files)}; "
-                                f"only in txcourse/tf: {sorted(k_files - t_files)}")
+    assert t_files == k_files, (
+        f"only in txcourse/torch: {sorted(t_files - k_files)}; only in txcourse/tf: {sorted(k_files - t_files)}"
+    )
 
 
 @pytest.mark.parametrize("stem", MODULES)
@@ -225,6 +239,7 @@ def test_module_all_names_exist(stem):
 # ---------------------------------------------------------------------------
 # (3) classes: constructors, forward/call, other public methods
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("qual,t_cls,k_cls", CLASS_PAIRS, ids=_ids(CLASS_PAIRS))
 def test_class_init_signature(qual, t_cls, k_cls):
@@ -257,8 +272,9 @@ def test_class_forward_matches_call(qual, t_cls, k_cls):
 def test_class_public_methods_same(qual, t_cls, k_cls):
     t_names = set(_own_public_methods(t_cls)) - {"forward"}
     k_names = set(_own_public_methods(k_cls)) - {"call"}
-    assert t_names == k_names, (f"{qual}: methods only in torch: {sorted(t_names - k_names)}; "
-                                f"only in tf: {sorted(k_names - t_names)}")
+    assert t_names == k_names, (
+        f"{qual}: methods only in torch: {sorted(t_names - k_names)}; only in tf: {sorted(k_names - t_names)}"
+    )
 
 
 @pytest.mark.parametrize("qual,t_meth,k_meth", METHOD_PAIRS, ids=_ids(METHOD_PAIRS))
@@ -278,6 +294,7 @@ def test_method_signature(qual, t_meth, k_meth):
 # ---------------------------------------------------------------------------
 # (4) functions
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("qual,t_func,k_func", FUNCTION_PAIRS, ids=_ids(FUNCTION_PAIRS))
 def test_function_signature(qual, t_func, k_func):
@@ -301,9 +318,12 @@ def test_the_backends_mirror_each_other():
         if field.name in ("name", "package", "weights", "Trainer"):
             continue
         assert _params(t_value, drop_self=False) == _params(k_value, drop_self=False, drop_training=True), (
-            f"Backend.{field.name} differs:" + _signature_diff(_params(t_value, drop_self=False),
-                                                               _params(k_value, drop_self=False, drop_training=True)))
-    assert t_backend.weights.__name__ == "txcourse.torch.weights" and k_backend.weights.__name__ == "txcourse.tf.weights"
+            f"Backend.{field.name} differs:"
+            + _signature_diff(_params(t_value, drop_self=False), _params(k_value, drop_self=False, drop_training=True))
+        )
+    assert (
+        t_backend.weights.__name__ == "txcourse.torch.weights" and k_backend.weights.__name__ == "txcourse.tf.weights"
+    )
 
 
 def test_every_public_object_is_checked():
@@ -321,7 +341,8 @@ def test_every_public_object_is_checked():
 # namespaces (``F.`` is torch.nn.functional), PyTorch's (non-persistent)
 # buffers, Keras' Dense, and XLA.
 FRAMEWORK_WORDS = re.compile(
-    r"tf\.|tensorflow|torch|keras|pytorch|\bF\.|\bnn\.|\bbuffers?\b|\bDense\b|\bXLA\b", re.IGNORECASE)
+    r"tf\.|tensorflow|torch|keras|pytorch|\bF\.|\bnn\.|\bbuffers?\b|\bDense\b|\bXLA\b", re.IGNORECASE
+)
 
 
 def _strip_examples(doc: str) -> str:
@@ -339,7 +360,7 @@ def _drop_framework_parentheticals(text: str) -> str:
             stack.append(i)
         elif ch == ")" and stack:
             start = stack.pop()
-            if not stack and FRAMEWORK_WORDS.search(text[start:i + 1]):
+            if not stack and FRAMEWORK_WORDS.search(text[start : i + 1]):
                 spans.append((start, i + 1))
     for start, end in reversed(spans):
         lead = start
@@ -415,8 +436,9 @@ def _doc(obj):
 def test_docstring_summary_identical(qual, t_obj, k_obj):
     t_doc, k_doc = _doc(t_obj), _doc(k_obj)
     assert bool(t_doc) == bool(k_doc), f"{qual}: docstring in one half only"
-    assert _summary(t_doc) == _summary(k_doc), \
+    assert _summary(t_doc) == _summary(k_doc), (
         f"{qual}: summary lines differ:\n  torch: {_summary(t_doc)!r}\n  tf:    {_summary(k_doc)!r}"
+    )
 
 
 @pytest.mark.parametrize("qual,t_obj,k_obj", DOC_PAIRS, ids=_ids(DOC_PAIRS))
@@ -426,28 +448,36 @@ def test_docstring_identical_up_to_framework_words(qual, t_obj, k_obj):
     only_k = [b for b in k_blocks if b not in t_blocks]
     if qual in KNOWN_DOC_DRIFT:
         known_t, known_k = KNOWN_DOC_DRIFT[qual]
-        assert (only_t, only_k) != ([], []) or t_blocks != k_blocks, \
+        assert (only_t, only_k) != ([], []) or t_blocks != k_blocks, (
             f"{qual}: the known docstring drift is fixed; delete its KNOWN_DOC_DRIFT entry"
+        )
         if (only_t, only_k) == (known_t, known_k):
             pytest.xfail(f"known docstring drift: only in torch {known_t}, only in tf {known_k}")
     if t_blocks != k_blocks:
-        raise AssertionError(f"{qual}: docstrings differ beyond framework wording\n"
-                             f"  only in torch: {only_t}\n  only in tf:    {only_k}"
-                             + ("" if only_t or only_k else "\n  (same blocks, different order)"))
+        raise AssertionError(
+            f"{qual}: docstrings differ beyond framework wording\n"
+            f"  only in torch: {only_t}\n  only in tf:    {only_k}"
+            + ("" if only_t or only_k else "\n  (same blocks, different order)")
+        )
 
 
 def test_docstring_normaliser_keeps_real_differences():
     """The normaliser must not be so lenient that everything compares equal."""
-    a = '''Summary.
+    a = """Summary.
 
     The table is a constant, not a weight.
 
     Args:
         length: the target length T (an int, or a ``tf.function`` tensor).
         pad_id: the padding id.
-    '''
-    assert _normalise_doc(a) == ["Summary.", "The table is a constant, not a weight.", "Args:",
-                                 "length: the target length T.", "pad_id: the padding id."]
+    """
+    assert _normalise_doc(a) == [
+        "Summary.",
+        "The table is a constant, not a weight.",
+        "Args:",
+        "length: the target length T.",
+        "pad_id: the padding id.",
+    ]
     assert _normalise_doc(a) != _normalise_doc(a.replace("pad_id: the padding id.", "pad_id: unused."))
     assert _normalise_doc(a) != _normalise_doc(a.replace("        pad_id: the padding id.\n", ""))
     assert _normalise_doc(a) == _normalise_doc(a.replace("Args:", "Args:\n        extra: see torch.nn.X."))
@@ -459,22 +489,25 @@ def test_docstring_normaliser_keeps_real_differences():
 
 ISOLATION = {
     "torch-half-imports-no-tf": "import sys; import txcourse.torch; "
-                                "bad = [m for m in ('tensorflow', 'keras') if m in sys.modules]; "
-                                "assert not bad, bad",
-    "tf-half-imports-no-torch": "import sys; import txcourse.tf; "
-                                "assert 'torch' not in sys.modules, 'torch'",
+    "bad = [m for m in ('tensorflow', 'keras') if m in sys.modules]; "
+    "assert not bad, bad",
+    "tf-half-imports-no-torch": "import sys; import txcourse.tf; assert 'torch' not in sys.modules, 'torch'",
     "core-imports-no-framework": "import sys; import txcourse, txcourse.config, txcourse.convert; "
-                                 "bad = [m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules]; "
-                                 "assert not bad, bad",
+    "bad = [m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules]; "
+    "assert not bad, bad",
 }
 
 
 def _run_isolated(code: str) -> None:
     root = pathlib.Path(txcourse.__file__).resolve().parent.parent  # the txcourse under test
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    result = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
-                            capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, f"{code}\nexit {result.returncode}\n{result.stderr[-2000:]}"
 
 
@@ -495,6 +528,8 @@ def _framework_free_modules() -> list[str]:
 
 @pytest.mark.parametrize("module", _framework_free_modules())
 def test_shared_module_imports_no_framework(module):
-    _run_isolated(f"import sys, importlib; importlib.import_module({module!r}); "
-                  f"bad = [m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules]; "
-                  f"assert not bad, f'{module} imports {{bad}}'")
+    _run_isolated(
+        f"import sys, importlib; importlib.import_module({module!r}); "
+        f"bad = [m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules]; "
+        f"assert not bad, f'{module} imports {{bad}}'"
+    )

@@ -31,7 +31,7 @@ def _start(node: ast.AST) -> int:
 
 def _source(text: str, node: ast.AST) -> list[str]:
     """The definition's lines, dedented."""
-    lines = text.splitlines()[_start(node) - 1:node.end_lineno]
+    lines = text.splitlines()[_start(node) - 1 : node.end_lineno]
     pad = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
     return [line[pad:] for line in lines]
 
@@ -76,8 +76,11 @@ def check_copy(path: Path, text: str, line_no: int, target: str, subs: str | Non
     copy = _source(text, node)
     for i, (c, o) in enumerate(zip(copy + ["<end>"], original + ["<end>"])):
         if c != o:
-            return [f"{path}:{line_no}: line {i + 1} differs from {target}" + (f" with {subs}" if subs else "")
-                    + f": {c!r}, the original has {o!r}"]
+            return [
+                f"{path}:{line_no}: line {i + 1} differs from {target}"
+                + (f" with {subs}" if subs else "")
+                + f": {c!r}, the original has {o!r}"
+            ]
     return []
 
 
@@ -98,8 +101,9 @@ def test_there_are_marked_copies():
     assert MARKERS, "no '# Copied from' marker in txcourse/: this suite would check nothing"
 
 
-@pytest.mark.parametrize("path,line_no,target,subs", MARKERS,
-                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in MARKERS])
+@pytest.mark.parametrize(
+    "path,line_no,target,subs", MARKERS, ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _, _ in MARKERS]
+)
 def test_copy_equals_its_original(path, line_no, target, subs):
     assert check_copy(path.relative_to(ROOT), path.read_text(), line_no, target, subs) == []
 

@@ -24,14 +24,23 @@ import txcourse.torch as txt
 from txcourse import TransformerConfig
 from txcourse.evaluation.accounting import count_parameters, forward_flops
 
-SMALL = TransformerConfig(src_vocab_size=23, tgt_vocab_size=19, d_model=16, num_heads=2,
-                          num_encoder_layers=2, num_decoder_layers=3, d_ff=40, max_len=64)
+SMALL = TransformerConfig(
+    src_vocab_size=23,
+    tgt_vocab_size=19,
+    d_model=16,
+    num_heads=2,
+    num_encoder_layers=2,
+    num_decoder_layers=3,
+    d_ff=40,
+    max_len=64,
+)
 CONFIGS = {
     "small-tied": SMALL,
     "small-untied": SMALL.replace(tie_embeddings=False),
     "small-pre-ln": SMALL.replace(norm_first=True, tie_embeddings=False),
-    "odd-sizes": SMALL.replace(d_model=24, num_heads=3, d_ff=17, num_encoder_layers=1,
-                               num_decoder_layers=1, norm_first=True),
+    "odd-sizes": SMALL.replace(
+        d_model=24, num_heads=3, d_ff=17, num_encoder_layers=1, num_decoder_layers=1, norm_first=True
+    ),
     "no-encoder-layers": SMALL.replace(num_encoder_layers=0, num_decoder_layers=1),
 }
 
@@ -108,10 +117,14 @@ def test_base_model_parameters_both_frameworks():
 def test_layers_match_torch_nn_transformer():
     """An independent count: torch.nn.Transformer has the same layers plus a final LayerNorm per stack."""
     config = SMALL.replace(norm_first=True)
-    reference = torch.nn.Transformer(d_model=config.d_model, nhead=config.num_heads,
-                                     num_encoder_layers=config.num_encoder_layers,
-                                     num_decoder_layers=config.num_decoder_layers,
-                                     dim_feedforward=config.d_ff, norm_first=True)
+    reference = torch.nn.Transformer(
+        d_model=config.d_model,
+        nhead=config.num_heads,
+        num_encoder_layers=config.num_encoder_layers,
+        num_decoder_layers=config.num_decoder_layers,
+        dim_feedforward=config.d_ff,
+        norm_first=True,
+    )
     assert count_parameters(config).non_embedding == _torch_count(reference)
 
 
@@ -136,8 +149,10 @@ def _module_sum(per_module: dict[str, int], pattern: str) -> int:
     return sum(v for k, v in per_module.items() if regex.fullmatch(k))
 
 
-@pytest.mark.parametrize("name,src_len,tgt_len", [("small-tied", 5, 7), ("small-untied", 9, 3),
-                                                  ("odd-sizes", 1, 1), ("no-encoder-layers", 4, 6)])
+@pytest.mark.parametrize(
+    "name,src_len,tgt_len",
+    [("small-tied", 5, 7), ("small-untied", 9, 3), ("odd-sizes", 1, 1), ("no-encoder-layers", 4, 6)],
+)
 def test_flops_match_torch_flop_counter(name, src_len, tgt_len):
     config = CONFIGS[name]
     account = forward_flops(config, src_len, tgt_len)
@@ -149,12 +164,17 @@ def test_flops_match_torch_flop_counter(name, src_len, tgt_len):
     for stack, sub in (("encoder", "self_attn"), ("decoder", "self_attn"), ("decoder", "cross_attn")):
         projections = _module_sum(per_module, layer.format(stack, sub) + r"\.w_[qkvo]")
         assert projections == c[f"{stack}.{sub}.projections"], (stack, sub)
-        assert _module_sum(per_module, layer.format(stack, sub)) - projections == \
-            c[f"{stack}.{sub}.scores"] + c[f"{stack}.{sub}.mix"], (stack, sub)
+        assert (
+            _module_sum(per_module, layer.format(stack, sub)) - projections
+            == c[f"{stack}.{sub}.scores"] + c[f"{stack}.{sub}.mix"]
+        ), (stack, sub)
     for stack in ("encoder", "decoder"):
         assert _module_sum(per_module, layer.format(stack, "feed_forward")) == c[f"{stack}.feed_forward"]
-    outside = per_module.get("Transformer", 0) - per_module.get("Transformer.encoder", 0) \
+    outside = (
+        per_module.get("Transformer", 0)
+        - per_module.get("Transformer.encoder", 0)
         - per_module.get("Transformer.decoder", 0)
+    )
     assert outside == c["output_projection"]
 
 
@@ -183,6 +203,7 @@ def test_bad_arguments_name_the_argument():
 def test_numbers_stated_in_why_self_attention():
     """The prose of book/why_self_attention.md states rounded counts; they must match the account."""
     import pathlib
+
     page = (pathlib.Path(__file__).resolve().parents[2] / "book" / "why_self_attention.md").read_text()
     base = TransformerConfig()
     shared = count_parameters(base, share_source_target=True)
@@ -193,12 +214,14 @@ def test_numbers_stated_in_why_self_attention():
     stated = {
         "about 63 million parameters": round(shared.total / 1e6) == 63,
         "The layers alone are 44 million": round(shared.non_embedding / 1e6) == 44,
-        "one above and one below 37,000, so no single vocabulary does":
-            vocabulary_for_65m > 37_000 > vocabulary_for_213m,
+        "one above and one below 37,000, so no single vocabulary does": vocabulary_for_65m
+        > 37_000
+        > vocabulary_for_213m,
         "about 214 million for the big model": round(big.total / 1e6) == 214,
         "the base model would have 101 million": round(untied.total / 1e6) == 101,
-        "a few tens of thousands": 10_000 < shared.total - count_parameters(
-            base, share_source_target=True, attention_bias=False).total < 100_000,
+        "a few tens of thousands": 10_000
+        < shared.total - count_parameters(base, share_source_target=True, attention_bias=False).total
+        < 100_000,
     }
     for phrase, holds in stated.items():
         assert phrase in " ".join(page.split()), f"the page no longer says {phrase!r}: update this test"

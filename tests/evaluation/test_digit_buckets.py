@@ -19,10 +19,37 @@ TARGET = 0.995  # exact match in every digit-count bucket (issue 12)
 
 def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
     out = tmp_path / "run"
-    assert main(["train", "--framework", "torch", "--task", "numbers", "--task-arg", "sizes=(2100,6,12)",
-                 "--steps", "2", "--batch-size", "8", "--no-progress", "--out", str(out),
-                 "--set", "d_model=16", "--set", "num_heads=2", "--set", "d_ff=32",
-                 "--set", "num_encoder_layers=1", "--set", "num_decoder_layers=1"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--framework",
+                "torch",
+                "--task",
+                "numbers",
+                "--task-arg",
+                "sizes=(2100,6,12)",
+                "--steps",
+                "2",
+                "--batch-size",
+                "8",
+                "--no-progress",
+                "--out",
+                str(out),
+                "--set",
+                "d_model=16",
+                "--set",
+                "num_heads=2",
+                "--set",
+                "d_ff=32",
+                "--set",
+                "num_encoder_layers=1",
+                "--set",
+                "num_decoder_layers=1",
+            ]
+        )
+        == 0
+    )
     scores = tmp_path / "scores.json"
     capsys.readouterr()
     assert main(["evaluate", "--checkpoint", str(out / "model.npz"), "--per-digit", "3", "--json", str(scores)]) == 0
@@ -39,9 +66,9 @@ def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["numbers-transformer-torch", "numbers-bahdanau-torch"])
 def test_book_checkpoints_translate_every_digit_count(name):
     """>= 99.5% exact match on 200 fresh numbers of every digit count, and what users type first."""
-    from txcourse.registry import backend
-    from txcourse.evaluation.translate import evaluate_by_digit_count, translate
     from txcourse.data.prepare import tokenizers_from_meta
+    from txcourse.evaluation.translate import evaluate_by_digit_count, translate
+    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(BOOK_DATA / f"{name}.npz"))
@@ -52,7 +79,8 @@ def test_book_checkpoints_translate_every_digit_count(name):
     assert list(scores) == [1, 2, 3, 4, 5, 6]
     assert min(scores.values()) >= TARGET, f"{name}: exact match by digit count {scores}"
     assert result["round"].count == 369 and result["round"].exact_match >= TARGET, (
-        f"{name}: round numbers {result['round']}")
+        f"{name}: round numbers {result['round']}"
+    )
     typed = ["nine", "one hundred", "forty-two", "TWELVE THOUSAND", "  seven hundred thousand  ", "ten thousand"]
     expected = [numbers_to_words(n, "ko") for n in (9, 100, 42, 12000, 700000, 10000)]
     assert translate(fw, model, typed, src_tok, tgt_tok) == expected

@@ -6,8 +6,15 @@ import sys
 import pytest
 import sacrebleu
 
-from txcourse.evaluation.metrics import (LengthBucket, accuracy_by_length, bleu, chrf, evaluate_translations,
-                              exact_match, format_length_table)
+from txcourse.evaluation.metrics import (
+    LengthBucket,
+    accuracy_by_length,
+    bleu,
+    chrf,
+    evaluate_translations,
+    exact_match,
+    format_length_table,
+)
 
 REFS = ["the cat is on the mat", "there is a quick brown fox jumping over the dog"]
 HYPS = ["the cat sat on the mat", "a quick brown fox jumps over the lazy dog"]
@@ -49,8 +56,7 @@ def test_accuracy_by_length_one_bucket_per_length():
     refs = ["x", "y", "z", "x y", "x z", "x y z", "w x y z", "v w x y z"]
     hyps = ["x", " y ", "q", "x  y", "x q", "x y", "w x y z", "v w x y"]
     buckets = accuracy_by_length(sources, hyps, refs)
-    expected = [(1, 1, 3, 2 / 3), (2, 2, 2, 1 / 2), (3, 3, 1, 0.0), (4, 4, 1, 1.0),
-                (5, 5, 1, 0.0)]
+    expected = [(1, 1, 3, 2 / 3), (2, 2, 2, 1 / 2), (3, 3, 1, 0.0), (4, 4, 1, 1.0), (5, 5, 1, 0.0)]
     assert [(b.low, b.high, b.count) for b in buckets] == [e[:3] for e in expected]
     assert [b.exact_match for b in buckets] == pytest.approx([e[3] for e in expected])
     assert [b.label for b in buckets] == ["1", "2", "3", "4", "5"]
@@ -84,8 +90,10 @@ def test_accuracy_by_length_quantile_buckets_when_many_lengths():
 
 
 def test_length_table_has_one_column_per_model():
-    results = {"gru": [LengthBucket(1, 1, 4, 0.75), LengthBucket(2, 3, 2, 0.5)],
-               "transformer": [LengthBucket(1, 1, 4, 1.0)]}
+    results = {
+        "gru": [LengthBucket(1, 1, 4, 0.75), LengthBucket(2, 3, 2, 0.5)],
+        "transformer": [LengthBucket(1, 1, 4, 1.0)],
+    }
     lines = format_length_table(results).splitlines()
     assert lines[0] == "| source length | gru | transformer |"
     assert lines[2] == "| 1 | 75.0% (n=4) | 100.0% (n=4) |"
@@ -130,8 +138,10 @@ def test_bad_inputs_to_accuracy_by_length():
 
 
 def test_no_framework_is_imported():
-    code = ("import sys, txcourse.evaluation.metrics, txcourse.notebook.plots; "
-            "bad = {'torch', 'tensorflow', 'keras'} & set(sys.modules); "
-            "sys.exit(f'imported {bad}' if bad else 0)")
+    code = (
+        "import sys, txcourse.evaluation.metrics, txcourse.notebook.plots; "
+        "bad = {'torch', 'tensorflow', 'keras'} & set(sys.modules); "
+        "sys.exit(f'imported {bad}' if bad else 0)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr + done.stdout

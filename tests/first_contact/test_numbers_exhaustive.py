@@ -27,8 +27,19 @@ def _load_script():
 nx = _load_script()
 
 
-@pytest.mark.parametrize("n, key", [(80011, "x00xx"), (440040, "xx00x0"), (0, "0"), (7, "x"), (10, "x0"),
-                                    (100000, "x00000"), (999999, "xxxxxx"), (10001, "x000x")])
+@pytest.mark.parametrize(
+    "n, key",
+    [
+        (80011, "x00xx"),
+        (440040, "xx00x0"),
+        (0, "0"),
+        (7, "x"),
+        (10, "x0"),
+        (100000, "x00000"),
+        (999999, "xxxxxx"),
+        (10001, "x000x"),
+    ],
+)
 def test_zero_pattern(n, key):
     assert nx.zero_pattern(n) == key
 
@@ -58,12 +69,17 @@ def test_score_on_known_answers():
     hypotheses[4] = ""  # wrong
     s = nx.score(numbers, sources, hypotheses, references)
     assert s["overall"] == {"count": 5, "correct": 3, "wrong": 2, "exact_match": 3 / 5}
-    assert s["by_digits"][1]["correct"] == 1 and s["by_digits"][5] == {"count": 2, "correct": 1, "wrong": 1,
-                                                                     "exact_match": 0.5}
+    assert s["by_digits"][1]["correct"] == 1 and s["by_digits"][5] == {
+        "count": 2,
+        "correct": 1,
+        "wrong": 1,
+        "exact_match": 0.5,
+    }
     assert s["by_digits"][6]["wrong"] == 1
     assert s["by_pattern"]["x00xx"]["count"] == 2 and s["by_pattern"]["xx00x0"]["wrong"] == 0
-    assert s["by_pattern"]["x00xx"]["examples"] == [{"number": 80011, "source": sources[1], "got": "팔만 십이",
-                                                    "expected": "팔만 십일"}]
+    assert s["by_pattern"]["x00xx"]["examples"] == [
+        {"number": 80011, "source": sources[1], "got": "팔만 십이", "expected": "팔만 십일"}
+    ]
     assert s["wrong_numbers"] == [80011, 440041]
     assert nx.worst_patterns(s["by_pattern"], 2) == ["xx00xx", "x00xx"]
 
@@ -91,17 +107,18 @@ def test_counts_add_up(run_torch):
             assert e["expected"] == numbers_to_words(e["number"], "ko")
     assert len(r["worst"]) == 15
     rates = [r["by_pattern"][k]["exact_match"] for k in r["worst"]]
-    assert rates == sorted(rates) and rates[-1] <= min(b["exact_match"] for k, b in r["by_pattern"].items()
-                                                       if k not in r["worst"])
+    assert rates == sorted(rates) and rates[-1] <= min(
+        b["exact_match"] for k, b in r["by_pattern"].items() if k not in r["worst"]
+    )
     assert r["numbers_per_second"] > 0 and r["wall_seconds"] > 0 and r["loadavg_before"] is not None
     assert r["target_lang"] == "ko" and r["framework"] == "torch" and r["framework_threads"] == 1
 
 
 def test_exact_match_equals_an_independent_count(run_torch):
     """Translate the same numbers in the same single batch with txcourse.translate and count with metrics.exact_match."""
-    from txcourse.registry import backend
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
+    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(CHECKPOINT))
@@ -142,22 +159,69 @@ def test_tensorflow_checkpoint(tmp_path):
 
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     run_dir, out = tmp_path / "tf", tmp_path / "tf.json"
-    subprocess.run([sys.executable, "-m", "txcourse.cli", "train", "--framework", "tf", "--task", "numbers",
-                    "--task-arg", "sizes=(200,20,20)", "--set", "d_model=16", "--set", "num_heads=2",
-                    "--set", "num_encoder_layers=1", "--set", "num_decoder_layers=1", "--set", "d_ff=32",
-                    "--steps", "2", "--valid-pairs", "0", "--threads", "1", "--out", str(run_dir), "--no-progress"],
-                   check=True, cwd=ROOT, env=env, capture_output=True)
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "numbers_exhaustive.py"), str(run_dir / "model.npz"),
-                    "--stride", "49999", "--threads", "1", "--no-progress", "--json", str(out)],
-                   check=True, cwd=ROOT, env=env, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "txcourse.cli",
+            "train",
+            "--framework",
+            "tf",
+            "--task",
+            "numbers",
+            "--task-arg",
+            "sizes=(200,20,20)",
+            "--set",
+            "d_model=16",
+            "--set",
+            "num_heads=2",
+            "--set",
+            "num_encoder_layers=1",
+            "--set",
+            "num_decoder_layers=1",
+            "--set",
+            "d_ff=32",
+            "--steps",
+            "2",
+            "--valid-pairs",
+            "0",
+            "--threads",
+            "1",
+            "--out",
+            str(run_dir),
+            "--no-progress",
+        ],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "numbers_exhaustive.py"),
+            str(run_dir / "model.npz"),
+            "--stride",
+            "49999",
+            "--threads",
+            "1",
+            "--no-progress",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+    )
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["framework"] == "tf" and data["framework_threads"] == 1 and data["overall"]["count"] == 21
     assert sum(b["count"] for b in data["by_pattern"].values()) == 21
     assert sum(b["correct"] for b in data["by_digits"].values()) == data["overall"]["correct"]
 
-    from txcourse.registry import backend, set_threads
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
+    from txcourse.registry import backend, set_threads
 
     try:
         set_threads(1, ["tf"])  # as the script ran; refused once TensorFlow has started in this process
@@ -173,9 +237,13 @@ def test_tensorflow_checkpoint(tmp_path):
     assert data["overall"]["correct"] == right
 
 
-SHIPPED = {kind: (ROOT / "book" / "data" / f"numbers-{kind}-torch.npz",
-                  ROOT / "benchmarks" / "results" / f"numbers_exhaustive_{kind}_torch.json")
-           for kind in ("transformer", "bahdanau")}
+SHIPPED = {
+    kind: (
+        ROOT / "book" / "data" / f"numbers-{kind}-torch.npz",
+        ROOT / "benchmarks" / "results" / f"numbers_exhaustive_{kind}_torch.json",
+    )
+    for kind in ("transformer", "bahdanau")
+}
 
 
 @pytest.mark.parametrize("kind", sorted(SHIPPED))
@@ -186,14 +254,15 @@ def test_shipped_exhaustive_results_describe_the_shipped_checkpoint(kind):
     import hashlib
     import random
 
-    from txcourse.registry import backend
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
+    from txcourse.registry import backend
 
     checkpoint, results = SHIPPED[kind]
     data = json.loads(results.read_text(encoding="utf-8"))
-    assert data["checkpoint_sha256"] == hashlib.sha256(checkpoint.read_bytes()).hexdigest(), \
+    assert data["checkpoint_sha256"] == hashlib.sha256(checkpoint.read_bytes()).hexdigest(), (
         f"{results.name} was measured on another checkpoint: rerun benchmarks/numbers_exhaustive.py"
+    )
     assert data["stride"] == 1 and data["limit"] is None and data["overall"]["count"] == 1_000_000
     assert data["overall"]["exact_match"] >= 0.9995, data["overall"]
     worst = min(b["exact_match"] for b in data["by_pattern"].values())

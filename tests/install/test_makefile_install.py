@@ -31,9 +31,30 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 REPO_FILES = ("Makefile", "pyproject.toml", "constraints.txt", "package.json", "package-lock.json")
 # Real tools the recipes (and make's parse-time $(shell ...)) call; nothing else is on the PATH.
-REAL_TOOLS = ("bash", "sh", "make", "cat", "sha256sum", "cut", "find", "rm", "mkdir", "touch", "cp", "tee", "env",
-              "grep", "sort", "head", "tr", "dirname", "ls", "true", "false")
-VENV_PKG = "python%d.%d-venv" % sys.version_info[:2]  # what the venv branch installs for this python
+REAL_TOOLS = (
+    "bash",
+    "sh",
+    "make",
+    "cat",
+    "sha256sum",
+    "cut",
+    "find",
+    "rm",
+    "mkdir",
+    "touch",
+    "cp",
+    "tee",
+    "env",
+    "grep",
+    "sort",
+    "head",
+    "tr",
+    "dirname",
+    "ls",
+    "true",
+    "false",
+)
+VENV_PKG = "python{}.{}-venv".format(*sys.version_info[:2])  # what the venv branch installs for this python
 
 
 @dataclass(frozen=True)
@@ -41,20 +62,27 @@ class AptCase:
     """A target that apt-get installs ``package`` when ``tool`` is missing from the PATH."""
 
     target: str
-    tool: str                # the command whose absence triggers the install (hidden from the PATH)
-    package: str             # the Debian package apt-get must install
-    flags: tuple[str, ...]   # apt-get install flags besides the package
-    without_apt: str         # where apt-get may not run (not root, not CI): "error" (exit 1) or "note" (exit 0)
-    message: str             # what the recipe says then
-    tool_output: str = ""    # what the fake tool prints once "installed"
+    tool: str  # the command whose absence triggers the install (hidden from the PATH)
+    package: str  # the Debian package apt-get must install
+    flags: tuple[str, ...]  # apt-get install flags besides the package
+    without_apt: str  # where apt-get may not run (not root, not CI): "error" (exit 1) or "note" (exit 0)
+    message: str  # what the recipe says then
+    tool_output: str = ""  # what the fake tool prints once "installed"
 
 
 APT_CASES = [
     AptCase("browser-deps", "chromium", "chromium", ("-y",), "error", "the browser tests need Chromium"),
     # fontconfig (fc-list) listing a Nanum font is what fonts-nanum brings; the fake venv python's
     # cjk_font() finds a Hangul font when it does.
-    AptCase("book-fonts", "fc-list", "fonts-nanum", ("-y", "-qq"), "note", "no Hangul font found",
-            tool_output="/usr/share/fonts/truetype/nanum/NanumGothic.ttf: NanumGothic"),
+    AptCase(
+        "book-fonts",
+        "fc-list",
+        "fonts-nanum",
+        ("-y", "-qq"),
+        "note",
+        "no Hangul font found",
+        tool_output="/usr/share/fonts/truetype/nanum/NanumGothic.ttf: NanumGothic",
+    ),
     # bubblewrap for the sandbox the graded notebooks run in (mk/labs.mk)
     AptCase("sandbox-deps", "bwrap", "bubblewrap", ("-y", "-qq"), "note", "bwrap (bubblewrap) is missing"),
 ]
@@ -82,36 +110,46 @@ class Sandbox:
         s, b = self.state, self.bin
         _script(b / "id", 'if [ "${1:-}" = -u ]; then echo "${FAKE_UID:-0}"; else echo "uid=${FAKE_UID:-0}"; fi\n')
         # sudo -n true succeeds; anything else runs with env_reset's empty environment (PATH kept)
-        _script(b / "sudo", '[ "${1:-}" = -n ] && shift\n'
-                            'exec env -i PATH="$PATH" SUDO_USER=tester "$@"\n')
-        _script(b / "apt-get", f'echo "$*|${{DEBIAN_FRONTEND:-}}|${{SUDO_USER:-}}" >> {s}/apt.log\n'
-                               'if [ "${1:-}" = install ]; then\n'
-                               '  for pkg in "$@"; do\n'
-                               '    case "$pkg" in install|-*) continue;; esac\n'
-                               f'    touch "{s}/installed/$pkg"\n'
-                               f'    if [ -f "{s}/provides/$pkg" ]; then cp "{s}/provides/$pkg" "{b}/$(head -n1 '
-                               f'"{s}/provides/$pkg.name")"; fi\n'
-                               '  done\n'
-                               'fi\n')
+        _script(b / "sudo", '[ "${1:-}" = -n ] && shift\nexec env -i PATH="$PATH" SUDO_USER=tester "$@"\n')
+        _script(
+            b / "apt-get",
+            f'echo "$*|${{DEBIAN_FRONTEND:-}}|${{SUDO_USER:-}}" >> {s}/apt.log\n'
+            'if [ "${1:-}" = install ]; then\n'
+            '  for pkg in "$@"; do\n'
+            '    case "$pkg" in install|-*) continue;; esac\n'
+            f'    touch "{s}/installed/$pkg"\n'
+            f'    if [ -f "{s}/provides/$pkg" ]; then cp "{s}/provides/$pkg" "{b}/$(head -n1 '
+            f'"{s}/provides/$pkg.name")"; fi\n'
+            "  done\n"
+            "fi\n",
+        )
         # the python of a fresh venv: records its calls; cjk_font() finds a font when fc-list lists Nanum
-        _script(s / "venv-python", f'echo "$*" >> {s}/venv.log\n'
-                                   'case "$*" in *cjk_font*) '
-                                   f'[ -x "{b}/fc-list" ] && "{b}/fc-list" | grep -qi nanum; exit $?;; esac\n')
+        _script(
+            s / "venv-python",
+            f'echo "$*" >> {s}/venv.log\n'
+            'case "$*" in *cjk_font*) '
+            f'[ -x "{b}/fc-list" ] && "{b}/fc-list" | grep -qi nanum; exit $?;; esac\n',
+        )
         # what `python3 -m venv` leaves where ensurepip is missing: a python without pip
-        _script(s / "venv-python-nopip", '[ "${1:-} ${2:-}" = "-m pip" ] && { echo "No module named pip" >&2; exit 1; }\n'
-                                         'exit 0\n')
-        _script(b / "python3", f'echo "$*" >> {s}/python3.log\n'
-                               f'if [ "${{1:-}}" = -c ]; then exec {sys.executable} "$@"; fi\n'
-                               'if [ "${1:-} ${2:-}" = "-m venv" ]; then\n'
-                               '  mkdir -p "$3/bin"\n'
-                               f'  if [ -f {s}/no-ensurepip ] && [ ! -f {s}/installed/{VENV_PKG} ]; then\n'
-                               f'    cp {s}/venv-python-nopip "$3/bin/python"\n'
-                               '    echo "The virtual environment was not created successfully because ensurepip is'
-                               f' not available. apt install {VENV_PKG}" >&2; exit 1\n'
-                               '  fi\n'
-                               f'  cp {s}/venv-python "$3/bin/python"; exit 0\n'
-                               'fi\n'
-                               'exit 0\n')
+        _script(
+            s / "venv-python-nopip",
+            '[ "${1:-} ${2:-}" = "-m pip" ] && { echo "No module named pip" >&2; exit 1; }\nexit 0\n',
+        )
+        _script(
+            b / "python3",
+            f'echo "$*" >> {s}/python3.log\n'
+            f'if [ "${{1:-}}" = -c ]; then exec {sys.executable} "$@"; fi\n'
+            'if [ "${1:-} ${2:-}" = "-m venv" ]; then\n'
+            '  mkdir -p "$3/bin"\n'
+            f"  if [ -f {s}/no-ensurepip ] && [ ! -f {s}/installed/{VENV_PKG} ]; then\n"
+            f'    cp {s}/venv-python-nopip "$3/bin/python"\n'
+            '    echo "The virtual environment was not created successfully because ensurepip is'
+            f' not available. apt install {VENV_PKG}" >&2; exit 1\n'
+            "  fi\n"
+            f'  cp {s}/venv-python "$3/bin/python"; exit 0\n'
+            "fi\n"
+            "exit 0\n",
+        )
 
     # ---- set-up helpers ----
     def provide(self, case: AptCase) -> None:
@@ -131,18 +169,33 @@ class Sandbox:
         (self.repo / ".venv" / f".stamp-{hashlib.sha256(deps).hexdigest()[:16]}").touch()
 
     def add_npm(self) -> None:
-        _script(self.bin / "npm", f'echo "$*" >> {self.state}/npm.log\n'
-                                  '[ "${1:-}" = ci ] && mkdir -p node_modules/mathjax/es5 && '
-                                  'touch node_modules/mathjax/es5/tex-chtml.js\n')
+        _script(
+            self.bin / "npm",
+            f'echo "$*" >> {self.state}/npm.log\n'
+            '[ "${1:-}" = ci ] && mkdir -p node_modules/mathjax/es5 && '
+            "touch node_modules/mathjax/es5/tex-chtml.js\n",
+        )
 
     # ---- running and reading back ----
     def make(self, target: str, uid: int = 0, **env: str) -> subprocess.CompletedProcess:
         # BOOK_FONT_DIR: the folder whose presence means fonts-nanum is installed; the real one on a
         # machine that has the font would hide the install branch (CI failed on that once)
-        environ = {"PATH": str(self.bin), "HOME": str(self.state), "LC_ALL": "C", "FAKE_UID": str(uid),
-                   "BOOK_FONT_DIR": str(self.state / "fonts-nanum"), **env}
-        result = subprocess.run(["make", "--no-print-directory", target], cwd=self.repo, env=environ,
-                                capture_output=True, text=True, timeout=60)
+        environ = {
+            "PATH": str(self.bin),
+            "HOME": str(self.state),
+            "LC_ALL": "C",
+            "FAKE_UID": str(uid),
+            "BOOK_FONT_DIR": str(self.state / "fonts-nanum"),
+            **env,
+        }
+        result = subprocess.run(
+            ["make", "--no-print-directory", target],
+            cwd=self.repo,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert "unbound variable" not in result.stderr, result.stderr
         assert "command not found" not in result.stderr, result.stderr
         return result
@@ -170,6 +223,7 @@ def _outcome(result: subprocess.CompletedProcess) -> str:
 
 
 # ---- apt-get branches: chromium, fonts-nanum (one row each in APT_CASES) ----
+
 
 @pytest.mark.parametrize("how", ["root", "CI with sudo"])
 @pytest.mark.parametrize("case", APT_CASES, ids=[c.target for c in APT_CASES])
@@ -230,6 +284,7 @@ def test_chromium_named_by_CHROMIUM_is_not_installed(sandbox):
 
 # ---- the virtual environment ----
 
+
 def test_venv_created_on_a_fresh_clone(sandbox):
     result = sandbox.make("venv")
     assert result.returncode == 0, _outcome(result)
@@ -271,6 +326,7 @@ def test_half_made_venv_is_made_again(sandbox):
 
 
 # ---- npm ci and the vendored MathJax ----
+
 
 def test_mathjax_runs_npm_ci_once(sandbox):
     sandbox.add_npm()

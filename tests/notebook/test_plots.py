@@ -11,12 +11,18 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from txcourse.notebook import plots  # noqa: E402
-from txcourse.notebook.plots import common  # noqa: E402
 from txcourse.evaluation.metrics import LengthBucket  # noqa: E402
-from txcourse.notebook.plots import (plot_accuracy_by_length, plot_attention,  # noqa: E402
-                            plot_attention_heads, plot_mask, plot_positional_encoding,
-                            plot_training_curves, save_figure)
+from txcourse.notebook import plots  # noqa: E402
+from txcourse.notebook.plots import (  # noqa: E402
+    common,  # noqa: E402
+    plot_accuracy_by_length,
+    plot_attention,
+    plot_attention_heads,
+    plot_mask,
+    plot_positional_encoding,
+    plot_training_curves,
+    save_figure,
+)
 
 SRC = ["je", "suis", "étudiant", "<eos>"]
 TGT = ["I", "am", "a", "student", "<eos>"]
@@ -53,8 +59,7 @@ def test_positional_encoding_heat_map():
     ax = fig.axes[0]
     assert_labelled(ax)
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("dimension", "position")
-    np.testing.assert_array_equal(np.asarray(ax.collections[0].get_array()).reshape(table.shape),
-                                  table)
+    np.testing.assert_array_equal(np.asarray(ax.collections[0].get_array()).reshape(table.shape), table)
     with pytest.raises(ValueError, match=r"table must be .*got shape \(2, 20, 16\)"):
         plot_positional_encoding(np.stack([table, table]))
 
@@ -157,8 +162,10 @@ def test_cjk_font_detection(monkeypatch):
 
 
 def test_accuracy_by_length_lines():
-    results = {"gru": [LengthBucket(1, 1, 10, 0.9), LengthBucket(2, 4, 10, 0.5)],
-               "transformer": [LengthBucket(1, 1, 10, 1.0), LengthBucket(2, 4, 10, 0.8)]}
+    results = {
+        "gru": [LengthBucket(1, 1, 10, 0.9), LengthBucket(2, 4, 10, 0.5)],
+        "transformer": [LengthBucket(1, 1, 10, 1.0), LengthBucket(2, 4, 10, 0.8)],
+    }
     fig = plot_accuracy_by_length(results, "numbers task")
     ax = fig.axes[0]
     assert_labelled(ax)
@@ -172,8 +179,10 @@ def test_accuracy_by_length_lines():
 
 
 def history(n=5, scale=1.0):
-    return [{"step": 10 * s, "loss": scale / (s + 1), "lr": 1e-3 * s,
-             **({"accuracy": s / n} if s % 2 == 0 else {})} for s in range(n)]
+    return [
+        {"step": 10 * s, "loss": scale / (s + 1), "lr": 1e-3 * s, **({"accuracy": s / n} if s % 2 == 0 else {})}
+        for s in range(n)
+    ]
 
 
 def test_training_curves_one_panel_per_key():

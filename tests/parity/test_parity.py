@@ -10,18 +10,28 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import Framework, assert_close, small_config
-from txcourse.convert import tf_to_torch, torch_to_tf
 from support.references import inputs
+
+from txcourse.convert import tf_to_torch, torch_to_tf
 
 ATOL = 1e-5
 CONFIGS = {
     "post-LN tied": small_config(),
-    "pre-LN untied": small_config(norm_first=True, tie_embeddings=False, d_model=24, num_heads=3, d_ff=40,
-                                  num_encoder_layers=1, num_decoder_layers=3, src_vocab_size=31, tgt_vocab_size=17),
-    "one head, deep encoder": small_config(d_model=16, num_heads=1, num_encoder_layers=3, num_decoder_layers=1,
-                                           layer_norm_eps=1e-5),
+    "pre-LN untied": small_config(
+        norm_first=True,
+        tie_embeddings=False,
+        d_model=24,
+        num_heads=3,
+        d_ff=40,
+        num_encoder_layers=1,
+        num_decoder_layers=3,
+        src_vocab_size=31,
+        tgt_vocab_size=17,
+    ),
+    "one head, deep encoder": small_config(
+        d_model=16, num_heads=1, num_encoder_layers=3, num_decoder_layers=1, layer_norm_eps=1e-5
+    ),
 }
 
 
@@ -52,8 +62,14 @@ def _mha_cached(fw, layer, d):
     """Two positions after three cached ones; then a static cache (the memory projected once), attended as it is."""
     x = d["x"]
     cache = layer.project_key_value(fw.tensor(x[:, :3]), fw.tensor(x[:, :3]))
-    step = layer(fw.tensor(x[:, 3:]), fw.tensor(x[:, 3:]), fw.tensor(x[:, 3:]), fw.module.look_ahead_mask(2, 3),
-                 cache, return_weights=True)
+    step = layer(
+        fw.tensor(x[:, 3:]),
+        fw.tensor(x[:, 3:]),
+        fw.tensor(x[:, 3:]),
+        fw.module.look_ahead_mask(2, 3),
+        cache,
+        return_weights=True,
+    )
     memory = layer.project_key_value(fw.tensor(d["memory"]), fw.tensor(d["memory"]))
     return _leaves(step) + _leaves(layer(fw.tensor(x[:, 3:]), None, None, None, memory, return_weights=True))
 
@@ -72,8 +88,14 @@ def _decoder_cached(fw, layer, d):
     memory, (_, cross_mask) = fw.tensor(d["memory"]), _decoder_masks(fw, d)
     cache, leaves = layer.init_cache(memory), []
     for t in range(2):
-        step = layer(fw.tensor(d["tgt"][:, t:t + 1]), memory, fw.module.look_ahead_mask(1, t), cross_mask, cache,
-                     return_weights=True)
+        step = layer(
+            fw.tensor(d["tgt"][:, t : t + 1]),
+            memory,
+            fw.module.look_ahead_mask(1, t),
+            cross_mask,
+            cache,
+            return_weights=True,
+        )
         cache, leaves = step.cache, leaves + _leaves(step)
     return leaves
 
@@ -85,44 +107,72 @@ def _seq2seq_decoder(fw, layer, d):
 
 
 CASES = {
-    "PositionalEncoding": (lambda m, c: m.PositionalEncoding(c.max_len, c.d_model),
-                           lambda fw, l, d: [l(fw.tensor(d["x"]))]),
-    "TransformerEmbedding": (lambda m, c: m.TransformerEmbedding(c.src_vocab_size, c.d_model, c.max_len, c.dropout),
-                             lambda fw, l, d: [l(fw.tensor(d["src"]))]),
-    "PositionwiseFeedForward": (lambda m, c: m.PositionwiseFeedForward(c.d_model, c.d_ff),
-                                lambda fw, l, d: [l(fw.tensor(d["x"]))]),
+    "PositionalEncoding": (
+        lambda m, c: m.PositionalEncoding(c.max_len, c.d_model),
+        lambda fw, l, d: [l(fw.tensor(d["x"]))],
+    ),
+    "TransformerEmbedding": (
+        lambda m, c: m.TransformerEmbedding(c.src_vocab_size, c.d_model, c.max_len, c.dropout),
+        lambda fw, l, d: [l(fw.tensor(d["src"]))],
+    ),
+    "PositionwiseFeedForward": (
+        lambda m, c: m.PositionwiseFeedForward(c.d_model, c.d_ff),
+        lambda fw, l, d: [l(fw.tensor(d["x"]))],
+    ),
     "MultiHeadAttention self, padding mask": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_self),
     "MultiHeadAttention cross, T_q != T_k": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cross),
     "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_causal),
     "MultiHeadAttention with caches": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cached),
-    "EncoderLayer": (lambda m, c: m.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
-                     lambda fw, l, d: _leaves(l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])),
-                                                return_weights=True))),
-    "DecoderLayer": (lambda m, c: m.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
-                     lambda fw, l, d: _leaves(l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d),
-                                                return_weights=True))),
-    "Encoder": (lambda m, c: m.Encoder(c),
-                lambda fw, l, d: _leaves(l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])),
-                                           return_weights=True))),
-    "Decoder": (lambda m, c: m.Decoder(c),
-                lambda fw, l, d: _leaves(l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d),
-                                           return_weights=True))),
+    "EncoderLayer": (
+        lambda m, c: m.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+        lambda fw, l, d: _leaves(
+            l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
+        ),
+    ),
+    "DecoderLayer": (
+        lambda m, c: m.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+        lambda fw, l, d: _leaves(
+            l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
+        ),
+    ),
+    "Encoder": (
+        lambda m, c: m.Encoder(c),
+        lambda fw, l, d: _leaves(
+            l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
+        ),
+    ),
+    "Decoder": (
+        lambda m, c: m.Decoder(c),
+        lambda fw, l, d: _leaves(
+            l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
+        ),
+    ),
     "Decoder, cached steps": (lambda m, c: m.Decoder(c), _decoder_cached),
-    "Transformer": (lambda m, c: m.Transformer(c),
-                    lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
-    "BahdanauAttention": (lambda m, c: m.BahdanauAttention(16),
-                          lambda fw, l, d: list(l(fw.tensor(d["state"]), fw.tensor(d["values"]),
-                                                  fw.tensor(d["src"] == 0)))),
-    "Seq2SeqEncoder": (lambda m, c: m.Seq2SeqEncoder(c.src_vocab_size, 12, 16),
-                       lambda fw, l, d: list(l(fw.tensor(d["src"])))),
-    "Seq2SeqDecoder attention": (lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=True),
-                                 _seq2seq_decoder),
-    "Seq2SeqDecoder fixed context": (lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=False),
-                                     _seq2seq_decoder),
-    "Seq2Seq attention": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=True),
-                          lambda fw, l, d: list(l(fw.tensor(d["src"]), fw.tensor(d["tgt"]), return_weights=True))),
-    "Seq2Seq fixed context": (lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=False),
-                              lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
+    "Transformer": (lambda m, c: m.Transformer(c), lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
+    "BahdanauAttention": (
+        lambda m, c: m.BahdanauAttention(16),
+        lambda fw, l, d: list(l(fw.tensor(d["state"]), fw.tensor(d["values"]), fw.tensor(d["src"] == 0))),
+    ),
+    "Seq2SeqEncoder": (
+        lambda m, c: m.Seq2SeqEncoder(c.src_vocab_size, 12, 16),
+        lambda fw, l, d: list(l(fw.tensor(d["src"]))),
+    ),
+    "Seq2SeqDecoder attention": (
+        lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=True),
+        _seq2seq_decoder,
+    ),
+    "Seq2SeqDecoder fixed context": (
+        lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=False),
+        _seq2seq_decoder,
+    ),
+    "Seq2Seq attention": (
+        lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=True),
+        lambda fw, l, d: list(l(fw.tensor(d["src"]), fw.tensor(d["tgt"]), return_weights=True)),
+    ),
+    "Seq2Seq fixed context": (
+        lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=False),
+        lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))],
+    ),
 }
 
 
@@ -182,16 +232,23 @@ def test_parity_in_training_mode_without_dropout():
     k_w_q = k_model.encoder.layers[0].self_attn.w_q
     assert_close(t_grad[id(k_w_q.kernel)].numpy(), w_q.weight.grad.numpy().T, atol=1e-5, what="dL/dW^Q")
     out = t_model.output_projection
-    assert_close(t_grad[id(k_model.output_projection.kernel)].numpy(), out.weight.grad.numpy().T, atol=1e-5,
-                 what="dL/d output projection")
+    assert_close(
+        t_grad[id(k_model.output_projection.kernel)].numpy(),
+        out.weight.grad.numpy().T,
+        atol=1e-5,
+        what="dL/d output projection",
+    )
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(d_ff=48), r"^Transformer: the two models' configs differ in d_ff \(PyTorch 64, Keras 48\)"),
-    (dict(num_encoder_layers=1), r"configs differ in num_encoder_layers \(PyTorch 2, Keras 1\)"),
-    (dict(tie_embeddings=False), r"configs differ in tie_embeddings \(PyTorch True, Keras False\)"),
-    (dict(layer_norm_eps=1e-5), r"configs differ in layer_norm_eps \(PyTorch 1e-06, Keras 1e-05\)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(d_ff=48), r"^Transformer: the two models' configs differ in d_ff \(PyTorch 64, Keras 48\)"),
+        (dict(num_encoder_layers=1), r"configs differ in num_encoder_layers \(PyTorch 2, Keras 1\)"),
+        (dict(tie_embeddings=False), r"configs differ in tie_embeddings \(PyTorch True, Keras False\)"),
+        (dict(layer_norm_eps=1e-5), r"configs differ in layer_norm_eps \(PyTorch 1e-06, Keras 1e-05\)"),
+    ],
+)
 def test_converter_names_the_mismatch(change, message):
     pt, k = Framework("torch"), Framework("tf")
     t_model = pt.module.Transformer(small_config())
@@ -200,11 +257,14 @@ def test_converter_names_the_mismatch(change, message):
         torch_to_tf(t_model, k_model)
 
 
-@pytest.mark.parametrize("keras_args, message", [
-    (dict(d_ff=12), r"EncoderLayer\.feed_forward\.w_1\.weight: shape mismatch"),
-    (dict(layer_norm_eps=1e-5), r"EncoderLayer\.self_attn_norm: epsilon mismatch"),
-    (dict(norm_first=True), r"EncoderLayer: the two layers differ in norm_first \(PyTorch False, Keras True\)"),
-])
+@pytest.mark.parametrize(
+    "keras_args, message",
+    [
+        (dict(d_ff=12), r"EncoderLayer\.feed_forward\.w_1\.weight: shape mismatch"),
+        (dict(layer_norm_eps=1e-5), r"EncoderLayer\.self_attn_norm: epsilon mismatch"),
+        (dict(norm_first=True), r"EncoderLayer: the two layers differ in norm_first \(PyTorch False, Keras True\)"),
+    ],
+)
 def test_converter_names_the_mismatched_sublayer(keras_args, message):
     """Layers without a config: the walk names the path of the first weight (or attribute) that differs."""
     pt, k = Framework("torch"), Framework("tf")
@@ -215,7 +275,9 @@ def test_converter_names_the_mismatched_sublayer(keras_args, message):
 def test_converter_missing_sublayer_and_wrong_kind():
     pt, k = Framework("torch"), Framework("tf")
     with pytest.raises(ValueError, match=r"Seq2SeqDecoder\.attention: the Keras layer Seq2SeqDecoder has no sublayer"):
-        tf_to_torch(k.module.Seq2SeqDecoder(9, 4, 8, attention=False), pt.module.Seq2SeqDecoder(9, 4, 8, attention=True))
+        tf_to_torch(
+            k.module.Seq2SeqDecoder(9, 4, 8, attention=False), pt.module.Seq2SeqDecoder(9, 4, 8, attention=True)
+        )
     with pytest.raises(ValueError, match=r"expected a Keras Dense"):
         torch_to_tf(pt.module.PositionwiseFeedForward(8, 16), _Odd())
 

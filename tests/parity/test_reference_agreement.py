@@ -23,13 +23,13 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 import torch
 import torch.nn.functional as F
 
-import keras
 import txcourse.tf as ktx
 import txcourse.tf.attention as ktx_attention
 import txcourse.torch as ttx
@@ -45,13 +45,13 @@ ATOL = 1e-5  # float32 throughout
 # helpers
 # ---------------------------------------------------------------------------
 
+
 def _np(x) -> np.ndarray:
     if isinstance(x, torch.Tensor):
         return x.detach().cpu().numpy()
     if hasattr(x, "numpy"):
         return np.asarray(x.numpy())
     return np.asarray(x)
-
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -118,14 +118,12 @@ def _supports_fused(cls) -> bool:
 
 
 def _mha_params():
-    return [pytest.param(seed, *case[1:], id=f"{case[0]}-seed{seed}")
-            for case in MHA_CASES for seed in SEEDS]
+    return [pytest.param(seed, *case[1:], id=f"{case[0]}-seed{seed}") for case in MHA_CASES for seed in SEEDS]
 
 
 def _mha_params_fused():
     """Every case with the teaching path, plus each case once (seed 0) with ``fused=True``."""
-    params = [pytest.param(seed, *case[1:], False, id=f"{case[0]}-seed{seed}")
-              for case in MHA_CASES for seed in SEEDS]
+    params = [pytest.param(seed, *case[1:], False, id=f"{case[0]}-seed{seed}") for case in MHA_CASES for seed in SEEDS]
     params += [pytest.param(0, *case[1:], True, id=f"{case[0]}-seed0-fused") for case in MHA_CASES]
     return params
 
@@ -176,8 +174,7 @@ SDPA_CASES = [
 
 
 def _sdpa_params():
-    return [pytest.param(seed, *case[1:], id=f"{case[0]}-seed{seed}")
-            for case in SDPA_CASES for seed in SEEDS]
+    return [pytest.param(seed, *case[1:], id=f"{case[0]}-seed{seed}") for case in SDPA_CASES for seed in SEEDS]
 
 
 @pytest.mark.parametrize("seed,lead,t_q,t_k,d_k,d_v,mask_kind", _sdpa_params())
@@ -201,11 +198,13 @@ def test_sdpa_matches_torch_functional(seed, lead, t_q, t_k, d_k, d_v, mask_kind
         if mask_kind.endswith("-int"):
             our_mask = our_mask.to(torch.int64)  # 1 = may not attend, as documented
     out, weights = ttx.scaled_dot_product_attention(
-        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), our_mask)
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), our_mask
+    )
 
     ref_mask = None if mask is None else ~torch.from_numpy(mask)  # F.sdpa: True = MAY attend
     ref_out = F.scaled_dot_product_attention(
-        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=ref_mask)
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=ref_mask
+    )
     assert_close(out, ref_out, ATOL, "output vs F.scaled_dot_product_attention")
     fused = getattr(ttx_attention, "fused_attention", None)
     if fused is not None:
@@ -216,8 +215,9 @@ def test_sdpa_matches_torch_functional(seed, lead, t_q, t_k, d_k, d_v, mask_kind
     assert_close(weights, np_weights, ATOL, "weights vs float64 softmax")
     assert_close(out, np_out, ATOL, "output vs float64 reference")
     if mask is not None:
-        assert np.all(_np(weights)[np.broadcast_to(mask, weights.shape)] == 0), \
+        assert np.all(_np(weights)[np.broadcast_to(mask, weights.shape)] == 0), (
             "masked positions must get weight exactly 0"
+        )
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -240,10 +240,12 @@ def test_sdpa_fully_masked_rows(seed, framework):
     dead = mask.all(axis=-1)
     if framework == "torch":
         out, weights = ttx.scaled_dot_product_attention(
-            torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), torch.from_numpy(mask))
+            torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), torch.from_numpy(mask)
+        )
     else:
         out, weights = ktx.scaled_dot_product_attention(
-            tf.constant(q), tf.constant(k), tf.constant(v), tf.constant(mask))
+            tf.constant(q), tf.constant(k), tf.constant(v), tf.constant(mask)
+        )
     np_out, np_weights = _reference_attention(q, k, v, mask)
     assert_close(weights, np_weights, ATOL, f"{framework} weights vs float64 softmax")
     assert_close(out, np_out, ATOL, f"{framework} output vs float64 reference")
@@ -253,12 +255,18 @@ def test_sdpa_fully_masked_rows(seed, framework):
         fused_out = module.fused_attention(to(q), to(k), to(v), to(mask))
         assert_close(fused_out, np_out, ATOL, f"{framework} fused_attention vs float64 reference")
         assert np.all(_np(fused_out)[dead] == 0), "fused_attention: fully masked rows must give zero output"
-    assert np.all(_np(weights)[dead] == 0) and np.all(_np(out)[dead] == 0), \
+    assert np.all(_np(weights)[dead] == 0) and np.all(_np(out)[dead] == 0), (
         "fully masked rows must give exactly zero weights and output"
+    )
     ref_out = F.scaled_dot_product_attention(
-        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=~torch.from_numpy(mask))
-    assert_close(_np(out)[~dead], _np(ref_out)[~dead], ATOL,
-                 f"{framework} output vs F.scaled_dot_product_attention (rows with a visible key)")
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=~torch.from_numpy(mask)
+    )
+    assert_close(
+        _np(out)[~dead],
+        _np(ref_out)[~dead],
+        ATOL,
+        f"{framework} output vs F.scaled_dot_product_attention (rows with a visible key)",
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -268,10 +276,10 @@ def test_sdpa_tf_matches_torch_functional(seed):
     q, k, v = (rng.standard_normal((2, 3, t, 8)).astype(np.float32) for t in (4, 6, 6))
     mask = rng.random((2, 1, 4, 6)) < 0.4
     mask[..., 0] = False
-    out, weights = ktx.scaled_dot_product_attention(
-        tf.constant(q), tf.constant(k), tf.constant(v), tf.constant(mask))
+    out, weights = ktx.scaled_dot_product_attention(tf.constant(q), tf.constant(k), tf.constant(v), tf.constant(mask))
     ref_out = F.scaled_dot_product_attention(
-        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=~torch.from_numpy(mask))
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), attn_mask=~torch.from_numpy(mask)
+    )
     assert_close(out, ref_out, ATOL, "tf output vs F.scaled_dot_product_attention")
     assert_close(weights, _reference_attention(q, k, v, mask)[1], ATOL, "tf weights vs float64 softmax")
 
@@ -279,6 +287,7 @@ def test_sdpa_tf_matches_torch_functional(seed):
 # ---------------------------------------------------------------------------
 # (b) txcourse.torch.MultiHeadAttention vs torch.nn.MultiheadAttention
 # ---------------------------------------------------------------------------
+
 
 def _torch_reference_mha(ours: ttx.MultiHeadAttention) -> torch.nn.MultiheadAttention:
     ref = torch.nn.MultiheadAttention(ours.d_model, ours.num_heads, batch_first=True)
@@ -315,10 +324,24 @@ def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model
     with torch.no_grad():
         out, _, weights = ours(q, k, v, None if mask is None else torch.from_numpy(mask), return_weights=True)
         key_padding_mask, attn_mask = _torch_reference_masks(mask_kind, mask, lengths, t_k)
-        ref_out, ref_w = ref(q, k, v, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-                             need_weights=True, average_attn_weights=False)
-        _, ref_w_avg = ref(q, k, v, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-                           need_weights=True, average_attn_weights=True)
+        ref_out, ref_w = ref(
+            q,
+            k,
+            v,
+            key_padding_mask=key_padding_mask,
+            attn_mask=attn_mask,
+            need_weights=True,
+            average_attn_weights=False,
+        )
+        _, ref_w_avg = ref(
+            q,
+            k,
+            v,
+            key_padding_mask=key_padding_mask,
+            attn_mask=attn_mask,
+            need_weights=True,
+            average_attn_weights=True,
+        )
 
     assert out.shape == (batch, t_q, d_model)
     assert_close(out, ref_out, ATOL, "output vs nn.MultiheadAttention")
@@ -327,13 +350,13 @@ def test_torch_mha_matches_nn_multihead_attention(seed, batch, t_q, t_k, d_model
         return
     assert weights.shape == (batch, num_heads, t_q, t_k)
     assert_close(weights, ref_w, ATOL, "per-head weights vs nn.MultiheadAttention")
-    assert_close(weights.mean(dim=1), ref_w_avg, ATOL,
-                 "head-averaged weights vs nn.MultiheadAttention")
+    assert_close(weights.mean(dim=1), ref_w_avg, ATOL, "head-averaged weights vs nn.MultiheadAttention")
 
 
 # ---------------------------------------------------------------------------
 # (c) txcourse.tf.MultiHeadAttention vs keras.layers.MultiHeadAttention
 # ---------------------------------------------------------------------------
+
 
 def _keras_reference_mha(d_model: int, num_heads: int, w_q, w_k, w_v, w_o) -> keras.layers.MultiHeadAttention:
     """A built Keras MHA holding our weights; w_* are (kernel (in, out), bias (out,)) NumPy pairs.
@@ -347,17 +370,22 @@ def _keras_reference_mha(d_model: int, num_heads: int, w_q, w_k, w_v, w_o) -> ke
     dummy = np.zeros((1, 2, d_model), np.float32)
     ref(dummy, dummy, dummy)  # build
     target = {
-        "query/kernel": w_q[0].reshape(d_model, num_heads, d_k), "query/bias": w_q[1].reshape(num_heads, d_k),
-        "key/kernel": w_k[0].reshape(d_model, num_heads, d_k), "key/bias": w_k[1].reshape(num_heads, d_k),
-        "value/kernel": w_v[0].reshape(d_model, num_heads, d_k), "value/bias": w_v[1].reshape(num_heads, d_k),
-        "attention_output/kernel": w_o[0].reshape(num_heads, d_k, d_model), "attention_output/bias": w_o[1],
+        "query/kernel": w_q[0].reshape(d_model, num_heads, d_k),
+        "query/bias": w_q[1].reshape(num_heads, d_k),
+        "key/kernel": w_k[0].reshape(d_model, num_heads, d_k),
+        "key/bias": w_k[1].reshape(num_heads, d_k),
+        "value/kernel": w_v[0].reshape(d_model, num_heads, d_k),
+        "value/bias": w_v[1].reshape(num_heads, d_k),
+        "attention_output/kernel": w_o[0].reshape(num_heads, d_k, d_model),
+        "attention_output/bias": w_o[1],
     }
     assigned = set()
     for var in ref.weights:
         suffix = "/".join(var.path.split("/")[-2:])
         assert suffix in target, f"unexpected Keras MHA variable {var.path}"
-        assert tuple(var.shape) == target[suffix].shape, \
+        assert tuple(var.shape) == target[suffix].shape, (
             f"{var.path}: Keras shape {tuple(var.shape)} != mapped shape {target[suffix].shape}"
+        )
         var.assign(target[suffix])
         assigned.add(suffix)
     assert assigned == set(target), f"Keras MHA variables not found: {set(target) - assigned}"
@@ -405,6 +433,7 @@ def test_tf_mha_matches_keras_multi_head_attention(seed, batch, t_q, t_k, d_mode
 # (d) across frameworks, weights moved with txcourse.convert
 # ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed,batch,t_q,t_k,d_model,num_heads,mask_kind", _mha_params())
 def test_mha_across_frameworks(seed, batch, t_q, t_k, d_model, num_heads, mask_kind):
     """torch ours -> torch_to_tf -> tf ours, and the two reference layers, all agree."""
@@ -417,17 +446,29 @@ def test_mha_across_frameworks(seed, batch, t_q, t_k, d_model, num_heads, mask_k
     mask, lengths = _make_mask(mask_kind, rng, batch, t_q, t_k)
 
     with torch.no_grad():
-        t_out, _, t_weights = t_ours(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
-                                     None if mask is None else torch.from_numpy(mask), return_weights=True)
+        t_out, _, t_weights = t_ours(
+            torch.from_numpy(q),
+            torch.from_numpy(k),
+            torch.from_numpy(v),
+            None if mask is None else torch.from_numpy(mask),
+            return_weights=True,
+        )
         t_ref = _torch_reference_mha(t_ours)
         key_padding_mask, attn_mask = _torch_reference_masks(mask_kind, mask, lengths, t_k)
-        t_ref_out, _ = t_ref(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
-                             key_padding_mask=key_padding_mask, attn_mask=attn_mask)
-    k_out, _, k_weights = k_ours(tf.constant(q), tf.constant(k), tf.constant(v),
-                                 None if mask is None else tf.constant(mask), return_weights=True)
+        t_ref_out, _ = t_ref(
+            torch.from_numpy(q),
+            torch.from_numpy(k),
+            torch.from_numpy(v),
+            key_padding_mask=key_padding_mask,
+            attn_mask=attn_mask,
+        )
+    k_out, _, k_weights = k_ours(
+        tf.constant(q), tf.constant(k), tf.constant(v), None if mask is None else tf.constant(mask), return_weights=True
+    )
     k_ref = _keras_reference_mha(d_model, num_heads, *_tf_dense_weights(k_ours))
-    k_ref_out = k_ref(tf.constant(q), tf.constant(v), tf.constant(k),
-                      attention_mask=_keras_attention_mask(mask, batch, t_q, t_k))
+    k_ref_out = k_ref(
+        tf.constant(q), tf.constant(v), tf.constant(k), attention_mask=_keras_attention_mask(mask, batch, t_q, t_k)
+    )
 
     assert_close(k_out, t_out, ATOL, "txcourse.tf vs txcourse.torch output")
     assert_close(k_weights, t_weights, ATOL, "txcourse.tf vs txcourse.torch weights")
@@ -437,14 +478,19 @@ def test_mha_across_frameworks(seed, batch, t_q, t_k, d_model, num_heads, mask_k
     t_back = ttx.MultiHeadAttention(d_model, num_heads).eval()
     tf_to_torch(k_ours, t_back)
     with torch.no_grad():
-        back_out = t_back(torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v),
-                          None if mask is None else torch.from_numpy(mask))
+        back_out = t_back(
+            torch.from_numpy(q),
+            torch.from_numpy(k),
+            torch.from_numpy(v),
+            None if mask is None else torch.from_numpy(mask),
+        )
     assert_close(back_out, t_out, ATOL, "tf_to_torch round trip output")
 
 
 # ---------------------------------------------------------------------------
 # self-checks of the helper: it must fail, and say where
 # ---------------------------------------------------------------------------
+
 
 def test_assert_close_reports_largest_difference_and_index():
     expected = np.zeros((2, 3, 4), np.float32)

@@ -16,8 +16,8 @@ import struct
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -68,13 +68,16 @@ def find_chromium(make_target: str) -> str:
     """The Chromium binary ($CHROMIUM, else `chromium` on the PATH); a test failure naming the fix if none."""
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():
-        pytest.fail(f"Chromium not found: `{make_target}` installs it (apt-get install chromium), "
-                    "or set CHROMIUM=/path/to/chromium")
+        pytest.fail(
+            f"Chromium not found: `{make_target}` installs it (apt-get install chromium), "
+            "or set CHROMIUM=/path/to/chromium"
+        )
     return path
 
 
-def run_chromium(binary: str, url: str, *args: str, budget_ms: int = 10000,
-                 timeout: int = 120) -> subprocess.CompletedProcess:
+def run_chromium(
+    binary: str, url: str, *args: str, budget_ms: int = 10000, timeout: int = 120
+) -> subprocess.CompletedProcess:
     """Headless Chromium on ``url`` with a fresh profile; any host but 127.0.0.1 fails to resolve.
 
     ``budget_ms`` of virtual time lets scripts (MathJax, reveal.js) finish
@@ -82,10 +85,24 @@ def run_chromium(binary: str, url: str, *args: str, budget_ms: int = 10000,
     puts the console (failed loads, uncaught errors) on stderr.
     """
     with tempfile.TemporaryDirectory(prefix="txcourse-chromium-") as profile:
-        cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-               "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--enable-logging=stderr",
-               "--v=0", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}", *args, url]
+        cmd = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--user-data-dir={profile}",
+            f"--virtual-time-budget={budget_ms}",
+            *args,
+            url,
+        ]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 

@@ -25,7 +25,8 @@ def inputs(cfg, seed: int = 0) -> dict[str, np.ndarray]:
     tgt = rng.integers(1, cfg.tgt_vocab_size, size=(3, 5))
     tgt[2, 3:] = cfg.pad_id
     return {
-        "src": src, "tgt": tgt,
+        "src": src,
+        "tgt": tgt,
         "x": rng.normal(size=(3, 5, cfg.d_model)).astype(np.float32),
         "memory": rng.normal(size=(3, 7, cfg.d_model)).astype(np.float32),
         "state": rng.normal(size=(3, 16)).astype(np.float32),

@@ -10,6 +10,7 @@ import numpy as np
 
 def seed_positional_encoding_001(position, d_model):
     """001, get_angles + positional_encoding (E1)."""
+
     def get_angles(pos, i, d_model):
         angle_rates = 1 / np.power(10000, (2 * i // 2) / np.float32(d_model))
         return np.matmul(pos, angle_rates)
@@ -47,7 +48,7 @@ def seed_positional_encoding_layer_002():
 
     class PositionalEncoding(tf.keras.layers.Layer):
         def __init__(self, position, d_model):
-            super(PositionalEncoding, self).__init__()
+            super().__init__()
             self.pos_encoding = self.positional_encoding(position, d_model)
 
         def get_angles(self, position, i, d_model):
@@ -58,7 +59,8 @@ def seed_positional_encoding_layer_002():
             angle_rads = self.get_angles(
                 position=tf.range(position, dtype=tf.float32)[:, tf.newaxis],
                 i=tf.range(d_model, dtype=tf.float32)[tf.newaxis, :],
-                d_model=d_model)
+                d_model=d_model,
+            )
             sines = tf.math.sin(angle_rads[:, 0::2])
             cosines = tf.math.cos(angle_rads[:, 1::2])
             angle_rads = np.zeros(angle_rads.shape)
@@ -68,7 +70,7 @@ def seed_positional_encoding_layer_002():
             return tf.cast(pos_encoding, tf.float32)
 
         def call(self, inputs):
-            return inputs + self.pos_encoding[:, :tf.shape(inputs)[-1], :]
+            return inputs + self.pos_encoding[:, : tf.shape(inputs)[-1], :]
 
     return PositionalEncoding
 
@@ -104,7 +106,7 @@ def seed_scaled_dot_product_attention_001(q, k, v, mask=None):
     dk = tf.cast(tf.shape(k)[-1], q.dtype)
     scaled_attention_logits = matmul_qk / tf.math.sqrt(dk)
     if mask is not None:
-        scaled_attention_logits += (mask * -1e9)
+        scaled_attention_logits += mask * -1e9
     attention_weights = tf.nn.softmax(scaled_attention_logits, axis=-1)
     return tf.matmul(attention_weights, v), attention_weights
 
@@ -132,18 +134,20 @@ SEED_TABLE_000 = [
 ]
 
 # 004, "A Simple Example (n = 10, dim = 10)": distances between position encodings (E9).
-SEED_DISTANCES_004 = np.array([
-    [0.000, 1.275, 2.167, 2.823, 3.361, 3.508, 3.392, 3.440, 3.417, 3.266],
-    [1.275, 0.000, 1.104, 2.195, 3.135, 3.511, 3.452, 3.442, 3.387, 3.308],
-    [2.167, 1.104, 0.000, 1.296, 2.468, 3.067, 3.256, 3.464, 3.498, 3.371],
-    [2.823, 2.195, 1.296, 0.000, 1.275, 2.110, 2.746, 3.399, 3.624, 3.399],
-    [3.361, 3.135, 2.468, 1.275, 0.000, 1.057, 2.176, 3.242, 3.659, 3.434],
-    [3.508, 3.511, 3.067, 2.110, 1.057, 0.000, 1.333, 2.601, 3.169, 3.118],
-    [3.392, 3.452, 3.256, 2.746, 2.176, 1.333, 0.000, 1.338, 2.063, 2.429],
-    [3.440, 3.442, 3.464, 3.399, 3.242, 2.601, 1.338, 0.000, 0.912, 1.891],
-    [3.417, 3.387, 3.498, 3.624, 3.659, 3.169, 2.063, 0.912, 0.000, 1.277],
-    [3.266, 3.308, 3.371, 3.399, 3.434, 3.118, 2.429, 1.891, 1.277, 0.000],
-])
+SEED_DISTANCES_004 = np.array(
+    [
+        [0.000, 1.275, 2.167, 2.823, 3.361, 3.508, 3.392, 3.440, 3.417, 3.266],
+        [1.275, 0.000, 1.104, 2.195, 3.135, 3.511, 3.452, 3.442, 3.387, 3.308],
+        [2.167, 1.104, 0.000, 1.296, 2.468, 3.067, 3.256, 3.464, 3.498, 3.371],
+        [2.823, 2.195, 1.296, 0.000, 1.275, 2.110, 2.746, 3.399, 3.624, 3.399],
+        [3.361, 3.135, 2.468, 1.275, 0.000, 1.057, 2.176, 3.242, 3.659, 3.434],
+        [3.508, 3.511, 3.067, 2.110, 1.057, 0.000, 1.333, 2.601, 3.169, 3.118],
+        [3.392, 3.452, 3.256, 2.746, 2.176, 1.333, 0.000, 1.338, 2.063, 2.429],
+        [3.440, 3.442, 3.464, 3.399, 3.242, 2.601, 1.338, 0.000, 0.912, 1.891],
+        [3.417, 3.387, 3.498, 3.624, 3.659, 3.169, 2.063, 0.912, 0.000, 1.277],
+        [3.266, 3.308, 3.371, 3.399, 3.434, 3.118, 2.429, 1.891, 1.277, 0.000],
+    ]
+)
 
 
 # ---- E10-E21 -------------------------------------------------------------------------------
@@ -162,7 +166,7 @@ def seed_bahdanau_decoder_002():
 
     class BahdanauAttention(tf.keras.layers.Layer):
         def __init__(self, units):
-            super(BahdanauAttention, self).__init__()
+            super().__init__()
             self.w_dec = tf.keras.layers.Dense(units)
             self.w_enc = tf.keras.layers.Dense(units)
             self.w_com = tf.keras.layers.Dense(1)
@@ -179,7 +183,7 @@ def seed_bahdanau_decoder_002():
 
     class Decoder(tf.keras.Model):
         def __init__(self, vocab_size, embedding_dim, dec_units):
-            super(Decoder, self).__init__()
+            super().__init__()
             self.dec_units = dec_units
             self.embedding = tf.keras.layers.Embedding(vocab_size, embedding_dim)
             self.gru = tf.keras.layers.GRU(dec_units, return_sequences=True, return_state=True)
@@ -234,14 +238,14 @@ def seed_eval_step_002(src, tgt, encoder, decoder, dec_tok):
     enc_out = encoder(src)
     h_dec = enc_out[:, -1]
 
-    dec_src = tf.expand_dims([dec_tok.word_index['<start>']] * bsz, 1)
+    dec_src = tf.expand_dims([dec_tok.word_index["<start>"]] * bsz, 1)
 
     for t in range(1, tgt.shape[1]):
         pred, h_dec, _ = decoder(dec_src, h_dec, enc_out)
         loss += seed_loss_function_002(tgt[:, t], pred)
         dec_src = tf.expand_dims(tgt[:, t], 1)
 
-    batch_loss = (loss / int(tgt.shape[1]))
+    batch_loss = loss / int(tgt.shape[1])
 
     return loss, batch_loss
 
@@ -256,9 +260,9 @@ def seed_preprocess_sentence_002(sentence, s_token=False, e_token=False):
     sentence = re.sub(r"[^a-zA-Z?!.,]+", " ", sentence)
     sentence = sentence.strip()
     if s_token:
-        sentence = '<start> ' + sentence
+        sentence = "<start> " + sentence
     if e_token:
-        sentence += ' <end>'
+        sentence += " <end>"
     return sentence
 
 
@@ -313,7 +317,7 @@ def seed_ffn_001():
             super().__init__()
             self.d_model = d_model
             self.dff = dff
-            self.middle = tf.keras.layers.Dense(dff, activation='relu')
+            self.middle = tf.keras.layers.Dense(dff, activation="relu")
             self.out = tf.keras.layers.Dense(d_model)
 
         def __call__(self, x):
@@ -330,6 +334,7 @@ def seed_attention_steps_004(scores, d_k):
     Step 2: softmax of Q.K ('Q * K 에 소프트맥스 함수를 취해 score 계산'); step 3: divide by
     sqrt(d_k); step 4: softmax.
     """
+
     def softmax(s):
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
@@ -411,41 +416,31 @@ def seed_decoder_layer_000(dff, d_model, num_heads, dropout, name="decoder_layer
             self.mha = tf.keras.layers.MultiHeadAttention(num_heads, d_model // num_heads)
 
         def call(self, inputs):
-            may_attend = tf.equal(inputs['mask'][:, 0], 0)  # (B, T_q or 1, T_k): notes' 1 = blocked
-            return self.mha(inputs['query'], inputs['value'], inputs['key'], attention_mask=may_attend)
+            may_attend = tf.equal(inputs["mask"][:, 0], 0)  # (B, T_q or 1, T_k): notes' 1 = blocked
+            return self.mha(inputs["query"], inputs["value"], inputs["key"], attention_mask=may_attend)
 
     inputs = tf.keras.Input(shape=(None, d_model), name="inputs")
     enc_outputs = tf.keras.Input(shape=(None, d_model), name="encoder_outputs")
     look_ahead_mask = tf.keras.Input(shape=(1, None, None), name="look_ahead_mask")
-    padding_mask = tf.keras.Input(shape=(1, 1, None), name='padding_mask')
+    padding_mask = tf.keras.Input(shape=(1, 1, None), name="padding_mask")
 
-    attention1 = MultiHeadAttention(
-        d_model, num_heads, name="attention_1")(inputs={
-            'query': inputs, 'key': inputs, 'value': inputs,
-            'mask': look_ahead_mask
-        })
-    attention1 = tf.keras.layers.LayerNormalization(
-        epsilon=1e-6)(attention1 + inputs)
+    attention1 = MultiHeadAttention(d_model, num_heads, name="attention_1")(
+        inputs={"query": inputs, "key": inputs, "value": inputs, "mask": look_ahead_mask}
+    )
+    attention1 = tf.keras.layers.LayerNormalization(epsilon=1e-6)(attention1 + inputs)
 
-    attention2 = MultiHeadAttention(
-        d_model, num_heads, name="attention_2")(inputs={
-            'query': attention1, 'key': enc_outputs, 'value': enc_outputs,
-            'mask': padding_mask
-        })
+    attention2 = MultiHeadAttention(d_model, num_heads, name="attention_2")(
+        inputs={"query": attention1, "key": enc_outputs, "value": enc_outputs, "mask": padding_mask}
+    )
     attention2 = tf.keras.layers.Dropout(rate=dropout)(attention2)
-    attention2 = tf.keras.layers.LayerNormalization(
-        epsilon=1e-6)(attention2 + attention1)
+    attention2 = tf.keras.layers.LayerNormalization(epsilon=1e-6)(attention2 + attention1)
 
-    outputs = tf.keras.layers.Dense(units=dff, activation='relu')(attention2)
+    outputs = tf.keras.layers.Dense(units=dff, activation="relu")(attention2)
     outputs = tf.keras.layers.Dense(units=d_model)(outputs)
     outputs = tf.keras.layers.Dropout(rate=dropout)(outputs)
-    outputs = tf.keras.layers.LayerNormalization(
-        epsilon=1e-6)(outputs + attention2)
+    outputs = tf.keras.layers.LayerNormalization(epsilon=1e-6)(outputs + attention2)
 
-    return tf.keras.Model(
-        inputs=[inputs, enc_outputs, look_ahead_mask, padding_mask],
-        outputs=outputs,
-        name=name)
+    return tf.keras.Model(inputs=[inputs, enc_outputs, look_ahead_mask, padding_mask], outputs=outputs, name=name)
 
 
 def seed_positional_encoding_layer_000():
@@ -460,7 +455,7 @@ def seed_positional_encoding_layer_000():
 
     class PositionalEncoding(seed_positional_encoding_layer_002()):
         def call(self, inputs):
-            return inputs + self.pos_encoding[:, :tf.shape(inputs)[1], :]
+            return inputs + self.pos_encoding[:, : tf.shape(inputs)[1], :]
 
     return PositionalEncoding
 
@@ -494,7 +489,7 @@ def seed_mha_002():
 
     class MultiHeadAttention(tf.keras.layers.Layer):
         def __init__(self, d_model, num_heads, name="multi_head_attention"):
-            super(MultiHeadAttention, self).__init__(name=name)
+            super().__init__(name=name)
             self.num_heads = num_heads
             self.d_model = d_model
             assert d_model % self.num_heads == 0
@@ -507,13 +502,11 @@ def seed_mha_002():
             self.dense = tf.keras.layers.Dense(units=d_model)
 
         def split_heads(self, inputs, batch_size):
-            inputs = tf.reshape(
-                inputs, shape=(batch_size, -1, self.num_heads, self.depth)
-            )
+            inputs = tf.reshape(inputs, shape=(batch_size, -1, self.num_heads, self.depth))
             return tf.transpose(inputs, perm=[0, 2, 1, 3])
 
         def call(self, inputs):
-            query, key, value, mask = inputs['query'], inputs['key'], inputs['value'], inputs['mask']
+            query, key, value, mask = inputs["query"], inputs["key"], inputs["value"], inputs["mask"]
             batch_size = tf.shape(query)[0]
             query = self.query_dense(query)
             key = self.key_dense(key)

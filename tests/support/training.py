@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
-
 from conftest import Framework
+
 from txcourse.config import TransformerConfig
 from txcourse.data import WordTokenizer, encode_pairs, get_task
 from txcourse.training import TrainConfig
@@ -31,11 +31,29 @@ def _copy_data(vocab: str = "abcdefgh", min_len: int = 2, max_len: int = 6, n: i
 
 
 def _tiny_config(vocab_size: int, **changes) -> dict:
-    base = dict(src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, d_model=16, num_heads=2,
-                num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.1, max_len=16)
+    base = dict(
+        src_vocab_size=vocab_size,
+        tgt_vocab_size=vocab_size,
+        d_model=16,
+        num_heads=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=32,
+        dropout=0.1,
+        max_len=16,
+    )
     base.update(changes)
     return TransformerConfig(**base).to_dict()
 
 
-SCENARIO_CONFIG = TrainConfig(steps=6, batch_size=8, warmup_steps=4, cooldown_steps=3, lr_factor=1.0, log_every=1,
-                              progress=False, device="cpu", seed=0)
+SCENARIO_CONFIG = TrainConfig(
+    steps=6,
+    batch_size=8,
+    warmup_steps=4,
+    cooldown_steps=3,
+    lr_factor=1.0,
+    log_every=1,
+    progress=False,
+    device="cpu",
+    seed=0,
+)

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from conftest import assert_close
 
 # The source notes (001, cells 45-48): temp_k, temp_v and three queries, with their printed results.
@@ -11,9 +10,11 @@ TEMP_V = [[1, 0], [10, 0], [100, 5], [1000, 6]]
 CASES = [
     ([[0, 10, 0]], [[0, 1, 0, 0]], [[10, 0]]),
     ([[0, 0, 10]], [[0, 0, 0.5, 0.5]], [[550, 5.5]]),
-    ([[0, 0, 10], [0, 10, 0], [10, 10, 0]],
-     [[0, 0, 0.5, 0.5], [0, 1, 0, 0], [0.5, 0.5, 0, 0]],
-     [[550, 5.5], [10, 0], [5.5, 0]]),
+    (
+        [[0, 0, 10], [0, 10, 0], [10, 10, 0]],
+        [[0, 0, 0.5, 0.5], [0, 1, 0, 0], [0.5, 0.5, 0, 0]],
+        [[550, 5.5], [10, 0], [5.5, 0]],
+    ),
 ]
 
 
@@ -60,8 +61,9 @@ def test_scaling_by_sqrt_dk(fw):
     rng = np.random.default_rng(1)
     q, k = rng.normal(size=(1, 4, 8)).astype(np.float32), rng.normal(size=(1, 6, 8)).astype(np.float32)
     v = rng.normal(size=(1, 6, 3)).astype(np.float32)
-    _, attn = fw.module.scaled_dot_product_attention(fw.tensor(np.concatenate([q, q], -1)),
-                                                     fw.tensor(np.concatenate([k, k], -1)), fw.tensor(v))
+    _, attn = fw.module.scaled_dot_product_attention(
+        fw.tensor(np.concatenate([q, q], -1)), fw.tensor(np.concatenate([k, k], -1)), fw.tensor(v)
+    )
     logits = np.sqrt(2) * (q @ k.transpose(0, 2, 1)) / np.sqrt(8)
     expected = np.exp(logits - logits.max(-1, keepdims=True))
     expected /= expected.sum(-1, keepdims=True)
@@ -78,8 +80,12 @@ def test_multi_head_attention_is_concat_then_w_o(fw):
     out, cache, weights_out = mha(fw.tensor(x), fw.tensor(y), fw.tensor(y), return_weights=True)
     out = fw.numpy(out)
     assert cache is None, "no cache given, none returned"
-    assert_close(out, fw.numpy(mha(fw.tensor(x), fw.tensor(y), fw.tensor(y))), atol=0,
-                 what="the output alone without return_weights")
+    assert_close(
+        out,
+        fw.numpy(mha(fw.tensor(x), fw.tensor(y), fw.tensor(y))),
+        atol=0,
+        what="the output alone without return_weights",
+    )
 
     def dense(layer, a):
         return fw.numpy(layer(fw.tensor(a.astype(np.float32))))
@@ -109,25 +115,34 @@ def test_cache_is_a_value_the_layer_returns_and_never_changes(fw):
     rng = np.random.default_rng(4)
     mha = fw.eval(fw.module.MultiHeadAttention(8, 2))
     x = rng.normal(size=(2, 5, 8)).astype(np.float32)
-    whole, _, whole_weights = mha(fw.tensor(x), fw.tensor(x), fw.tensor(x), fw.module.look_ahead_mask(5),
-                                  return_weights=True)
+    whole, _, whole_weights = mha(
+        fw.tensor(x), fw.tensor(x), fw.tensor(x), fw.module.look_ahead_mask(5), return_weights=True
+    )
     cache = mha.project_key_value(fw.tensor(x[:, :0]), fw.tensor(x[:, :0]))  # empty: (B, H, 0, d_k)
     assert isinstance(cache, KVCache) and tuple(cache.key.shape) == (2, 2, 0, 4)
     for t in range(5):
-        new = fw.tensor(x[:, t:t + 1])
+        new = fw.tensor(x[:, t : t + 1])
         given = fw.numpy(cache.key).copy()
         step = mha(new, new, new, fw.module.look_ahead_mask(1, t), cache, return_weights=True)
         assert isinstance(step, AttentionOutput) and isinstance(step.cache, KVCache)
         assert_close(fw.numpy(cache.key), given, atol=0, what="the given cache, unchanged")
         assert tuple(step.cache.key.shape) == tuple(step.cache.value.shape) == (2, 2, t + 1, 4)
         assert_close(fw.numpy(step.output)[:, 0], fw.numpy(whole)[:, t], atol=1e-5, what=f"cached step {t}")
-        assert_close(fw.numpy(step.weights)[:, :, 0], fw.numpy(whole_weights)[:, :, t, :t + 1], atol=1e-6,
-                     what=f"weights of cached step {t}")
+        assert_close(
+            fw.numpy(step.weights)[:, :, 0],
+            fw.numpy(whole_weights)[:, :, t, : t + 1],
+            atol=1e-6,
+            what=f"weights of cached step {t}",
+        )
         cache = step.cache
     static = mha(fw.tensor(x[:, :2]), None, None, None, cache, return_weights=True)  # attend to the cache as it is
     assert_close(fw.numpy(static.cache.key), fw.numpy(cache.key), atol=0, what="a static cache comes back as it was")
-    assert_close(fw.numpy(static.output), fw.numpy(mha(fw.tensor(x[:, :2]), fw.tensor(x), fw.tensor(x))), atol=1e-5,
-                 what="attention to a projected memory")
+    assert_close(
+        fw.numpy(static.output),
+        fw.numpy(mha(fw.tensor(x[:, :2]), fw.tensor(x), fw.tensor(x))),
+        atol=1e-5,
+        what="attention to a projected memory",
+    )
 
 
 def test_cache_and_missing_key_are_checked(fw):

@@ -5,21 +5,15 @@ PyTorch -> TensorFlow and check that both decoders produce the same tokens."""
 
 from __future__ import annotations
 
-import importlib
-import os
-
 import numpy as np
 import pytest
 import torch
-
 from conftest import Framework, assert_close, small_config
-from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta
-from txcourse.config import TransformerConfig
-from txcourse.convert import torch_to_tf
-from txcourse.data import EOS_ID, PAD_ID, SOS_ID, WordTokenizer, encode_pairs, get_task
-from txcourse.training import TrainConfig, noam_lr, read_history, validation_curve
-from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 from support.training import SCENARIO_CONFIG, _copy_data, _module, _tiny_config, _weights  # noqa: F401
+
+from txcourse.convert import torch_to_tf
+from txcourse.data import EOS_ID, PAD_ID, SOS_ID
+from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -57,12 +51,10 @@ def decoded(request):
         "beam 4": decode.beam_search(model, src, beam_size=4, max_len=8),
         "beam 4, no cache": decode.beam_search(model, src, beam_size=4, max_len=8, use_cache=False),
     }
-    return fw, model, {key: (fw.numpy(o.tokens), fw.numpy(o.scores), fw.numpy(o.attention))
-                       for key, o in runs.items()}
+    return fw, model, {key: (fw.numpy(o.tokens), fw.numpy(o.scores), fw.numpy(o.attention)) for key, o in runs.items()}
 
 
-@pytest.mark.parametrize("a,b", [("greedy", "greedy, no cache"), ("beam 1", "greedy"),
-                                 ("beam 4", "beam 4, no cache")])
+@pytest.mark.parametrize("a,b", [("greedy", "greedy, no cache"), ("beam 1", "greedy"), ("beam 4", "beam 4, no cache")])
 def test_decoders_agree(decoded, a, b):
     """Cached = uncached (greedy and beam 4); beam 1 with alpha 0 = greedy."""
     fw, _, runs = decoded
@@ -96,14 +88,16 @@ def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
     decode = _module(fw, "decode")
     model = _transformer(fw, seed=3, tie_embeddings=False)
     _prefer_specials(fw, model)
-    for out in (decode.greedy_decode(model, fw.tensor(SRC), max_len=8),
-                decode.beam_search(model, fw.tensor(SRC), beam_size=3, max_len=8)):
+    for out in (
+        decode.greedy_decode(model, fw.tensor(SRC), max_len=8),
+        decode.beam_search(model, fw.tensor(SRC), beam_size=3, max_len=8),
+    ):
         tokens = fw.numpy(out.tokens)
         assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
         for row in tokens:
             end = list(row).index(EOS_ID) if EOS_ID in row else len(row)
             assert SOS_ID not in row and PAD_ID not in row[:end], row
-            assert (row[end + 1:] == PAD_ID).all(), row
+            assert (row[end + 1 :] == PAD_ID).all(), row
 
 
 def test_max_len_longer_than_the_model_is_refused(fw):
@@ -211,28 +205,35 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
     model = _transformer(fw, seed=1)
     calls = {"start_decoding": 0, "decode_step": 0}  # Python runs of each method: traces, or eager calls
     for name in calls:
+
         def counted(self, *args, _method=getattr(type(model), name), _name=name):
             calls[_name] += 1
             return _method(self, *args)
+
         monkeypatch.setattr(type(model), name, counted)
     src = fw.tensor(SRC)
     compiled = {}
-    for key, run in (("greedy 5", lambda: decode.greedy_decode(model, src, max_len=5, eos_id=-1)),
-                     ("greedy 9", lambda: decode.greedy_decode(model, src, max_len=9, eos_id=-1)),
-                     ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1))):
+    for key, run in (
+        ("greedy 5", lambda: decode.greedy_decode(model, src, max_len=5, eos_id=-1)),
+        ("greedy 9", lambda: decode.greedy_decode(model, src, max_len=9, eos_id=-1)),
+        ("greedy 2 rows", lambda: decode.greedy_decode(model, src[:2], max_len=7, eos_id=-1)),
+    ):
         compiled[key] = run()
     assert calls == {"start_decoding": 1, "decode_step": 1}, f"one trace for every step, length and batch: {calls}"
     compiled["beam 3"] = decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)
     assert calls == {"start_decoding": 1, "decode_step": 2}, f"the beam step: one trace of its own: {calls}"
     compiled["greedy, no cache"] = decode.greedy_decode(model, src, max_len=9, eos_id=-1, use_cache=False)
     assert calls == {"start_decoding": 2, "decode_step": 3}, f"no cache: another state, one more trace: {calls}"
-    assert not any(hasattr(m, "attention_weights") for layer in model.decoder.layers
-                   for m in (layer.self_attn, layer.cross_attn)), "nothing is kept on a layer"
+    assert not any(
+        hasattr(m, "attention_weights") for layer in model.decoder.layers for m in (layer.self_attn, layer.cross_attn)
+    ), "nothing is kept on a layer"
 
     tf.config.run_functions_eagerly(True)
     try:
-        eager = {"greedy 9": decode.greedy_decode(model, src, max_len=9, eos_id=-1),
-                 "beam 3": decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1)}
+        eager = {
+            "greedy 9": decode.greedy_decode(model, src, max_len=9, eos_id=-1),
+            "beam 3": decode.beam_search(model, src, beam_size=3, max_len=9, eos_id=-1),
+        }
     finally:
         tf.config.run_functions_eagerly(False)
     assert calls["decode_step"] == 3 + 2 * 9, "eagerly, decode_step runs once per step"
@@ -256,6 +257,7 @@ def test_tf_decoding_traces_once_per_model(monkeypatch):
     def counted(self, *args):
         traced.append(self)
         return method(self, *args)
+
     monkeypatch.setattr(type(models[0]), "decode_step", counted)
     for _ in range(2):
         for model in models:
@@ -266,6 +268,7 @@ def test_tf_decoding_traces_once_per_model(monkeypatch):
 # ---------------------------------------------------------------------------
 # PyTorch and TensorFlow decode alike
 # ---------------------------------------------------------------------------
+
 
 def _model_pair(kind: str):
     torch_fw, tf_fw = Framework("torch"), Framework("tf")
@@ -284,9 +287,10 @@ def _model_pair(kind: str):
 def test_decoding_agrees_across_frameworks(kind):
     torch_fw, tf_fw, (t_model, k_model) = _model_pair(kind)
     heads = {"transformer": small_config().num_heads, "bahdanau": 1, "seq2seq": None}[kind]
-    for name, run in (("greedy", lambda fw, m: _module(fw, "decode").greedy_decode(m, fw.tensor(SRC), max_len=10)),
-                      ("beam", lambda fw, m: _module(fw, "decode").beam_search(m, fw.tensor(SRC), beam_size=4,
-                                                                               max_len=10))):
+    for name, run in (
+        ("greedy", lambda fw, m: _module(fw, "decode").greedy_decode(m, fw.tensor(SRC), max_len=10)),
+        ("beam", lambda fw, m: _module(fw, "decode").beam_search(m, fw.tensor(SRC), beam_size=4, max_len=10)),
+    ):
         t_out, k_out = run(torch_fw, t_model), run(tf_fw, k_model)
         t_tokens, k_tokens = torch_fw.numpy(t_out.tokens), tf_fw.numpy(k_out.tokens)
         np.testing.assert_array_equal(k_tokens, t_tokens, err_msg=f"{kind} {name}: tokens differ")
@@ -295,8 +299,9 @@ def test_decoding_agrees_across_frameworks(kind):
             assert t_out.attention is None and k_out.attention is None
         else:
             assert torch_fw.numpy(t_out.attention).shape == (3, heads, t_tokens.shape[1], SRC.shape[1])
-            assert_close(tf_fw.numpy(k_out.attention), torch_fw.numpy(t_out.attention), 1e-4,
-                         f"{kind} {name} attention")
+            assert_close(
+                tf_fw.numpy(k_out.attention), torch_fw.numpy(t_out.attention), 1e-4, f"{kind} {name} attention"
+            )
 
 
 def test_trained_weights_decode_alike_across_frameworks(tmp_path):
@@ -305,8 +310,13 @@ def test_trained_weights_decode_alike_across_frameworks(tmp_path):
     tok, data = _copy_data(n=200)
     cfg = _tiny_config(len(tok.vocab), dropout=0.0)
     t_train.set_seed(0)
-    trainer = t_train.Trainer(t_train.build_model("transformer", cfg), "transformer", cfg, data,
-                              SCENARIO_CONFIG.replace(steps=20, lr_factor=0.5, log_every=10))
+    trainer = t_train.Trainer(
+        t_train.build_model("transformer", cfg),
+        "transformer",
+        cfg,
+        data,
+        SCENARIO_CONFIG.replace(steps=20, lr_factor=0.5, log_every=10),
+    )
     trainer.fit(checkpoint_path=str(tmp_path / "torch.npz"))
     t_model, _ = t_train.load_model(str(tmp_path / "torch.npz"))
     k_model = k_train.build_model("transformer", cfg)

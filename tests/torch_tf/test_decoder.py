@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import assert_close, small_config
 
 TGT = np.array([[1, 7, 4, 9, 12, 3], [1, 5, 5, 8, 2, 6]])
@@ -58,7 +57,7 @@ def test_one_token_at_a_time_with_the_cache_equals_the_whole_sequence(fw, norm_f
     cache = decoder.init_cache(memory)
     steps = []
     for t in range(TGT.shape[1]):
-        out = decoder(fw.tensor(TGT[:, t:t + 1]), memory, cache=cache)
+        out = decoder(fw.tensor(TGT[:, t : t + 1]), memory, cache=cache)
         cache = out.cache
         steps.append(fw.numpy(out.output))
         assert fw.numpy(cache[0].self_attn.key).shape[2] == t + 1, "the self-attention cache grows by one"

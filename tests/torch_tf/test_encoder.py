@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import assert_close, small_config
 
 SRC = np.array([[5, 9, 3, 7, 11, 4], [8, 8, 6, 3, 0, 0]])  # pad_id 0
@@ -44,8 +43,12 @@ def test_plain_call_returns_the_output_alone(fw):
     encoder = _encoder(fw)
     tokens = fw.tensor(SRC)
     mask = fw.module.padding_mask(tokens)
-    assert_close(fw.numpy(encoder(tokens, mask)), fw.numpy(encoder(tokens, mask, return_weights=True).output),
-                 0.0, "the output with and without the weights")
+    assert_close(
+        fw.numpy(encoder(tokens, mask)),
+        fw.numpy(encoder(tokens, mask, return_weights=True).output),
+        0.0,
+        "the output with and without the weights",
+    )
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

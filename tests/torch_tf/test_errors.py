@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from conftest import small_config
 
 
@@ -17,17 +16,23 @@ def test_heads_must_divide_d_model(fw):
 
 def test_query_and_key_widths_must_agree(fw):
     with pytest.raises(ValueError, match=r"query and key must have the same width d_k.*\(1, 3, 4\).*\(1, 5, 6\)"):
-        fw.module.scaled_dot_product_attention(fw.tensor(f32(1, 3, 4)), fw.tensor(f32(1, 5, 6)), fw.tensor(f32(1, 5, 2)))
+        fw.module.scaled_dot_product_attention(
+            fw.tensor(f32(1, 3, 4)), fw.tensor(f32(1, 5, 6)), fw.tensor(f32(1, 5, 2))
+        )
 
 
 def test_key_and_value_lengths_must_agree(fw):
     with pytest.raises(ValueError, match=r"key and value must have the same length T_k.*\(5 != 4\)"):
-        fw.module.scaled_dot_product_attention(fw.tensor(f32(1, 3, 4)), fw.tensor(f32(1, 5, 4)), fw.tensor(f32(1, 4, 2)))
+        fw.module.scaled_dot_product_attention(
+            fw.tensor(f32(1, 3, 4)), fw.tensor(f32(1, 5, 4)), fw.tensor(f32(1, 4, 2))
+        )
 
 
 def test_batch_dimensions_are_not_broadcast(fw):
     with pytest.raises(ValueError, match=r"same leading \(batch, head\) dimensions.*not broadcast"):
-        fw.module.scaled_dot_product_attention(fw.tensor(f32(2, 3, 4)), fw.tensor(f32(1, 5, 4)), fw.tensor(f32(1, 5, 4)))
+        fw.module.scaled_dot_product_attention(
+            fw.tensor(f32(2, 3, 4)), fw.tensor(f32(1, 5, 4)), fw.tensor(f32(1, 5, 4))
+        )
 
 
 def test_mha_input_width_must_be_d_model(fw):
@@ -74,7 +79,9 @@ def test_float_tokens_are_rejected(fw):
 
 def test_batch_sizes_of_source_and_target_must_agree(fw):
     model = fw.eval(fw.module.Transformer(small_config()))
-    with pytest.raises(ValueError, match=r"src and tgt must have the same batch size, got src \(2, 4\) and tgt \(3, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"src and tgt must have the same batch size, got src \(2, 4\) and tgt \(3, 2\)"
+    ):
         model(fw.tensor(np.ones((2, 4), np.int64)), fw.tensor(np.ones((3, 2), np.int64)))
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from conftest import Framework, assert_close, small_config
 from support.references import inputs
 
@@ -38,8 +37,12 @@ def test_torch_fused_attention_function_matches():
     mask = pt.tensor(np.array([[[[0, 0, 1, 1, 1]]], [[[1, 1, 1, 1, 1]]]], bool))
     expected, _ = pt.module.scaled_dot_product_attention(q, k, v, mask)
     assert_close(pt.numpy(fused_attention(q, k, v, mask)), pt.numpy(expected), atol=1e-6, what="fused_attention")
-    assert_close(pt.numpy(fused_attention(q, k, v)), pt.numpy(pt.module.scaled_dot_product_attention(q, k, v)[0]),
-                 atol=1e-6, what="fused_attention without mask")
+    assert_close(
+        pt.numpy(fused_attention(q, k, v)),
+        pt.numpy(pt.module.scaled_dot_product_attention(q, k, v)[0]),
+        atol=1e-6,
+        what="fused_attention without mask",
+    )
 
 
 def test_tf_fused_xla_matches_teaching_path():
@@ -74,8 +77,10 @@ def test_fused_decoding_gives_the_same_tokens(fw):
     assert b.attention is None and a.attention is not None
 
 
-@pytest.mark.parametrize("fused,device,expected", [(True, "/GPU:0", True), (True, "/gpu:1", True),
-                                                   (True, "/CPU:0", False), (False, "/GPU:0", False)])
+@pytest.mark.parametrize(
+    "fused,device,expected",
+    [(True, "/GPU:0", True), (True, "/gpu:1", True), (True, "/CPU:0", False), (False, "/GPU:0", False)],
+)
 def test_tf_trainer_compiles_with_xla_only_the_fused_path_on_a_gpu(fused, device, expected):
     """benchmarks/train_step.py times the TF fused path through this rule (and XLA forced, in a row of its own)."""
     from txcourse.tf.train import uses_xla

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from conftest import assert_close, small_config
 
 
@@ -43,8 +42,9 @@ def test_float_01_mask_means_the_same(fw):
     q, k, v = (rng.normal(size=(1, 4, 3)).astype(np.float32) for _ in range(3))
     bool_mask = np.array([[False, True, False, True]])
     a = fw.module.scaled_dot_product_attention(fw.tensor(q), fw.tensor(k), fw.tensor(v), fw.tensor(bool_mask))
-    b = fw.module.scaled_dot_product_attention(fw.tensor(q), fw.tensor(k), fw.tensor(v),
-                                               fw.tensor(bool_mask.astype(np.float32)))
+    b = fw.module.scaled_dot_product_attention(
+        fw.tensor(q), fw.tensor(k), fw.tensor(v), fw.tensor(bool_mask.astype(np.float32))
+    )
     assert_close(fw.numpy(a[1]), fw.numpy(b[1]), atol=0, what="bool vs 0/1 mask")
 
 
@@ -71,8 +71,9 @@ def test_low_precision_masked_attention_has_no_nan(fw, dtype):
     rng = np.random.default_rng(3)
     q, k, v = (rng.normal(size=(2, 2, 5, 8)).astype(np.float32) for _ in range(3))
     mask = fw.module.padding_mask(fw.tensor(np.array([[3, 4, 0, 0, 0], [3, 4, 5, 6, 0]])))
-    out, weights = fw.module.scaled_dot_product_attention(fw.tensor(q, dtype), fw.tensor(k, dtype),
-                                                          fw.tensor(v, dtype), mask)
+    out, weights = fw.module.scaled_dot_product_attention(
+        fw.tensor(q, dtype), fw.tensor(k, dtype), fw.tensor(v, dtype), mask
+    )
     ref_out, _ = fw.module.scaled_dot_product_attention(fw.tensor(q), fw.tensor(k), fw.tensor(v), mask)
     out, weights = fw.numpy(out), fw.numpy(weights)
     assert np.isfinite(out).all() and np.isfinite(weights).all()
@@ -91,11 +92,11 @@ def test_no_look_ahead_leak(fw, norm_first):
     base = fw.numpy(model(fw.tensor(src), fw.tensor(tgt)))
     for t in range(6):
         changed = tgt.copy()
-        changed[:, t + 1:] = rng.integers(1, cfg.tgt_vocab_size, size=(2, 6 - t))
-        assert (changed[:, t + 1:] != tgt[:, t + 1:]).any()
+        changed[:, t + 1 :] = rng.integers(1, cfg.tgt_vocab_size, size=(2, 6 - t))
+        assert (changed[:, t + 1 :] != tgt[:, t + 1 :]).any()
         out = fw.numpy(model(fw.tensor(src), fw.tensor(changed)))
         assert_close(out[:, : t + 1], base[:, : t + 1], atol=1e-5, what=f"positions <= {t}")
-        assert np.abs(out[:, t + 1:] - base[:, t + 1:]).max() > 1e-4, "later positions should change"
+        assert np.abs(out[:, t + 1 :] - base[:, t + 1 :]).max() > 1e-4, "later positions should change"
 
 
 def test_padded_source_token_changes_nothing(fw):
@@ -111,6 +112,7 @@ def test_padded_source_token_changes_nothing(fw):
     table = model.encoder.embedding.token_embedding
     if fw.name == "torch":
         import torch
+
         with torch.no_grad():
             table.weight[0] += 3.0
     else:

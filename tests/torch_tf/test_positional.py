@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from conftest import assert_close
 from support.references import formula
 
@@ -40,8 +39,9 @@ def test_layer_adds_the_table_for_the_sequence_length(fw):
     for length in (5, 8, 13):
         x = np.random.default_rng(length).normal(size=(2, length, 8)).astype(np.float32)
         out = fw.numpy(layer(fw.tensor(x)))
-        assert_close(out - x, np.broadcast_to(table[:length], (2, length, 8)), atol=1e-6,
-                     what=f"PE added for T={length}")
+        assert_close(
+            out - x, np.broadcast_to(table[:length], (2, length, 8)), atol=1e-6, what=f"PE added for T={length}"
+        )
 
 
 def test_rejects_nonpositive_sizes(fw):

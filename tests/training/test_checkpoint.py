@@ -20,11 +20,17 @@ import numpy as np
 import pytest
 
 import txcourse
-from txcourse.training.checkpoint import Checkpoint, load_checkpoint, read_checkpoint, strip_training_state, write_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data import WordTokenizer, encode_pairs, get_task
-from txcourse.training import TrainConfig
 from txcourse.registry import FRAMEWORKS
+from txcourse.training import TrainConfig
+from txcourse.training.checkpoint import (
+    Checkpoint,
+    load_checkpoint,
+    read_checkpoint,
+    strip_training_state,
+    write_checkpoint,
+)
 
 ROOT = pathlib.Path(txcourse.__file__).resolve().parent
 
@@ -40,8 +46,16 @@ def saved(tmp_path_factory):
     splits = get_task("copy", vocab="abcdef", min_len=2, max_len=5, sizes=(32, 4, 4))
     tok = WordTokenizer.fit([s for s, _ in splits.train])
     data = encode_pairs(splits.train, tok, tok)
-    cfg = TransformerConfig(src_vocab_size=len(tok.vocab), tgt_vocab_size=len(tok.vocab), d_model=16, num_heads=2,
-                            num_encoder_layers=1, num_decoder_layers=1, d_ff=32, max_len=16).to_dict()
+    cfg = TransformerConfig(
+        src_vocab_size=len(tok.vocab),
+        tgt_vocab_size=len(tok.vocab),
+        d_model=16,
+        num_heads=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=32,
+        max_len=16,
+    ).to_dict()
     config = TrainConfig(steps=2, batch_size=8, warmup_steps=4, progress=False, device="cpu")
     paths = {}
     for framework in FRAMEWORKS:
@@ -89,8 +103,10 @@ def test_the_model_holds_the_weights_it_returns(saved, framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_refuses_another_framework(saved, framework):
     other = _other(framework)
-    with pytest.raises(ValueError, match=f"was written by the '{framework}' half of txcourse, not '{other}': use "
-                                         f"--framework {framework}") as err:
+    with pytest.raises(
+        ValueError,
+        match=f"was written by the '{framework}' half of txcourse, not '{other}': use --framework {framework}",
+    ) as err:
         load_checkpoint(saved[framework], other)
     _one_line(err, saved[framework])
     ckpt = load_checkpoint(saved[framework], framework)
@@ -121,16 +137,19 @@ def test_refuses_to_resume_a_weights_only_checkpoint(saved, framework):
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-@pytest.mark.parametrize("key,value", [("tgt_vocab_size", 99), ("num_heads", 4), ("d_ff", 64),
-                                       ("num_encoder_layers", 2), ("tie_embeddings", False)])
+@pytest.mark.parametrize(
+    "key,value",
+    [("tgt_vocab_size", 99), ("num_heads", 4), ("d_ff", 64), ("num_encoder_layers", 2), ("tie_embeddings", False)],
+)
 def test_refuses_weights_that_do_not_match_the_config(saved, framework, key, value, tmp_path):
     meta, arrays = read_checkpoint(saved[framework])
     meta = {k: v for k, v in meta.items() if k != "format"}
     meta["model"] = {"kind": "transformer", "config": {**meta["model"]["config"], key: value}}
     edited = tmp_path / "edited.npz"
     write_checkpoint(edited, meta, arrays)
-    with pytest.raises(ValueError, match=f"its header does not describe its weights: {key}={value!r} in the "
-                                         f"header") as err:
+    with pytest.raises(
+        ValueError, match=f"its header does not describe its weights: {key}={value!r} in the header"
+    ) as err:
         load_checkpoint(edited, framework)
     _one_line(err, edited)
 
@@ -142,14 +161,17 @@ def test_refuses_non_finite_weights(saved, framework, tmp_path):
     arrays[name] = np.full_like(arrays[name], np.nan)
     broken = tmp_path / "nan.npz"
     write_checkpoint(broken, {k: v for k, v in meta.items() if k != "format"}, arrays)
-    with pytest.raises(ValueError, match=re.escape(f"holds non-finite weights (NaN or inf) in 1 array(s), e.g. "
-                                                   f"{name!r}")) as err:
+    with pytest.raises(
+        ValueError, match=re.escape(f"holds non-finite weights (NaN or inf) in 1 array(s), e.g. {name!r}")
+    ) as err:
         load_checkpoint(broken, framework)
     _one_line(err, broken)
 
 
-@pytest.mark.parametrize("content,message", [(b"not a zip", "not a readable txcourse checkpoint"),
-                                             (None, "not a txcourse checkpoint (no header)")])
+@pytest.mark.parametrize(
+    "content,message",
+    [(b"not a zip", "not a readable txcourse checkpoint"), (None, "not a txcourse checkpoint (no header)")],
+)
 def test_refuses_a_file_that_is_not_a_checkpoint(content, message, tmp_path):
     path = tmp_path / "other.npz"
     if content is None:
@@ -169,8 +191,13 @@ def test_checkpoint_module_holds_no_weight_name_of_either_half():
     source = (ROOT / "training" / "checkpoint.py").read_text(encoding="utf-8")
     for framework in FRAMEWORKS:
         tree = ast.parse((ROOT / framework / "weights.py").read_text(encoding="utf-8"))
-        names = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
-                 and isinstance(node.value, str) and re.fullmatch(r"[\w]+([./][\w]+)+", node.value)}
+        names = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"[\w]+([./][\w]+)+", node.value)
+        }
         assert len(names) >= 5, f"{framework}: expected the weight names of txcourse/{framework}/weights.py"
         found = sorted(name for name in names if name in source)
         assert not found, f"txcourse/training/checkpoint.py names {framework} weights: {found}"
@@ -182,14 +209,17 @@ BLOCK = "import sys; sys.modules.update(torch=None, tensorflow=None, keras=None)
 def _run_blocked(code: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh Python in which importing torch, tensorflow or keras raises ImportError."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT.parent), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-c", BLOCK + code], cwd=ROOT.parent, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", BLOCK + code], cwd=ROOT.parent, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_checkpoint_and_training_modules_import_no_framework():
-    code = ("import txcourse.training.checkpoint, txcourse.training, txcourse.training.loop, txcourse.training.files; "
-            "bad = [m for m in ('torch', 'tensorflow', 'keras') if sys.modules.get(m) is not None]; "
-            "assert not bad, bad")
+    code = (
+        "import txcourse.training.checkpoint, txcourse.training, txcourse.training.loop, txcourse.training.files; "
+        "bad = [m for m in ('torch', 'tensorflow', 'keras') if sys.modules.get(m) is not None]; "
+        "assert not bad, bad"
+    )
     result = _run_blocked(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert _run_blocked("import torch").returncode != 0  # the block works
@@ -197,9 +227,11 @@ def test_checkpoint_and_training_modules_import_no_framework():
 
 def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_imported(saved):
     """The header is checked first; only then does the weights check import the checkpoint's own half."""
-    code = (f"from txcourse.training.checkpoint import load_checkpoint\n"
-            f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
-            f"except ValueError as err:\n    print(err)\n")
+    code = (
+        f"from txcourse.training.checkpoint import load_checkpoint\n"
+        f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
+        f"except ValueError as err:\n    print(err)\n"
+    )
     result = _run_blocked(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "written by the 'torch' half" in result.stdout

@@ -47,6 +47,7 @@ def _assert_same(a: Path, b: Path) -> None:
 
 def test_the_halves_hold_unequal_token_counts():
     from txcourse.training import BatchStream
+
     stream = BatchStream(mixed_lengths(), BATCH, None, 0)
     for _ in range(4):
         batch = next(stream)
@@ -55,16 +56,43 @@ def test_the_halves_hold_unequal_token_counts():
 
 
 def test_torch_two_processes_match_one(tmp_path):
-    _check(["-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
-            str(_free_port()), "-m", "txcourse.training.distributed_check", "--framework", "torch", "--out", str(tmp_path)])
+    _check(
+        [
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(_free_port()),
+            "-m",
+            "txcourse.training.distributed_check",
+            "--framework",
+            "torch",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     run("torch", tmp_path)  # 1 process: 'full-1', and 'resumed-1' from the 2 processes' 'cut-2'
     _assert_same(tmp_path / "full-1.npz", tmp_path / "full-2.npz")
     _assert_same(tmp_path / "full-1.npz", tmp_path / "resumed-1.npz")  # resume across process counts
 
 
 def test_tf_two_replicas_match_one(tmp_path):
-    _check(["-m", "txcourse.training.distributed_check", "--framework", "tf", "--replicas", "2", "--no-resume",
-            "--out", str(tmp_path)])
+    _check(
+        [
+            "-m",
+            "txcourse.training.distributed_check",
+            "--framework",
+            "tf",
+            "--replicas",
+            "2",
+            "--no-resume",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     _assert_same(tmp_path / "full-1.npz", tmp_path / "full-2.npz")
 
 

@@ -12,12 +12,12 @@ import importlib
 import numpy as np
 import pytest
 
-from txcourse.training.checkpoint import read_checkpoint
 from txcourse.data import WordTokenizer, encode_pairs, get_task
-from txcourse.training.distributed import SINGLE
-from txcourse.training import TrainConfig, read_history
-from txcourse.training.loop import TrainingLoop, evaluate_batches
 from txcourse.registry import FRAMEWORKS
+from txcourse.training import TrainConfig, read_history
+from txcourse.training.checkpoint import read_checkpoint
+from txcourse.training.distributed import SINGLE
+from txcourse.training.loop import TrainingLoop, evaluate_batches
 
 SHARED = ("fit", "save", "load", "_save_finite", "_stop_now")
 HOOKS = ("train_step", "_evaluate", "_weights_finite", "_state_arrays", "_num_heads", "_restore")
@@ -46,9 +46,13 @@ def test_fit_runs_through_the_shared_loop(framework, monkeypatch):
     train = importlib.import_module(f"txcourse.{framework}.train")
     tok, data = _data()
     cfg = dict(src_vocab_size=len(tok.vocab), tgt_vocab_size=len(tok.vocab), embedding_dim=8, units=8, pad_id=0)
-    trainer = train.Trainer(train.build_model("seq2seq", cfg), "seq2seq", cfg, data,
-                            TrainConfig(steps=3, batch_size=8, warmup_steps=2, log_every=1, progress=False,
-                                        device="cpu"))
+    trainer = train.Trainer(
+        train.build_model("seq2seq", cfg),
+        "seq2seq",
+        cfg,
+        data,
+        TrainConfig(steps=3, batch_size=8, warmup_steps=2, log_every=1, progress=False, device="cpu"),
+    )
     calls = []
     real_fit = TrainingLoop.fit
 
@@ -75,8 +79,13 @@ class NumpyTrainer(TrainingLoop):
     def train_step(self, batch):
         self.model += 1.0
         self.step += 1
-        return {"loss": 3.0 - 0.5 * self.step, "accuracy": 0.1 * self.step, "tokens": 4, "lr": 1e-3,
-                "stop": self._stop_now()}
+        return {
+            "loss": 3.0 - 0.5 * self.step,
+            "accuracy": 0.1 * self.step,
+            "tokens": 4,
+            "lr": 1e-3,
+            "stop": self._stop_now(),
+        }
 
     def _evaluate(self, data):
         self.evaluated.append(self.step)
@@ -114,8 +123,11 @@ def test_evaluate_batches_weights_each_batch_by_its_tokens():
         return float(batch.tgt_out[0, 0]), 1.0, float((batch.tgt_out != data.pad_id).sum())
 
     small, whole = evaluate_batches(data, 3, score), evaluate_batches(data, 100, score)
-    assert small["tokens"] == whole["tokens"] == float((np.concatenate([b.tgt_out.ravel() for b in
-                                                                        _batches(data)]) != data.pad_id).sum())
+    assert (
+        small["tokens"]
+        == whole["tokens"]
+        == float((np.concatenate([b.tgt_out.ravel() for b in _batches(data)]) != data.pad_id).sum())
+    )
     assert small["accuracy"] == whole["accuracy"] == 1.0
     with pytest.raises(ValueError, match="valid must be None or non-empty EncodedPairs"):
         evaluate_batches([], 3, score)

@@ -4,21 +4,18 @@ Every test body runs once per framework (the ``fw`` fixture). Decoding: tests/to
 
 from __future__ import annotations
 
-import importlib
 import os
 
 import numpy as np
 import pytest
 import torch
-
-from conftest import Framework, assert_close, small_config
-from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta
-from txcourse.config import TransformerConfig
-from txcourse.convert import torch_to_tf
-from txcourse.data import EOS_ID, PAD_ID, SOS_ID, WordTokenizer, encode_pairs, get_task
-from txcourse.training import TrainConfig, noam_lr, read_history, validation_curve
-from txcourse.registry import FRAMEWORKS, MODEL_KINDS
+from conftest import assert_close
 from support.training import SCENARIO_CONFIG, _copy_data, _module, _tiny_config, _weights  # noqa: F401
+
+from txcourse.data import PAD_ID, encode_pairs, get_task
+from txcourse.registry import FRAMEWORKS
+from txcourse.training import TrainConfig, noam_lr, read_history, validation_curve
+from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -26,6 +23,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 # ---------------------------------------------------------------------------
 # the loss
 # ---------------------------------------------------------------------------
+
 
 def _logits_targets(seed: int = 0):
     rng = np.random.default_rng(seed)
@@ -41,9 +39,12 @@ def test_loss_equals_torch_cross_entropy(fw, eps):
     logits, targets = _logits_targets()
     loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
     loss, count = loss_fn(fw.tensor(logits), fw.tensor(targets), smoothing=eps)
-    expected = torch.nn.functional.cross_entropy(torch.from_numpy(logits).double().flatten(0, 1),
-                                                 torch.from_numpy(targets).flatten(), ignore_index=PAD_ID,
-                                                 label_smoothing=eps)
+    expected = torch.nn.functional.cross_entropy(
+        torch.from_numpy(logits).double().flatten(0, 1),
+        torch.from_numpy(targets).flatten(),
+        ignore_index=PAD_ID,
+        label_smoothing=eps,
+    )
     assert np.isfinite(fw.numpy(loss))
     assert_close(fw.numpy(loss), expected.item(), 1e-6, f"loss eps={eps}")
     assert int(fw.numpy(count)) == int((targets != PAD_ID).sum())
@@ -92,15 +93,16 @@ def test_token_accuracy(fw):
 # the schedule
 # ---------------------------------------------------------------------------
 
+
 def test_noam_lr_warms_up_linearly_then_decays_as_inverse_sqrt():
     d, warmup = 64, 100
     peak = noam_lr(warmup, d, warmup)
-    assert peak == pytest.approx(d ** -0.5 * warmup ** -0.5)
+    assert peak == pytest.approx(d**-0.5 * warmup**-0.5)
     assert noam_lr(warmup - 1, d, warmup) < peak and noam_lr(warmup + 1, d, warmup) < peak
     for step in (1, 10, 50, 100):  # linear: lr(s) = s * lr(1)
         assert noam_lr(step, d, warmup) == pytest.approx(step * noam_lr(1, d, warmup))
     for step in (100, 400, 1600, 10_000):  # 1/sqrt: lr(s) sqrt(s) is constant
-        assert noam_lr(step, d, warmup) * step ** 0.5 == pytest.approx(d ** -0.5)
+        assert noam_lr(step, d, warmup) * step**0.5 == pytest.approx(d**-0.5)
     assert noam_lr(0, d, warmup) == noam_lr(1, d, warmup)
     assert noam_lr(10, d, warmup, factor=2.5) == pytest.approx(2.5 * noam_lr(10, d, warmup))
 
@@ -111,7 +113,8 @@ def test_noam_lr_cooldown_falls_linearly_over_the_last_steps():
         assert noam_lr(step, d, warmup, 1.0, total, cool) == noam_lr(step, d, warmup)
     for step in (801, 900, 1000):  # (total - step + 1) / cooldown of Eq. (3)
         assert noam_lr(step, d, warmup, 1.0, total, cool) == pytest.approx(
-            noam_lr(step, d, warmup) * (total - step + 1) / cool)
+            noam_lr(step, d, warmup) * (total - step + 1) / cool
+        )
     assert noam_lr(1001, d, warmup, 1.0, total, cool) == 0.0  # past the end: nothing
     with pytest.raises(ValueError, match="cooldown_steps needs total_steps"):
         noam_lr(5, d, warmup, cooldown_steps=3)
@@ -138,17 +141,39 @@ def scenario(request, tmp_path_factory):
     cfg = _tiny_config(len(tok.vocab))
     history = str(folder / "history.jsonl")
     train.set_seed(0)
-    straight = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, SCENARIO_CONFIG,
-                             history_path=history, metadata={"task": "copy"})
+    straight = train.Trainer(
+        train.build_model("transformer", cfg),
+        "transformer",
+        cfg,
+        data,
+        SCENARIO_CONFIG,
+        history_path=history,
+        metadata={"task": "copy"},
+    )
     straight.fit(3, checkpoint_path=str(folder / "step3.npz"))
     straight_records = list(straight.fit())  # saving at step 3 does not disturb the run
     train.set_seed(123)  # the resumed run starts from other random weights: load() must replace them all
-    resumed = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, SCENARIO_CONFIG,
-                            history_path=history, metadata={"task": "copy"})
+    resumed = train.Trainer(
+        train.build_model("transformer", cfg),
+        "transformer",
+        cfg,
+        data,
+        SCENARIO_CONFIG,
+        history_path=history,
+        metadata={"task": "copy"},
+    )
     resumed.load(str(folder / "step3.npz"))
     resumed.fit(checkpoint_path=str(folder / "final.npz"))
-    return {"name": name, "train": train, "folder": folder, "cfg": cfg, "data": data,
-            "straight": straight, "straight_records": straight_records, "resumed": resumed}
+    return {
+        "name": name,
+        "train": train,
+        "folder": folder,
+        "cfg": cfg,
+        "data": data,
+        "straight": straight,
+        "straight_records": straight_records,
+        "resumed": resumed,
+    }
 
 
 def test_exact_resume_gives_identical_weights(scenario):
@@ -161,7 +186,8 @@ def test_exact_resume_gives_identical_weights(scenario):
 
 
 def test_stripped_checkpoint_loads_the_same_model_but_refuses_to_resume(scenario):
-    from txcourse.training.checkpoint import main as checkpoint_main, read_checkpoint
+    from txcourse.training.checkpoint import main as checkpoint_main
+    from txcourse.training.checkpoint import read_checkpoint
 
     folder, train = scenario["folder"], scenario["train"]
     full, stripped = folder / "final.npz", folder / "final-weights.npz"
@@ -175,8 +201,13 @@ def test_stripped_checkpoint_loads_the_same_model_but_refuses_to_resume(scenario
     a, b = _weights(scenario["name"], original), _weights(scenario["name"], loaded)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a.values(), b.values()))
     assert loaded_meta["model"] == meta["model"]
-    trainer = train.Trainer(train.build_model("transformer", scenario["cfg"]), "transformer", scenario["cfg"],
-                            scenario["data"], SCENARIO_CONFIG)
+    trainer = train.Trainer(
+        train.build_model("transformer", scenario["cfg"]),
+        "transformer",
+        scenario["cfg"],
+        scenario["data"],
+        SCENARIO_CONFIG,
+    )
     with pytest.raises(ValueError, match="holds only the weights.*not resumed"):
         trainer.load(str(stripped))
     assert checkpoint_main(["strip", str(folder / "missing.npz"), str(folder / "x.npz")]) == 2
@@ -202,13 +233,20 @@ def test_a_stop_between_two_records_resumes_into_the_same_history(name, tmp_path
     cfg = _tiny_config(len(tok.vocab))
     config = SCENARIO_CONFIG.replace(steps=8, log_every=4, cooldown_steps=0)
     train.set_seed(0)
-    straight = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
-                             history_path=str(tmp_path / "straight.jsonl"))
+    straight = train.Trainer(
+        train.build_model("transformer", cfg),
+        "transformer",
+        cfg,
+        data,
+        config,
+        history_path=str(tmp_path / "straight.jsonl"),
+    )
     straight.fit()
     history = tmp_path / "stopped.jsonl"
     train.set_seed(0)
-    stopped = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
-                            history_path=str(history))
+    stopped = train.Trainer(
+        train.build_model("transformer", cfg), "transformer", cfg, data, config, history_path=str(history)
+    )
     step = stopped.train_step
 
     def stop_at_five(batch):
@@ -220,8 +258,9 @@ def test_a_stop_between_two_records_resumes_into_the_same_history(name, tmp_path
     stopped.fit(checkpoint_path=str(tmp_path / "model.npz"))
     partial = read_history(history)
     assert [r["step"] for r in partial] == [4, 5] and "partial" in partial[1] and "partial" not in partial[0]
-    resumed = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config,
-                            history_path=str(history))
+    resumed = train.Trainer(
+        train.build_model("transformer", cfg), "transformer", cfg, data, config, history_path=str(history)
+    )
     resumed.load(str(tmp_path / "model.npz"))
     resumed.fit()
     expected, got = read_history(tmp_path / "straight.jsonl"), read_history(history)
@@ -246,7 +285,7 @@ def test_validation_curve_leaves_the_run_unchanged(name):
         trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config, valid=held_out)
         first = list(trainer.fit(4))
         scores = train.evaluate(trainer.model, valid, config.label_smoothing)  # the weights of step 4
-        runs[key] = (first + list(trainer.fit())[len(first):], _weights(name, trainer.model), scores)
+        runs[key] = (first + list(trainer.fit())[len(first) :], _weights(name, trainer.model), scores)
     plain, with_valid = runs["plain"], runs["valid"]
     assert [r["loss"] for r in plain[0]] == [r["loss"] for r in with_valid[0]]
     assert all(np.array_equal(a, b) for a, b in zip(plain[1].values(), with_valid[1].values()))
@@ -278,9 +317,12 @@ def test_evaluate_is_the_token_mean_in_any_batching(fw):
         logits = fw.numpy(model(fw.tensor(batch.src), fw.tensor(batch.tgt_in)))  # (B, T_tgt, V)
     else:
         logits = fw.numpy(model(fw.tensor(batch.src), fw.tensor(batch.tgt_in), training=False))
-    expected = torch.nn.functional.cross_entropy(torch.from_numpy(np.asarray(logits)).double().flatten(0, 1),
-                                                 torch.from_numpy(batch.tgt_out).flatten(), ignore_index=PAD_ID,
-                                                 label_smoothing=0.1)
+    expected = torch.nn.functional.cross_entropy(
+        torch.from_numpy(np.asarray(logits)).double().flatten(0, 1),
+        torch.from_numpy(batch.tgt_out).flatten(),
+        ignore_index=PAD_ID,
+        label_smoothing=0.1,
+    )
     assert whole["loss"] == pytest.approx(expected.item(), rel=1e-5)
     if fw.name == "torch":
         assert not model.training  # model.eval() above; evaluate() leaves the mode as it found it
@@ -302,9 +344,9 @@ def test_evaluate_and_trainer_refuse_bad_validation_data(fw, bad):
 
 
 def test_validation_curve_needs_a_history_with_validation():
-    assert validation_curve([{"step": 1, "loss": 2.0}, {"step": 2, "loss": 1.0, "valid_loss": 1.5,
-                                                                 "valid_accuracy": 0.5}]) == [
-        {"step": 2, "loss": 1.5, "accuracy": 0.5}]
+    assert validation_curve(
+        [{"step": 1, "loss": 2.0}, {"step": 2, "loss": 1.0, "valid_loss": 1.5, "valid_accuracy": 0.5}]
+    ) == [{"step": 2, "loss": 1.5, "accuracy": 0.5}]
     with pytest.raises(ValueError, match="history holds no valid_loss: retrain"):
         validation_curve([{"step": 1, "loss": 2.0}])
 
@@ -361,11 +403,13 @@ def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
     other = "tf" if fw.name == "torch" else "torch"
     other_train, train = _module(other, "train"), _module(fw, "train")
     config = SCENARIO_CONFIG.replace(steps=1)
-    other_train.Trainer(other_train.build_model("transformer", cfg), "transformer", cfg, data,
-                        config).save(str(tmp_path / "other.npz"))
+    other_train.Trainer(other_train.build_model("transformer", cfg), "transformer", cfg, data, config).save(
+        str(tmp_path / "other.npz")
+    )
     gru_cfg = dict(src_vocab_size=len(tok.vocab), tgt_vocab_size=len(tok.vocab), embedding_dim=8, units=8, pad_id=0)
-    train.Trainer(train.build_model("bahdanau", gru_cfg), "bahdanau", gru_cfg, data,
-                  config).save(str(tmp_path / "gru.npz"))
+    train.Trainer(train.build_model("bahdanau", gru_cfg), "bahdanau", gru_cfg, data, config).save(
+        str(tmp_path / "gru.npz")
+    )
     trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config)
     with pytest.raises(ValueError, match=f"written by the '{other}' half") as err:
         trainer.load(str(tmp_path / "other.npz"))
@@ -376,8 +420,9 @@ def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
         trainer.load(str(tmp_path / "gru.npz"))
     assert "\n" not in str(err.value)
     bigger = _tiny_config(len(tok.vocab), num_decoder_layers=2)  # same kind, other shapes
-    train.Trainer(train.build_model("transformer", bigger), "transformer", bigger, data,
-                  config).save(str(tmp_path / "bigger.npz"))
+    train.Trainer(train.build_model("transformer", bigger), "transformer", bigger, data, config).save(
+        str(tmp_path / "bigger.npz")
+    )
     with pytest.raises(ValueError, match="does not fit"):
         trainer.load(str(tmp_path / "bigger.npz"))
 
@@ -396,8 +441,16 @@ def test_copy_task_is_learnt(fw):
     train = _module(fw, "train")
     tok, data = _copy_data()
     cfg = _tiny_config(len(tok.vocab), d_model=32, d_ff=64, dropout=0.0)
-    config = TrainConfig(steps=120, batch_size=32, warmup_steps=30, lr_factor=0.3, label_smoothing=0.0,
-                         log_every=10, progress=False, device="cpu")
+    config = TrainConfig(
+        steps=120,
+        batch_size=32,
+        warmup_steps=30,
+        lr_factor=0.3,
+        label_smoothing=0.0,
+        log_every=10,
+        progress=False,
+        device="cpu",
+    )
     train.set_seed(0)
     records = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config).fit()
     first, last = records[0]["loss"], records[-1]["loss"]

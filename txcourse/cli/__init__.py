@@ -34,8 +34,9 @@ The modules, by role:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from txcourse import __version__
 from txcourse.cli.errors import error_line, silence_stdout, user_errors
@@ -50,8 +51,13 @@ from txcourse.registry import FRAMEWORKS
 
 __all__ = ["main", "build_parser"]
 
-COMMANDS = {"train": train_command, "translate": translate_command, "evaluate": evaluate_command,
-            "figures": figures_command, "grade": grade_command}
+COMMANDS = {
+    "train": train_command,
+    "translate": translate_command,
+    "evaluate": evaluate_command,
+    "figures": figures_command,
+    "grade": grade_command,
+}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -80,8 +86,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="txcourse", description="Train, run and evaluate the course's models; "
-                                     "draw the book's figures; grade lab submissions.")
+    parser = _Parser(
+        prog="txcourse",
+        description="Train, run and evaluate the course's models; draw the book's figures; grade lab submissions.",
+    )
     parser.add_argument("--version", action="version", version=f"txcourse {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -89,91 +97,176 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--framework", choices=FRAMEWORKS, default="torch")
     train.add_argument("--model", choices=MODELS, default="transformer")
     train.add_argument("--task", default="numbers", help=f"one of {sorted(TASKS)}")
-    train.add_argument("--task-arg", type=setting, action="append", default=[], metavar="KEY=VALUE",
-                       help="task option, e.g. target_lang='es' or sizes=(5000,500,500)")
-    train.add_argument("--set", type=setting, action="append", default=[], metavar="KEY=VALUE",
-                       help="model setting, e.g. d_model=256 num_heads=8 (TransformerConfig fields)")
+    train.add_argument(
+        "--task-arg",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="task option, e.g. target_lang='es' or sizes=(5000,500,500)",
+    )
+    train.add_argument(
+        "--set",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="model setting, e.g. d_model=256 num_heads=8 (TransformerConfig fields)",
+    )
     train.add_argument("--device", type=device_name, default="auto", help="auto, cpu, cuda, cuda:i or mps")
     train.add_argument("--steps", type=count(1), default=2000)
     train.add_argument("--max-seconds", type=number(0), default=None, help="stop training after this long")
     train.add_argument("--batch-size", type=count(1), default=64)
     train.add_argument("--warmup", type=count(1), default=400, help="warm-up steps of the schedule, Eq. (3)")
-    train.add_argument("--cooldown", type=count(0), default=None, metavar="N",
-                       help="the last N steps scale the rate linearly down towards 0, so the final weights are not "
-                            "those of one noisy step (default: 30%% of --steps; 0: Eq. (3) alone)")
-    train.add_argument("--lr-factor", type=number(0), default=0.5,
-                       help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)")
-    train.add_argument("--label-smoothing", type=number(0, 1, high_open=True), default=0.1,
-                       help="epsilon_ls of Sec. 5.4, in [0, 1): 1 would spread every target uniformly over the "
-                            "vocabulary and teach nothing (default 0.1)")
+    train.add_argument(
+        "--cooldown",
+        type=count(0),
+        default=None,
+        metavar="N",
+        help="the last N steps scale the rate linearly down towards 0, so the final weights are not "
+        "those of one noisy step (default: 30%% of --steps; 0: Eq. (3) alone)",
+    )
+    train.add_argument(
+        "--lr-factor", type=number(0), default=0.5, help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)"
+    )
+    train.add_argument(
+        "--label-smoothing",
+        type=number(0, 1, high_open=True),
+        default=0.1,
+        help="epsilon_ls of Sec. 5.4, in [0, 1): 1 would spread every target uniformly over the "
+        "vocabulary and teach nothing (default 0.1)",
+    )
     train.add_argument("--seed", type=count(0), default=0)
     train.add_argument("--log-every", type=count(1), default=50)
-    train.add_argument("--valid-pairs", type=count(0), default=None, metavar="N",
-                       help="score the first N pairs of the task's validation split at every logged step "
-                            "(teacher-forced, dropout off: valid_loss and valid_accuracy in the history; "
-                            "default: the whole split; 0: none)")
-    train.add_argument("--checkpoint-every", type=count(0), default=0, help="steps between checkpoints "
-                       "(0: at the end, and when stopped by Ctrl-C or SIGTERM)")
+    train.add_argument(
+        "--valid-pairs",
+        type=count(0),
+        default=None,
+        metavar="N",
+        help="score the first N pairs of the task's validation split at every logged step "
+        "(teacher-forced, dropout off: valid_loss and valid_accuracy in the history; "
+        "default: the whole split; 0: none)",
+    )
+    train.add_argument(
+        "--checkpoint-every",
+        type=count(0),
+        default=0,
+        help="steps between checkpoints (0: at the end, and when stopped by Ctrl-C or SIGTERM)",
+    )
     train.add_argument("--out", type=folder, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
     train.add_argument("--resume", action="store_true", help="continue from OUT/model.npz")
     train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
-    train.add_argument("--override", action="store_true", help="with --resume: continue with settings other than "
-                       "the checkpoint's (batch size, seed, learning rate, model, task ...)")
-    train.add_argument("--replicas", type=count(1), default=1, help="TensorFlow: data-parallel over this many "
-                       "devices of this machine (MirroredStrategy: GPUs, or logical CPU devices with --device cpu); "
-                       "PyTorch: start 'torchrun --nproc-per-node N -m txcourse train ...' instead; --batch-size "
-                       "stays the global batch")
-    train.add_argument("--threads", type=count(1), default=None, help="CPU threads for the framework "
-                       "(default: its own choice, usually one per core)")
+    train.add_argument(
+        "--override",
+        action="store_true",
+        help="with --resume: continue with settings other than "
+        "the checkpoint's (batch size, seed, learning rate, model, task ...)",
+    )
+    train.add_argument(
+        "--replicas",
+        type=count(1),
+        default=1,
+        help="TensorFlow: data-parallel over this many "
+        "devices of this machine (MirroredStrategy: GPUs, or logical CPU devices with --device cpu); "
+        "PyTorch: start 'torchrun --nproc-per-node N -m txcourse train ...' instead; --batch-size "
+        "stays the global batch",
+    )
+    train.add_argument(
+        "--threads",
+        type=count(1),
+        default=None,
+        help="CPU threads for the framework (default: its own choice, usually one per core)",
+    )
     train.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    for name, text in (("translate", "translate sentences with a trained checkpoint"),
-                       ("evaluate", "score a checkpoint on a split of its task")):
+    for name, text in (
+        ("translate", "translate sentences with a trained checkpoint"),
+        ("evaluate", "score a checkpoint on a split of its task"),
+    ):
         p = sub.add_parser(name, help=text)
         p.add_argument("--checkpoint", type=Path, required=True)
         p.add_argument("--framework", choices=FRAMEWORKS, default=None, help="must match the checkpoint")
         p.add_argument("--model", choices=MODELS, default=None, help="must match the checkpoint")
         p.add_argument("--device", type=device_name, default="cpu", help="auto, cpu, cuda, cuda:i or mps")
-        p.add_argument("--beam", type=count(1), default=1, help="beam size (1: greedy; at most the target "
-                       "vocabulary size)")
-        p.add_argument("--threads", type=count(1), default=None, help="CPU threads for the framework (default: "
-                       "its own choice; 1 is fastest on a busy machine)")
+        p.add_argument(
+            "--beam", type=count(1), default=1, help="beam size (1: greedy; at most the target vocabulary size)"
+        )
+        p.add_argument(
+            "--threads",
+            type=count(1),
+            default=None,
+            help="CPU threads for the framework (default: its own choice; 1 is fastest on a busy machine)",
+        )
         if name == "translate":
             p.add_argument("text", nargs="*", help="sentences (default: one per line on standard input)")
-            p.add_argument("--strict", action="store_true", help="refuse (exit 2, translate nothing) if any "
-                           "sentence has words outside the source vocabulary, instead of warning")
+            p.add_argument(
+                "--strict",
+                action="store_true",
+                help="refuse (exit 2, translate nothing) if any "
+                "sentence has words outside the source vocabulary, instead of warning",
+            )
             p.formatter_class = argparse.RawDescriptionHelpFormatter
             p.epilog = TRANSLATE_EPILOG
         else:
             p.add_argument("--split", choices=("train", "valid", "test"), default="test")
             p.add_argument("--limit", type=count(1), default=None, help="score only the first N pairs")
             p.add_argument("--json", type=Path, default=None, help="also write the scores here")
-            p.add_argument("--per-digit", type=count(0), default=200, metavar="N",
-                           help="numbers task: also score N fresh numbers of every digit count (default 200; 0: off)")
-            p.add_argument("--per-phrasing", type=count(0), default=60, metavar="N",
-                           help="numbers task: also score N fresh numbers written each way people write them ('one "
-                                "hundred five', 'a thousand and one', 'twelve hundred' ...), as translate reads them "
-                                "(default 60; 0: off)")
+            p.add_argument(
+                "--per-digit",
+                type=count(0),
+                default=200,
+                metavar="N",
+                help="numbers task: also score N fresh numbers of every digit count (default 200; 0: off)",
+            )
+            p.add_argument(
+                "--per-phrasing",
+                type=count(0),
+                default=60,
+                metavar="N",
+                help="numbers task: also score N fresh numbers written each way people write them ('one "
+                "hundred five', 'a thousand and one', 'twelve hundred' ...), as translate reads them "
+                "(default 60; 0: off)",
+            )
 
-    figures = sub.add_parser("figures", help="draw every figure of the book, from fixed seeds, into one folder "
-                                             "with a manifest.json")
-    figures.add_argument("--out", type=folder, default=Path("_build/figures"), help="folder to write "
-                         "(default _build/figures)")
-    figures.add_argument("--only", nargs="+", action="extend", default=[], metavar="NAME",
-                         help="only these figures (names or patterns such as 'week3_*'; see --list)")
+    figures = sub.add_parser(
+        "figures", help="draw every figure of the book, from fixed seeds, into one folder with a manifest.json"
+    )
+    figures.add_argument(
+        "--out", type=folder, default=Path("_build/figures"), help="folder to write (default _build/figures)"
+    )
+    figures.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME",
+        help="only these figures (names or patterns such as 'week3_*'; see --list)",
+    )
     figures.add_argument("--list", action="store_true", help="list the figures and their inputs, draw nothing")
     figures.add_argument("--framework", choices=FRAMEWORKS, default="torch")
-    figures.add_argument("--strict", action="store_true", help="a missing input file is an error (default: "
-                         "skip that figure with a warning)")
+    figures.add_argument(
+        "--strict",
+        action="store_true",
+        help="a missing input file is an error (default: skip that figure with a warning)",
+    )
     figures.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
     figures.add_argument("--dpi", type=count(10, 2000), default=150, help="resolution of PNG files (10-2000)")
-    figures.add_argument("--root", type=Path, default=None, help="folder the inputs (book/data/..., "
-                         "benchmarks/results/...) are read from (default: the current folder if it holds any, "
-                         "else the repository the package comes from)")
+    figures.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="folder the inputs (book/data/..., "
+        "benchmarks/results/...) are read from (default: the current folder if it holds any, "
+        "else the repository the package comes from)",
+    )
     figures.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     # The grading tool is instructor code: its options are parsed by txcourse.cli.grade, which imports it only
     # when `txcourse grade` runs (`txcourse grade --help` lists them).
-    sub.add_parser("grade", add_help=False, help="autograde a folder of lab submissions: a CSV of scores and HTML "
-                                                 "feedback (nbgrader); `txcourse grade --help` for its options")
+    sub.add_parser(
+        "grade",
+        add_help=False,
+        help="autograde a folder of lab submissions: a CSV of scores and HTML "
+        "feedback (nbgrader); `txcourse grade --help` for its options",
+    )
     return parser

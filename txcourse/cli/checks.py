@@ -12,20 +12,34 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from txcourse.cli.options import OptionError
 
-__all__ = ["check_beam", "check_device", "check_run_folder", "check_writable", "run_folder_lock", "parameter_count",
-           "check_model_fits", "check_can_create", "check_free_space", "check_json_target"]
+__all__ = [
+    "check_beam",
+    "check_device",
+    "check_run_folder",
+    "check_writable",
+    "run_folder_lock",
+    "parameter_count",
+    "check_model_fits",
+    "check_can_create",
+    "check_free_space",
+    "check_json_target",
+]
 
 
 def check_beam(beam: int, tgt_tok: Any) -> None:
     """More hypotheses than target tokens cannot differ; a huge beam would only exhaust memory."""
     if beam > tgt_tok.vocab_size:
-        raise OptionError(f"--beam {beam}: expected at most the target vocabulary size of the checkpoint "
-                          f"({tgt_tok.vocab_size} tokens); beams of 4-10 are usual", "--beam")
+        raise OptionError(
+            f"--beam {beam}: expected at most the target vocabulary size of the checkpoint "
+            f"({tgt_tok.vocab_size} tokens); beams of 4-10 are usual",
+            "--beam",
+        )
 
 
 def check_device(fw: Any, device: str) -> None:
@@ -39,25 +53,38 @@ def check_device(fw: Any, device: str) -> None:
 def check_run_folder(out: Path, checkpoint: Path, args: argparse.Namespace) -> None:
     """Before anything is built: the folder can hold a run, and no checkpoint is replaced unless told."""
     if args.resume and args.overwrite:
-        raise OptionError("--resume and --overwrite exclude each other: --resume continues the checkpoint in "
-                          "--out, --overwrite replaces it; pass one of them", "--resume")
+        raise OptionError(
+            "--resume and --overwrite exclude each other: --resume continues the checkpoint in "
+            "--out, --overwrite replaces it; pass one of them",
+            "--resume",
+        )
     if args.override and not args.resume:
-        raise OptionError("--override only applies with --resume (it lets a resumed run change its settings)",
-                          "--override")
+        raise OptionError(
+            "--override only applies with --resume (it lets a resumed run change its settings)", "--override"
+        )
     if out.exists() and not out.is_dir():
-        raise OptionError(f"--out {str(out)!r} is a file, expected a run folder (a directory to write model.npz "
-                          f"and history.jsonl into): choose another --out", "--out")
+        raise OptionError(
+            f"--out {str(out)!r} is a file, expected a run folder (a directory to write model.npz "
+            f"and history.jsonl into): choose another --out",
+            "--out",
+        )
     for path in (checkpoint, out / "history.jsonl"):
         if path.is_dir():
-            raise OptionError(f"--out {str(out)!r}: {str(path)!r} is a folder, expected a file (or nothing) there: "
-                              f"remove it or choose another --out", "--out")
+            raise OptionError(
+                f"--out {str(out)!r}: {str(path)!r} is a folder, expected a file (or nothing) there: "
+                f"remove it or choose another --out",
+                "--out",
+            )
     if args.resume and not checkpoint.is_file():
-        raise FileNotFoundError(f"--resume: no checkpoint {str(checkpoint)!r} to resume from; drop --resume to "
-                                f"start a new run")
+        raise FileNotFoundError(
+            f"--resume: no checkpoint {str(checkpoint)!r} to resume from; drop --resume to start a new run"
+        )
     if checkpoint.is_file() and not (args.resume or args.overwrite):
-        raise OptionError(f"--out {str(out)!r} already holds a checkpoint ({str(checkpoint)!r}): pass --resume to "
-                          f"continue it, --overwrite to replace it (and its history), or choose another --out",
-                          "--out")
+        raise OptionError(
+            f"--out {str(out)!r} already holds a checkpoint ({str(checkpoint)!r}): pass --resume to "
+            f"continue it, --overwrite to replace it (and its history), or choose another --out",
+            "--out",
+        )
 
 
 def check_writable(out: Path) -> None:
@@ -67,8 +94,9 @@ def check_writable(out: Path) -> None:
         with tempfile.TemporaryFile(dir=out):
             pass
     except OSError as err:
-        raise OptionError(f"--out {str(out)!r} is not a writable folder ({err.strerror or err}): choose another "
-                          f"--out", "--out") from None
+        raise OptionError(
+            f"--out {str(out)!r} is not a writable folder ({err.strerror or err}): choose another --out", "--out"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -92,12 +120,17 @@ def run_folder_lock(out: Path):
         except OSError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise OptionError(f"--out {str(out)!r} is in use by another training ({holder}): wait for it to end, "
-                              f"or choose another --out", "--out") from None
+            raise OptionError(
+                f"--out {str(out)!r} is in use by another training ({holder}): wait for it to end, "
+                f"or choose another --out",
+                "--out",
+            ) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}: "
-                     f"{' '.join(sys.argv[:1] + sys.argv[1:])[:200]}\n")
+        handle.write(
+            f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}: "
+            f"{' '.join(sys.argv[:1] + sys.argv[1:])[:200]}\n"
+        )
         handle.flush()
         yield
     finally:
@@ -107,8 +140,8 @@ def run_folder_lock(out: Path):
 def parameter_count(kind: str, config: dict[str, Any]) -> int:
     """The model's number of parameters, from its config (no framework needed)."""
     if kind == "transformer":
-        from txcourse.evaluation.accounting import count_parameters
         from txcourse.config import TransformerConfig
+        from txcourse.evaluation.accounting import count_parameters
 
         return count_parameters(TransformerConfig.from_dict(config)).total
     e, u, vs, vt = config["embedding_dim"], config["units"], config["src_vocab_size"], config["tgt_vocab_size"]
@@ -140,25 +173,36 @@ def check_model_fits(kind: str, config: dict[str, Any], settings: Sequence[tuple
     count = parameter_count(kind, config)
     needed, available = 16 * count, available_memory()
     if available is not None and needed > available:
-        given = "--set " + " ".join(f"{key}={value}" for key, value in dict(settings).items()) if settings else \
-            "the default model"
-        raise OptionError(f"{given}: the {kind} model would have {count:,} parameters and training needs at least "
-                          f"{needed / 2**30:,.1f} GiB (weights, gradients and Adam's two moments in float32), but "
-                          f"{available / 2**30:,.1f} GiB of memory is available: choose a smaller model", "--set")
+        given = (
+            "--set " + " ".join(f"{key}={value}" for key, value in dict(settings).items())
+            if settings
+            else "the default model"
+        )
+        raise OptionError(
+            f"{given}: the {kind} model would have {count:,} parameters and training needs at least "
+            f"{needed / 2**30:,.1f} GiB (weights, gradients and Adam's two moments in float32), but "
+            f"{available / 2**30:,.1f} GiB of memory is available: choose a smaller model",
+            "--set",
+        )
 
 
 def check_can_create(out: Path) -> None:
     """``out`` is, or can become, a folder we may write in; checked without creating anything."""
     if out.exists() and not out.is_dir():
-        raise OptionError(f"--out {str(out)!r} is a file, expected a folder to write into: choose another --out",
-                          "--out")
+        raise OptionError(
+            f"--out {str(out)!r} is a file, expected a folder to write into: choose another --out", "--out"
+        )
     existing = next(p for p in (out, *out.absolute().parents) if p.exists())
     if not existing.is_dir():
-        raise OptionError(f"--out {str(out)!r}: {str(existing)!r} is a file, so no folder can be made there: "
-                          f"choose another --out", "--out")
+        raise OptionError(
+            f"--out {str(out)!r}: {str(existing)!r} is a file, so no folder can be made there: choose another --out",
+            "--out",
+        )
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise OptionError(f"--out {str(out)!r} is not a writable folder ({str(existing)!r} may not be written): "
-                          f"choose another --out", "--out")
+        raise OptionError(
+            f"--out {str(out)!r} is not a writable folder ({str(existing)!r} may not be written): choose another --out",
+            "--out",
+        )
 
 
 def check_free_space(out: Path, parameters: int) -> None:
@@ -171,21 +215,33 @@ def check_free_space(out: Path, parameters: int) -> None:
 
     needed, free = 2 * 12 * parameters + 2**20, shutil.disk_usage(out).free
     if free < needed:
-        raise OptionError(f"--out {str(out)!r}: a checkpoint of this model needs about {needed / 2**20:,.1f} MiB "
-                          f"(written beside the previous one), and its disk has {free / 2**20:,.1f} MiB free: free "
-                          f"space or choose another --out", "--out")
+        raise OptionError(
+            f"--out {str(out)!r}: a checkpoint of this model needs about {needed / 2**20:,.1f} MiB "
+            f"(written beside the previous one), and its disk has {free / 2**20:,.1f} MiB free: free "
+            f"space or choose another --out",
+            "--out",
+        )
 
 
 def check_json_target(path: Path) -> None:
     """``--json`` names a file that can be written, checked before the evaluation runs, not after it."""
     parent = path.parent
-    got = ("a folder" if path.is_dir() else
-           f"a path whose folder {str(parent)!r} is a file" if parent.exists() and not parent.is_dir() else
-           f"a path whose folder {str(parent)!r} does not exist" if not parent.exists() else None)
+    got = (
+        "a folder"
+        if path.is_dir()
+        else f"a path whose folder {str(parent)!r} is a file"
+        if parent.exists() and not parent.is_dir()
+        else f"a path whose folder {str(parent)!r} does not exist"
+        if not parent.exists()
+        else None
+    )
     if got is None and not os.access(parent, os.W_OK | os.X_OK):
         got = f"a path whose folder {str(parent)!r} is not writable"
     if got is None and path.exists() and not os.access(path, os.W_OK):
         got = "a file that is not writable"
     if got is not None:
-        raise OptionError(f"--json {str(path)!r}: expected the name of a file to write the scores to, in an "
-                          f"existing, writable folder; got {got}: use for example --json scores.json", "--json")
+        raise OptionError(
+            f"--json {str(path)!r}: expected the name of a file to write the scores to, in an "
+            f"existing, writable folder; got {got}: use for example --json scores.json",
+            "--json",
+        )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["user_errors", "error_line", "print_rows", "silence_stdout"]
 
@@ -19,8 +19,14 @@ TF_GRAPH_ERROR = "Graph execution error:"  # how TensorFlow begins an error insi
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """The exceptions a user's input causes; TensorFlow's only when TensorFlow was imported."""
-    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, FloatingPointError, PermissionError,
-                                               IsADirectoryError, NotADirectoryError)
+    errors: tuple[type[BaseException], ...] = (
+        ValueError,
+        FileNotFoundError,
+        FloatingPointError,
+        PermissionError,
+        IsADirectoryError,
+        NotADirectoryError,
+    )
     tf = sys.modules.get("tensorflow")
     return errors + ((tf.errors.InvalidArgumentError,) if tf is not None and hasattr(tf, "errors") else ())
 

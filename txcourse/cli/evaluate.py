@@ -14,8 +14,8 @@ __all__ = ["evaluate_command"]
 
 def evaluate_command(args: argparse.Namespace) -> int:
     from txcourse.data import get_task
-    from txcourse.evaluation.translate import evaluate
     from txcourse.evaluation.metrics import format_length_table
+    from txcourse.evaluation.translate import evaluate
 
     if args.json is not None:
         check_json_target(args.json)
@@ -26,34 +26,48 @@ def evaluate_command(args: argparse.Namespace) -> int:
     splits = get_task(task["name"], **task["kwargs"])
     pairs = splits[args.split][: args.limit]
     result = evaluate(fw, model, pairs, src_tok, tgt_tok, beam_size=args.beam, device=args.device)
-    print(f"{meta['model']['kind']} ({meta['framework']}), {task['name']} {args.split} ({len(pairs)} pairs), "
-          f"beam {args.beam}: exact match {100 * result['exact_match']:.2f}%, BLEU {result['bleu']:.2f}, "
-          f"chrF {result['chrf']:.2f}")
+    print(
+        f"{meta['model']['kind']} ({meta['framework']}), {task['name']} {args.split} ({len(pairs)} pairs), "
+        f"beam {args.beam}: exact match {100 * result['exact_match']:.2f}%, BLEU {result['bleu']:.2f}, "
+        f"chrF {result['chrf']:.2f}"
+    )
     print(format_length_table({meta["model"]["kind"]: result["by_length"]}))
     by_digits = None
     if task["name"] == "numbers" and args.per_digit:
         from txcourse.evaluation.translate import evaluate_by_digit_count
 
-        by_digits = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok, per_count=args.per_digit,
-                                            beam_size=args.beam, device=args.device)
-        print(f"\nby digit count, {args.per_digit} fresh numbers each (what users type: 'nine' as well as "
-              f"'nine hundred thousand'): mean exact match {100 * by_digits['exact_match']:.2f}%")
+        by_digits = evaluate_by_digit_count(
+            fw, model, splits, src_tok, tgt_tok, per_count=args.per_digit, beam_size=args.beam, device=args.device
+        )
+        print(
+            f"\nby digit count, {args.per_digit} fresh numbers each (what users type: 'nine' as well as "
+            f"'nine hundred thousand'): mean exact match {100 * by_digits['exact_match']:.2f}%"
+        )
         round_ = by_digits["round"]
         print(format_length_table({meta["model"]["kind"]: by_digits["by_digits"]}, key="digits"))
-        print(f"round numbers ('forty thousand', 'one hundred thousand': every one of the range with one or two "
-              f"significant digits, {round_.count}): exact match {100 * round_.exact_match:.2f}%")
-        print("in the training split: " + ", ".join(f"{100 * share:.0f}% of the {d}-digit"
-                                                    for d, share in by_digits["seen"].items() if d != "round")
-              + f" numbers (every number below 1000 is trained on by design), {100 * by_digits['seen']['round']:.0f}% "
-              f"of the round ones (one or two significant digits: 'forty thousand', 'one hundred thousand')")
+        print(
+            f"round numbers ('forty thousand', 'one hundred thousand': every one of the range with one or two "
+            f"significant digits, {round_.count}): exact match {100 * round_.exact_match:.2f}%"
+        )
+        print(
+            "in the training split: "
+            + ", ".join(
+                f"{100 * share:.0f}% of the {d}-digit" for d, share in by_digits["seen"].items() if d != "round"
+            )
+            + f" numbers (every number below 1000 is trained on by design), {100 * by_digits['seen']['round']:.0f}% "
+            f"of the round ones (one or two significant digits: 'forty thousand', 'one hundred thousand')"
+        )
     by_phrasing = None
     if task["name"] == "numbers" and args.per_phrasing:
         from txcourse.evaluation.translate import evaluate_by_phrasing
 
-        by_phrasing = evaluate_by_phrasing(fw, model, splits, src_tok, tgt_tok, count=args.per_phrasing,
-                                           beam_size=args.beam, device=args.device)
-        print(f"\nby phrasing, {args.per_phrasing} fresh numbers written each way that applies, read as translate "
-              f"reads them ({by_phrasing['refused']} phrasings refused):")
+        by_phrasing = evaluate_by_phrasing(
+            fw, model, splits, src_tok, tgt_tok, count=args.per_phrasing, beam_size=args.beam, device=args.device
+        )
+        print(
+            f"\nby phrasing, {args.per_phrasing} fresh numbers written each way that applies, read as translate "
+            f"reads them ({by_phrasing['refused']} phrasings refused):"
+        )
         print("| phrasing | numbers | exact match |\n| --- | ---: | ---: |")
         for name, bucket in by_phrasing.items():
             if name != "refused":
@@ -62,13 +76,24 @@ def evaluate_command(args: argparse.Namespace) -> int:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
         if by_digits is not None:
-            summary["by_digits"] = [{"digits": b.low, "count": b.count, "exact_match": b.exact_match,
-                                     "seen_in_training": by_digits["seen"][b.low]} for b in by_digits["by_digits"]]
-            summary["round_numbers"] = {"count": round_.count, "exact_match": round_.exact_match,
-                                        "seen_in_training": by_digits["seen"]["round"]}
+            summary["by_digits"] = [
+                {
+                    "digits": b.low,
+                    "count": b.count,
+                    "exact_match": b.exact_match,
+                    "seen_in_training": by_digits["seen"][b.low],
+                }
+                for b in by_digits["by_digits"]
+            ]
+            summary["round_numbers"] = {
+                "count": round_.count,
+                "exact_match": round_.exact_match,
+                "seen_in_training": by_digits["seen"]["round"],
+            }
         if by_phrasing is not None:
-            summary["by_phrasing"] = {name: (value if name == "refused" else
-                                             {"count": value.count, "exact_match": value.exact_match})
-                                      for name, value in by_phrasing.items()}
+            summary["by_phrasing"] = {
+                name: (value if name == "refused" else {"count": value.count, "exact_match": value.exact_match})
+                for name, value in by_phrasing.items()
+            }
         args.json.write_text(json.dumps(summary, indent=1))
     return 0

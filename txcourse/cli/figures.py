@@ -29,17 +29,30 @@ def figures_command(args: argparse.Namespace) -> int:
         import_quietly("tf")
     start = time.perf_counter()
     try:
-        manifest = build_figures(args.out, args.only or None, root=args.root, framework=args.framework,
-                                 fmt=args.format, dpi=args.dpi, strict=args.strict, progress=not args.no_progress)
+        manifest = build_figures(
+            args.out,
+            args.only or None,
+            root=args.root,
+            framework=args.framework,
+            fmt=args.format,
+            dpi=args.dpi,
+            strict=args.strict,
+            progress=not args.no_progress,
+        )
     except OSError as err:  # a full disk, or the folder made read-only while drawing
-        if isinstance(err, FileNotFoundError) and not str(args.out) in str(err.filename or ""):
+        if isinstance(err, FileNotFoundError) and str(args.out) not in str(err.filename or ""):
             raise  # a missing input (book/data/...): its own message
-        raise OptionError(f"could not write the figures into --out {str(args.out)!r} ({err.strerror or err}): "
-                          f"free space or choose another --out", "--out") from None
+        raise OptionError(
+            f"could not write the figures into --out {str(args.out)!r} ({err.strerror or err}): "
+            f"free space or choose another --out",
+            "--out",
+        ) from None
     entries = manifest["figures"].values()
     written = sum(e["status"] == "written" for e in entries)
     skipped = [name for name, e in manifest["figures"].items() if e["status"] == "skipped"]
-    print(f"wrote {written} figure(s) to {args.out} in {time.perf_counter() - start:.1f} s"
-          + (f"; skipped {len(skipped)}: {', '.join(skipped)}" if skipped else "")
-          + f"; manifest {args.out / 'manifest.json'}")
+    print(
+        f"wrote {written} figure(s) to {args.out} in {time.perf_counter() - start:.1f} s"
+        + (f"; skipped {len(skipped)}: {', '.join(skipped)}" if skipped else "")
+        + f"; manifest {args.out / 'manifest.json'}"
+    )
     return 0

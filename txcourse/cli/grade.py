@@ -19,13 +19,20 @@ def grade_parser() -> argparse.ArgumentParser:
     from txcourse.cli import _Parser
     from txcourse.course.grading import DEFAULT_CELL_TIMEOUT, LABS, add_grade_options
 
-    grade = _Parser(prog="txcourse grade", description="autograde a folder of lab submissions: a CSV of scores and "
-                                                       "HTML feedback (nbgrader)")
+    grade = _Parser(
+        prog="txcourse grade",
+        description="autograde a folder of lab submissions: a CSV of scores and HTML feedback (nbgrader)",
+    )
     grade.add_argument("submissions", type=Path, help="folder with one subfolder per student")
     grade.add_argument("--lab", required=True, help=f"one of {list(LABS)}")
     grade.add_argument("--out", type=Path, default=None, help="CSV to write (default _build/grades/LAB.csv)")
-    grade.add_argument("--cell-timeout", type=int, default=DEFAULT_CELL_TIMEOUT, metavar="S",
-                       help=f"seconds a cell may run before it is interrupted (default {DEFAULT_CELL_TIMEOUT})")
+    grade.add_argument(
+        "--cell-timeout",
+        type=int,
+        default=DEFAULT_CELL_TIMEOUT,
+        metavar="S",
+        help=f"seconds a cell may run before it is interrupted (default {DEFAULT_CELL_TIMEOUT})",
+    )
     grade.add_argument("--labs-dir", type=Path, default=Path("labs"), help="the nbgrader course (default labs)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
     add_grade_options(grade)  # --jobs, --notebook-timeout, --memory, --no-sandbox

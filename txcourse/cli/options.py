@@ -12,19 +12,38 @@ import ast
 import math
 from pathlib import Path
 from typing import Any, Optional
+
 from txcourse.registry import MODEL_KINDS
 
-__all__ = ["OptionError", "MODELS", "COOLDOWN_FRACTION", "TRAIN_OPTIONS", "setting", "count", "number", "folder",
-           "device_name"]
+__all__ = [
+    "OptionError",
+    "MODELS",
+    "COOLDOWN_FRACTION",
+    "TRAIN_OPTIONS",
+    "setting",
+    "count",
+    "number",
+    "folder",
+    "device_name",
+]
 
 MODELS = MODEL_KINDS  # --model
 COOLDOWN_FRACTION = 0.3  # default --cooldown, as a share of --steps
 
 # TrainConfig fields -> the option of `txcourse train` that sets them
-TRAIN_OPTIONS = {"steps": "--steps", "batch_size": "--batch-size", "warmup_steps": "--warmup",
-                 "cooldown_steps": "--cooldown", "lr_factor": "--lr-factor", "label_smoothing": "--label-smoothing",
-                 "seed": "--seed", "device": "--device", "log_every": "--log-every",
-                 "checkpoint_every": "--checkpoint-every", "max_seconds": "--max-seconds"}
+TRAIN_OPTIONS = {
+    "steps": "--steps",
+    "batch_size": "--batch-size",
+    "warmup_steps": "--warmup",
+    "cooldown_steps": "--cooldown",
+    "lr_factor": "--lr-factor",
+    "label_smoothing": "--label-smoothing",
+    "seed": "--seed",
+    "device": "--device",
+    "log_every": "--log-every",
+    "checkpoint_every": "--checkpoint-every",
+    "max_seconds": "--max-seconds",
+}
 
 
 class OptionError(ValueError):
@@ -66,23 +85,33 @@ def count(minimum: int, maximum: Optional[int] = None):
         if value < minimum or (maximum is not None and value > maximum):
             raise argparse.ArgumentTypeError(f"expected an integer {span}, got {value}")
         return value
+
     return parse
 
 
 def number(low: float, high: float = math.inf, closed: bool = False, high_open: bool = False):
     """An argparse type: a finite float in (low, high), [low, high] when ``closed``, [low, high) when
     ``high_open``."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        inside = (low <= value < high if high_open else low <= value <= high if closed else low < value < high)
+        inside = low <= value < high if high_open else low <= value <= high if closed else low < value < high
         if not (inside and math.isfinite(value)):
-            span = (f"in [{low:g}, {high:g})" if high_open else f"in [{low:g}, {high:g}]" if closed
-                    else f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})")
+            span = (
+                f"in [{low:g}, {high:g})"
+                if high_open
+                else f"in [{low:g}, {high:g}]"
+                if closed
+                else f"> {low:g}"
+                if high == math.inf
+                else f"in ({low:g}, {high:g})"
+            )
             raise argparse.ArgumentTypeError(f"expected a finite number {span}, got {text!r}")
         return value
+
     return parse
 
 

@@ -40,10 +40,19 @@ def train_config(args: argparse.Namespace) -> Any:
     from txcourse.training import TrainConfig
 
     cooldown = round(COOLDOWN_FRACTION * args.steps) if args.cooldown is None else args.cooldown
-    values = {"steps": args.steps, "batch_size": args.batch_size, "warmup_steps": args.warmup,
-              "cooldown_steps": cooldown, "lr_factor": args.lr_factor, "label_smoothing": args.label_smoothing,
-              "seed": args.seed, "device": args.device, "log_every": args.log_every,
-              "checkpoint_every": args.checkpoint_every, "max_seconds": args.max_seconds}
+    values = {
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "warmup_steps": args.warmup,
+        "cooldown_steps": cooldown,
+        "lr_factor": args.lr_factor,
+        "label_smoothing": args.label_smoothing,
+        "seed": args.seed,
+        "device": args.device,
+        "log_every": args.log_every,
+        "checkpoint_every": args.checkpoint_every,
+        "max_seconds": args.max_seconds,
+    }
     config = TrainConfig(progress=not args.no_progress)
     for field, value in values.items():  # one field at a time (none of them is checked against another)
         try:
@@ -64,8 +73,7 @@ def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> d
 
     given = dict(settings)
     try:
-        return default_model_config(kind, prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size,
-                                    given)
+        return default_model_config(kind, prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size, given)
     except ArgumentError as err:
         named = [name for name in err.arguments if name in given]  # the first is the one to change
         if not named:  # a value the command line chose itself (the vocabulary sizes): the message names it
@@ -78,43 +86,62 @@ def check_model_config(config: dict[str, Any], prepared: Any) -> None:
     """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
     src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
     if config["pad_id"] != src.pad_id or config["pad_id"] != tgt.pad_id:
-        raise OptionError(f"--set pad_id={config['pad_id']}: the task's tokenizers pad with id {src.pad_id}; "
-                          f"drop --set pad_id (it is set from the tokenizers)", "--set pad_id")
+        raise OptionError(
+            f"--set pad_id={config['pad_id']}: the task's tokenizers pad with id {src.pad_id}; "
+            f"drop --set pad_id (it is set from the tokenizers)",
+            "--set pad_id",
+        )
     for side, tok in (("src", src), ("tgt", tgt)):
         if config[f"{side}_vocab_size"] < tok.vocab_size:
-            raise OptionError(f"--set {side}_vocab_size={config[f'{side}_vocab_size']}: the task's {side} "
-                              f"tokenizer has {tok.vocab_size} tokens; drop --set {side}_vocab_size (it is set "
-                              f"from the tokenizer)", f"--set {side}_vocab_size")
+            raise OptionError(
+                f"--set {side}_vocab_size={config[f'{side}_vocab_size']}: the task's {side} "
+                f"tokenizer has {tok.vocab_size} tokens; drop --set {side}_vocab_size (it is set "
+                f"from the tokenizer)",
+                f"--set {side}_vocab_size",
+            )
     if "max_len" in config and len(prepared.train):
         longest = max(int(prepared.train.src_lengths.max()), max(len(t) for t in prepared.train.tgt) + 1)
         if config["max_len"] < longest:
-            raise OptionError(f"--set max_len={config['max_len']}: the task's training data has sequences of "
-                              f"{longest} positions (the target with <sos>); use --set max_len={longest} or more",
-                              "--set max_len")
+            raise OptionError(
+                f"--set max_len={config['max_len']}: the task's training data has sequences of "
+                f"{longest} positions (the target with <sos>); use --set max_len={longest} or more",
+                "--set max_len",
+            )
 
 
-def check_same_settings(meta: dict[str, Any], config: Any, model_config: dict[str, Any], task: dict[str, Any],
-                        checkpoint: Path) -> None:
+def check_same_settings(
+    meta: dict[str, Any], config: Any, model_config: dict[str, Any], task: dict[str, Any], checkpoint: Path
+) -> None:
     """A resumed run continues the run it resumes: the settings that change what is learnt must match."""
     from txcourse.training import RESUME_SETTINGS
 
     plain = lambda value: json.loads(json.dumps(value))  # noqa: E731 - tuples -> lists, as the header stores them
     differ = []
     stored, now = meta.get("train_config", {}), plain(config.to_dict())
-    differ += [(TRAIN_OPTIONS.get(key, f"TrainConfig.{key}"), stored[key], now[key]) for key in RESUME_SETTINGS
-               if key in stored and stored[key] != now[key]]
+    differ += [
+        (TRAIN_OPTIONS.get(key, f"TrainConfig.{key}"), stored[key], now[key])
+        for key in RESUME_SETTINGS
+        if key in stored and stored[key] != now[key]
+    ]
     stored, now = meta["model"]["config"], plain(model_config)
-    differ += [(f"--set {key}", stored.get(key), now.get(key)) for key in sorted(set(stored) | set(now))
-               if stored.get(key) != now.get(key)]
+    differ += [
+        (f"--set {key}", stored.get(key), now.get(key))
+        for key in sorted(set(stored) | set(now))
+        if stored.get(key) != now.get(key)
+    ]
     stored, now = meta.get("task") or {}, plain(task)
     if stored.get("name") != now["name"]:
         differ.append(("--task", stored.get("name"), now["name"]))
     elif isinstance(stored.get("kwargs"), dict):
-        differ += [(f"--task-arg {key}", stored["kwargs"].get(key), now["kwargs"].get(key))
-                   for key in sorted(set(stored["kwargs"]) | set(now["kwargs"]))
-                   if stored["kwargs"].get(key) != now["kwargs"].get(key)]
+        differ += [
+            (f"--task-arg {key}", stored["kwargs"].get(key), now["kwargs"].get(key))
+            for key in sorted(set(stored["kwargs"]) | set(now["kwargs"]))
+            if stored["kwargs"].get(key) != now["kwargs"].get(key)
+        ]
     if differ:
-        raise OptionError(f"--resume: {str(checkpoint)!r} was trained with other settings: "
-                          + ", ".join(f"{option} {old!r} (checkpoint) vs {new!r} (now)" for option, old, new in differ)
-                          + "; repeat the checkpoint's settings, or add --override to continue with the new ones",
-                          "--resume")
+        raise OptionError(
+            f"--resume: {str(checkpoint)!r} was trained with other settings: "
+            + ", ".join(f"{option} {old!r} (checkpoint) vs {new!r} (now)" for option, old, new in differ)
+            + "; repeat the checkpoint's settings, or add --override to continue with the new ones",
+            "--resume",
+        )

@@ -15,8 +15,15 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from txcourse.cli.checks import (check_device, check_free_space, check_model_fits, check_run_folder, check_writable,
-                                 parameter_count, run_folder_lock)
+from txcourse.cli.checks import (
+    check_device,
+    check_free_space,
+    check_model_fits,
+    check_run_folder,
+    check_writable,
+    parameter_count,
+    run_folder_lock,
+)
 from txcourse.cli.frameworks import import_quietly
 from txcourse.cli.options import OptionError
 from txcourse.cli.settings import check_model_config, check_same_settings, model_config, prepare, train_config
@@ -46,9 +53,12 @@ def train_command(args: argparse.Namespace) -> int:
         resumed = load_checkpoint(checkpoint, args.framework, args.model, resumable=True)
         meta = resumed.meta
         if args.steps <= meta["step"]:
-            raise OptionError(f"--steps {args.steps}: {str(checkpoint)!r} is already at step {meta['step']}, so "
-                              f"--resume would train nothing; give --steps above {meta['step']} (the total step "
-                              f"count, not the steps to add)", "--steps")
+            raise OptionError(
+                f"--steps {args.steps}: {str(checkpoint)!r} is already at step {meta['step']}, so "
+                f"--resume would train nothing; give --steps above {meta['step']} (the total step "
+                f"count, not the steps to add)",
+                "--steps",
+            )
         if not args.override:
             check_same_settings(meta, config, config_dict, task, checkpoint)
     if args.threads:
@@ -70,15 +80,28 @@ def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
     if count is None:
         count = available
     elif count > available:
-        raise OptionError(f"--valid-pairs is {count}, but the {prepared.task} task's validation split holds "
-                          f"{available} pairs; give at most {available} (0: no validation)", "--valid-pairs")
+        raise OptionError(
+            f"--valid-pairs is {count}, but the {prepared.task} task's validation split holds "
+            f"{available} pairs; give at most {available} (0: no validation)",
+            "--valid-pairs",
+        )
     if count == 0:
         return None
     return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
 
 
-def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
-                    prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path, resumed: Any = None) -> int:
+def _train_replicas(
+    args: argparse.Namespace,
+    fw: Any,
+    replicas: Any,
+    config: Any,
+    model_config: dict[str, Any],
+    prepared: Any,
+    task: dict[str, Any],
+    out: Path,
+    checkpoint: Path,
+    resumed: Any = None,
+) -> int:
     """The training part of :func:`train_command`, in every process of a data-parallel run (one writes)."""
     from txcourse.training.distributed import check_divisible
 
@@ -90,8 +113,18 @@ def _train_replicas(args: argparse.Namespace, fw: Any, replicas: Any, config: An
         return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint, resumed)
 
 
-def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any, model_config: dict[str, Any],
-                  prepared: Any, task: dict[str, Any], out: Path, checkpoint: Path, resumed: Any = None) -> int:
+def _train_locked(
+    args: argparse.Namespace,
+    fw: Any,
+    replicas: Any,
+    config: Any,
+    model_config: dict[str, Any],
+    prepared: Any,
+    task: dict[str, Any],
+    out: Path,
+    checkpoint: Path,
+    resumed: Any = None,
+) -> int:
     """The run itself, with the run folder locked by the writing process."""
     from txcourse.training.files import remove_stale_temporaries
 
@@ -99,17 +132,26 @@ def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any,
         for path in (checkpoint, out / "history.jsonl"):
             remove_stale_temporaries(path)
     fw.set_seed(args.seed)
-    metadata = {"task": task,
-                "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()}}
+    metadata = {
+        "task": task,
+        "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()},
+    }
     valid = _valid_pairs(prepared, args.valid_pairs)
     with replicas.scope():  # TensorFlow: the model's variables are mirrored on every replica
-        trainer = fw.Trainer(fw.build_model(args.model, model_config), args.model, model_config, prepared.train,
-                             config, history_path=str(out / "history.jsonl"), metadata=metadata, valid=valid)
+        trainer = fw.Trainer(
+            fw.build_model(args.model, model_config),
+            args.model,
+            model_config,
+            prepared.train,
+            config,
+            history_path=str(out / "history.jsonl"),
+            metadata=metadata,
+            valid=valid,
+        )
     if resumed is not None:
         trainer.load(resumed)
     if replicas.count > 1 and replicas.writer:
-        print(f"txcourse: data-parallel: {replicas.describe()}, global batch {config.batch_size}",
-              file=sys.stderr)
+        print(f"txcourse: data-parallel: {replicas.describe()}, global batch {config.batch_size}", file=sys.stderr)
     start = time.perf_counter()
     try:
         with _stop_on_signals(trainer) as received:
@@ -118,23 +160,34 @@ def _train_locked(args: argparse.Namespace, fw: Any, replicas: Any, config: Any,
         raise ValueError(f"{err}; {_kept(checkpoint, 'the last good checkpoint')}") from None
     except KeyboardInterrupt:  # a second Ctrl-C: stopped inside a step, whose weights may be half updated
         if replicas.writer:
-            print(f"txcourse: interrupted a second time, inside step {trainer.step + 1}: no checkpoint of it was "
-                  f"saved; {_kept(checkpoint, 'the last checkpoint')}", file=sys.stderr)
+            print(
+                f"txcourse: interrupted a second time, inside step {trainer.step + 1}: no checkpoint of it was "
+                f"saved; {_kept(checkpoint, 'the last checkpoint')}",
+                file=sys.stderr,
+            )
         return 130
     except OSError as err:  # a full disk or a folder made read-only while training
-        raise OptionError(f"could not write to --out {str(out)!r} at step {trainer.step} ({err.strerror or err}): "
-                          f"free space or fix the folder, then resume; "
-                          f"{_kept(checkpoint, 'the last checkpoint')}", "--out") from None
+        raise OptionError(
+            f"could not write to --out {str(out)!r} at step {trainer.step} ({err.strerror or err}): "
+            f"free space or fix the folder, then resume; "
+            f"{_kept(checkpoint, 'the last checkpoint')}",
+            "--out",
+        ) from None
     if not replicas.writer:
         return 128 + received[0] if received else 0
     if received:
-        print(f"txcourse: stopped by {signal.Signals(received[0]).name} at step {trainer.step}: saved checkpoint "
-              f"{checkpoint}; add --resume to the same command to continue", file=sys.stderr)
+        print(
+            f"txcourse: stopped by {signal.Signals(received[0]).name} at step {trainer.step}: saved checkpoint "
+            f"{checkpoint}; add --resume to the same command to continue",
+            file=sys.stderr,
+        )
         return 128 + received[0]
     last = records[-1] if records else {}
-    print(f"trained {args.model} ({args.framework}) on {args.task} to step {trainer.step} in "
-          f"{time.perf_counter() - start:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
-          f"token accuracy {last.get('accuracy', float('nan')):.4f}; checkpoint {checkpoint}")
+    print(
+        f"trained {args.model} ({args.framework}) on {args.task} to step {trainer.step} in "
+        f"{time.perf_counter() - start:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
+        f"token accuracy {last.get('accuracy', float('nan')):.4f}; checkpoint {checkpoint}"
+    )
     return 0
 
 

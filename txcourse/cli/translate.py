@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from txcourse.cli.errors import print_rows
 from txcourse.cli.frameworks import load
@@ -60,8 +61,10 @@ def translate_command(args: argparse.Namespace) -> int:
         elif not (ids := src_tok.encode(text)):  # only punctuation the tokenizer ignores, e.g. ","
             skipped.append(f"line {number}: no words in {text!r}")
         elif longest is not None and len(ids) > longest:
-            too_long.append(f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
-                            f"(max_len of the checkpoint); split it into shorter sentences")
+            too_long.append(
+                f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
+                f"(max_len of the checkpoint); split it into shorter sentences"
+            )
             skipped.append(too_long[-1])
         elif numbers is not None:  # read as a number: every English phrasing, nothing that is not one number
             try:
@@ -74,13 +77,19 @@ def translate_command(args: argparse.Namespace) -> int:
             kept.append((number, text))
     refused = too_long + not_numbers
     if refused and args.strict:
-        raise OptionError(f"--strict: {refused[0]}" + (f" (and {len(refused) - 1} more)" if refused[1:] else ""),
-                          "--strict")
+        raise OptionError(
+            f"--strict: {refused[0]}" + (f" (and {len(refused) - 1} more)" if refused[1:] else ""), "--strict"
+        )
     for why in skipped:
         print(f"txcourse: skipped {why}", file=sys.stderr)
     if not kept:
-        why = ("empty, without words, too long or no number" if refused else "empty or without words" if any(texts)
-               else "empty")
+        why = (
+            "empty, without words, too long or no number"
+            if refused
+            else "empty or without words"
+            if any(texts)
+            else "empty"
+        )
         raise ValueError(f"nothing to translate: {_lines(len(lines))} {why}")
     kept = [(number, text, model_input.get(number, text)) for number, text in kept]
     unknown = {number: src_tok.unknown_words(text) for number, _, text in kept}
@@ -88,18 +97,28 @@ def translate_command(args: argparse.Namespace) -> int:
     if args.strict and flagged:
         first, others = flagged[0], flagged[1:]
         also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
-        raise OptionError(f"--strict: line {first} has words outside the source vocabulary: "
-                          f"{_quoted(unknown[first])}{also}", "--strict")
-    known = src_tok.vocab[src_tok.unk_id + 1:]  # the special tokens come first
+        raise OptionError(
+            f"--strict: line {first} has words outside the source vocabulary: {_quoted(unknown[first])}{also}",
+            "--strict",
+        )
+    known = src_tok.vocab[src_tok.unk_id + 1 :]  # the special tokens come first
     hint = f"{len(known)} words, e.g. {_quoted(known[:6])}"
     for number in flagged:
         words = unknown[number]
-        print(f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
-              f"source vocabulary ({hint}); translated as <unk>", file=sys.stderr)
-    targets = translate(fw, model, [text for _, _, text in kept], src_tok, tgt_tok, beam_size=args.beam,
-                        device=args.device)
-    print_rows([f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
-                 for (number, source, _), target in zip(kept, targets)])
+        print(
+            f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
+            f"source vocabulary ({hint}); translated as <unk>",
+            file=sys.stderr,
+        )
+    targets = translate(
+        fw, model, [text for _, _, text in kept], src_tok, tgt_tok, beam_size=args.beam, device=args.device
+    )
+    print_rows(
+        [
+            f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
+            for (number, source, _), target in zip(kept, targets)
+        ]
+    )
     return 0
 
 

@@ -22,19 +22,33 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 import txcourse
-from txcourse.training.checkpoint import read_checkpoint_meta
 from txcourse.training import noam_lr, read_history
+from txcourse.training.checkpoint import read_checkpoint_meta
 
-__all__ = ["TRANSFORMER_CHECKPOINT", "TRANSFORMER_HISTORY", "LENGTH_CURVES", "PREFIX", "length_curve_values", "smoothed_target", "smoothed_target_entropy",
-           "schedule", "schedule_lr", "book_values", "teacher_forced"]
+__all__ = [
+    "TRANSFORMER_CHECKPOINT",
+    "TRANSFORMER_HISTORY",
+    "LENGTH_CURVES",
+    "PREFIX",
+    "length_curve_values",
+    "smoothed_target",
+    "smoothed_target_entropy",
+    "schedule",
+    "schedule_lr",
+    "book_values",
+    "teacher_forced",
+]
 
 TRANSFORMER_CHECKPOINT = "book/data/numbers-transformer-torch.npz"
 TRANSFORMER_HISTORY = "book/data/numbers-transformer-torch.history.jsonl"
-LENGTH_CURVES = "benchmarks/results/length_curves.json"  # week 1's accuracy by source length (benchmarks/length_curves.py)
+LENGTH_CURVES = (
+    "benchmarks/results/length_curves.json"  # week 1's accuracy by source length (benchmarks/length_curves.py)
+)
 PREFIX = "tx_"  # every substitution name starts with it, so it cannot clash with another extension's
 
 
@@ -73,12 +87,18 @@ def schedule(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments of :func:`txcourse.training.noam_lr` a checkpoint was trained with (from its header)."""
     try:
         train, model = meta["train_config"], meta["model"]["config"]
-        return {"d_model": int(model["d_model"]), "warmup_steps": int(train["warmup_steps"]),
-                "factor": float(train["lr_factor"]), "total_steps": int(train["steps"]),
-                "cooldown_steps": int(train.get("cooldown_steps") or 0)}
+        return {
+            "d_model": int(model["d_model"]),
+            "warmup_steps": int(train["warmup_steps"]),
+            "factor": float(train["lr_factor"]),
+            "total_steps": int(train["steps"]),
+            "cooldown_steps": int(train.get("cooldown_steps") or 0),
+        }
     except (KeyError, TypeError) as err:
-        raise ValueError(f"meta must be a checkpoint header with model.config.d_model and train_config "
-                         f"(steps, warmup_steps, lr_factor); it lacks {err}") from None
+        raise ValueError(
+            f"meta must be a checkpoint header with model.config.d_model and train_config "
+            f"(steps, warmup_steps, lr_factor); it lacks {err}"
+        ) from None
 
 
 def schedule_lr(meta: Mapping[str, Any], step: int) -> float:
@@ -104,12 +124,16 @@ def length_curve_values(path: str | os.PathLike) -> dict[str, str]:
     """
     results = json.loads(Path(path).read_text(encoding="utf-8"))
     models = results["models"]
-    values: dict[str, Any] = {"lc_min_len": results["task_kwargs"]["min_len"],
-                              "lc_max_len": results["task_kwargs"]["max_len"]}
+    values: dict[str, Any] = {
+        "lc_min_len": results["task_kwargs"]["min_len"],
+        "lc_max_len": results["task_kwargs"]["max_len"],
+    }
     steps = {model["steps"] for model in models.values()}
     if len(steps) != 1:
-        raise ValueError(f"{path}: the models trained for different numbers of steps {sorted(steps)}; "
-                         f"week 1 compares them at one budget")
+        raise ValueError(
+            f"{path}: the models trained for different numbers of steps {sorted(steps)}; "
+            f"week 1 compares them at one budget"
+        )
     values["lc_steps"] = steps.pop()
     values["lc_minutes"] = round(sum(model["train_seconds"] for model in models.values()) / 60)
     for kind, model in models.items():
@@ -141,11 +165,16 @@ def validation_values(history: list[dict[str, Any]], cooldown_start: int) -> dic
     best = min(curve, key=lambda r: r["loss"])
     rises = [(b["step"], b["loss"] - a["loss"]) for a, b in zip(curve, curve[1:])]  # (step, rise into it)
     warm = max([(0, 0.0)] + [r for r in rises if r[0] <= cooldown_start], key=lambda r: r[1])
-    return {"final_valid_loss": _fmt(curve[-1]["loss"], 4), "final_valid_accuracy": _fmt(100 * curve[-1]["accuracy"], 2),
-            "min_valid_loss": _fmt(best["loss"], 4), "min_valid_step": str(best["step"]),
-            "valid_below_train": str(sum(r["valid_loss"] < r["loss"] for r in history if r["step"] in losses)),
-            "valid_rise_warm": _fmt(warm[1]), "valid_rise_warm_step": str(warm[0]),
-            "valid_rise_cool": _fmt(max([0.0] + [d for step, d in rises if step > cooldown_start]))}
+    return {
+        "final_valid_loss": _fmt(curve[-1]["loss"], 4),
+        "final_valid_accuracy": _fmt(100 * curve[-1]["accuracy"], 2),
+        "min_valid_loss": _fmt(best["loss"], 4),
+        "min_valid_step": str(best["step"]),
+        "valid_below_train": str(sum(r["valid_loss"] < r["loss"] for r in history if r["step"] in losses)),
+        "valid_rise_warm": _fmt(warm[1]),
+        "valid_rise_warm_step": str(warm[0]),
+        "valid_rise_cool": _fmt(max([0.0] + [d for step, d in rises if step > cooldown_start])),
+    }
 
 
 def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
@@ -166,27 +195,42 @@ def book_values(root: Optional[str | os.PathLike] = None) -> dict[str, str]:
     losses = [r["loss"] for r in history if r.get("loss") is not None]
     peak = max(range(1, sched["total_steps"] + 1), key=lambda s: schedule_lr(meta, s))
     values = {
-        "d_model": cfg["d_model"], "num_heads": cfg["num_heads"], "d_ff": cfg["d_ff"],
-        "encoder_layers": cfg["num_encoder_layers"], "decoder_layers": cfg["num_decoder_layers"],
-        "src_vocab": cfg["src_vocab_size"], "tgt_vocab": vocab, "tgt_vocab_minus_1": vocab - 1,
-        "steps": meta["step"], "batch_size": train["batch_size"], "seed": train["seed"],
-        "warmup": sched["warmup_steps"], "lr_factor": f"{sched['factor']:g}", "cooldown": sched["cooldown_steps"],
+        "d_model": cfg["d_model"],
+        "num_heads": cfg["num_heads"],
+        "d_ff": cfg["d_ff"],
+        "encoder_layers": cfg["num_encoder_layers"],
+        "decoder_layers": cfg["num_decoder_layers"],
+        "src_vocab": cfg["src_vocab_size"],
+        "tgt_vocab": vocab,
+        "tgt_vocab_minus_1": vocab - 1,
+        "steps": meta["step"],
+        "batch_size": train["batch_size"],
+        "seed": train["seed"],
+        "warmup": sched["warmup_steps"],
+        "lr_factor": f"{sched['factor']:g}",
+        "cooldown": sched["cooldown_steps"],
         "cooldown_start": sched["total_steps"] - sched["cooldown_steps"],
-        "peak_lr": f"{schedule_lr(meta, peak):.3g}", "peak_step": peak,
+        "peak_lr": f"{schedule_lr(meta, peak):.3g}",
+        "peak_step": peak,
         "final_lr": f"{schedule_lr(meta, sched['total_steps']):.2g}",
-        "smoothing": f"{eps:g}", "smoothed_true": _fmt(true, 4), "smoothed_other": _fmt(other, 4),
+        "smoothing": f"{eps:g}",
+        "smoothed_true": _fmt(true, 4),
+        "smoothed_other": _fmt(other, 4),
         "loss_floor": _fmt(smoothed_target_entropy(vocab, eps)),
         "loss_floor_wrong": _fmt(eps * math.log(vocab), 2),  # the old "0.1 log V" claim, for the text that refutes it
-        "final_loss": _fmt(losses[-1]), "min_loss": _fmt(min(losses)),
-        "log_every": train["log_every"], "logged_steps": len(history),
+        "final_loss": _fmt(losses[-1]),
+        "min_loss": _fmt(min(losses)),
+        "log_every": train["log_every"],
+        "logged_steps": len(history),
     }
     values.update(validation_values(history, values["cooldown_start"]))
     values.update(length_curve_values(root / LENGTH_CURVES))
     return {PREFIX + k: str(v) for k, v in values.items()}
 
 
-def teacher_forced(fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoothing: float,
-                   batch_size: int = 256) -> dict[str, float]:
+def teacher_forced(
+    fw: Any, model: Any, pairs, src_tok: Any, tgt_tok: Any, smoothing: float, batch_size: int = 256
+) -> dict[str, float]:
     """Label-smoothed loss and token accuracy of ``model`` on ``pairs``, teacher-forced, dropout off.
 
     The loss the trainer logs, but of fixed weights on any split: the

@@ -15,32 +15,83 @@ Example:
     ('int64', True)
 """
 
-from txcourse.data.batching import (Batch, EncodedPairs, encode_pairs, iterate_batches,
-                                    make_batches, pad_sequences)
+from txcourse.data.batching import Batch, EncodedPairs, encode_pairs, iterate_batches, make_batches, pad_sequences
 from txcourse.data.bpe import BPETokenizer
 from txcourse.data.char_word import CharTokenizer, WordTokenizer
-from txcourse.data.corpora import (ANKI_SHA256, ANKI_URL, default_cache_dir, download_anki,
-                                   load_anki, load_pairs_csv)
-from txcourse.data.numbers import (SUPPORTED_LANGS, TARGET_LANGS, digit_count, draw_by_digit_count, zero_pattern,
-                                   make_numbers_task, numbers_to_words, round_numbers)
+from txcourse.data.corpora import ANKI_SHA256, ANKI_URL, default_cache_dir, download_anki, load_anki, load_pairs_csv
+from txcourse.data.numbers import (
+    SUPPORTED_LANGS,
+    TARGET_LANGS,
+    digit_count,
+    draw_by_digit_count,
+    make_numbers_task,
+    numbers_to_words,
+    round_numbers,
+    zero_pattern,
+)
 from txcourse.data.splits import SPLIT_NAMES, TranslationSplits
 from txcourse.data.tasks import TASKS, get_task
 from txcourse.data.toy import LETTERS, make_copy_task, make_reverse_task
-from txcourse.data.vocab import (EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, SPECIAL_TOKENS, UNK,
-                                 UNK_ID, Tokenizer, load_tokenizer, tokenizer_from_json)
+from txcourse.data.vocab import (
+    EOS,
+    EOS_ID,
+    PAD,
+    PAD_ID,
+    SOS,
+    SOS_ID,
+    SPECIAL_TOKENS,
+    UNK,
+    UNK_ID,
+    Tokenizer,
+    load_tokenizer,
+    tokenizer_from_json,
+)
 
 __all__ = [
     # tokenizers
-    "PAD", "SOS", "EOS", "UNK", "PAD_ID", "SOS_ID", "EOS_ID", "UNK_ID", "SPECIAL_TOKENS",
-    "Tokenizer", "CharTokenizer", "WordTokenizer", "BPETokenizer", "load_tokenizer",
+    "PAD",
+    "SOS",
+    "EOS",
+    "UNK",
+    "PAD_ID",
+    "SOS_ID",
+    "EOS_ID",
+    "UNK_ID",
+    "SPECIAL_TOKENS",
+    "Tokenizer",
+    "CharTokenizer",
+    "WordTokenizer",
+    "BPETokenizer",
+    "load_tokenizer",
     "tokenizer_from_json",
     # tasks
-    "TranslationSplits", "SPLIT_NAMES", "TASKS", "get_task",
-    "make_numbers_task", "numbers_to_words", "digit_count", "draw_by_digit_count", "zero_pattern", "round_numbers", "SUPPORTED_LANGS", "TARGET_LANGS",
-    "make_copy_task", "make_reverse_task", "LETTERS",
+    "TranslationSplits",
+    "SPLIT_NAMES",
+    "TASKS",
+    "get_task",
+    "make_numbers_task",
+    "numbers_to_words",
+    "digit_count",
+    "draw_by_digit_count",
+    "zero_pattern",
+    "round_numbers",
+    "SUPPORTED_LANGS",
+    "TARGET_LANGS",
+    "make_copy_task",
+    "make_reverse_task",
+    "LETTERS",
     # corpora
-    "load_anki", "download_anki", "load_pairs_csv", "default_cache_dir", "ANKI_URL",
+    "load_anki",
+    "download_anki",
+    "load_pairs_csv",
+    "default_cache_dir",
+    "ANKI_URL",
     "ANKI_SHA256",
     # batching
-    "Batch", "EncodedPairs", "pad_sequences", "encode_pairs", "make_batches", "iterate_batches",
+    "Batch",
+    "EncodedPairs",
+    "pad_sequences",
+    "encode_pairs",
+    "make_batches",
+    "iterate_batches",
 ]

@@ -27,15 +27,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 
 from txcourse.data._checks import check_int, is_int
 
-__all__ = ["Batch", "EncodedPairs", "pad_sequences", "encode_pairs", "make_batches",
-           "iterate_batches"]
+__all__ = ["Batch", "EncodedPairs", "pad_sequences", "encode_pairs", "make_batches", "iterate_batches"]
 
 
 @dataclass
@@ -123,12 +122,13 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.nd
     width = int(lengths.max()) if len(seqs) else 0
     out = np.full((len(seqs), width), pad_id, dtype=np.int64)
     for row, seq in enumerate(seqs):
-        out[row, :len(seq)] = seq
+        out[row, : len(seq)] = seq
     return out, lengths
 
 
-def encode_pairs(pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: int | None = None,
-                 drop_long: bool = False) -> EncodedPairs:
+def encode_pairs(
+    pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: int | None = None, drop_long: bool = False
+) -> EncodedPairs:
     """Tokenize (source, target) string pairs.
 
     Args:
@@ -159,52 +159,66 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: in
         raise ValueError(f"drop_long must be True or False, got {drop_long!r}")
     for name, tok in (("src_tok", src_tok), ("tgt_tok", tgt_tok)):
         if not (hasattr(tok, "encode") and hasattr(tok, "pad_id")):
-            raise ValueError(f"{name} must be a tokenizer with encode() and pad_id "
-                             f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}")
+            raise ValueError(
+                f"{name} must be a tokenizer with encode() and pad_id "
+                f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}"
+            )
     if src_tok.pad_id != tgt_tok.pad_id:
-        raise ValueError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} "
-                         f"and {tgt_tok.pad_id}")
+        raise ValueError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} and {tgt_tok.pad_id}")
     src_ids, tgt_ids, kept = [], [], []
     for i, pair in enumerate(pairs):
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2
-                and all(isinstance(x, str) for x in pair)):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
             raise ValueError(f"pairs[{i}] must be a (src, tgt) pair of strings, got {pair!r}")
         s = np.asarray(src_tok.encode(pair[0]), dtype=np.int64)
         t = np.asarray(tgt_tok.encode(pair[1]), dtype=np.int64)
         if len(s) == 0:
-            raise ValueError(f"pairs[{i}] has a source that encodes to no tokens: {pair[0]!r}; "
-                             f"remove empty sources (an all-padding row has nothing to attend to)")
+            raise ValueError(
+                f"pairs[{i}] has a source that encodes to no tokens: {pair[0]!r}; "
+                f"remove empty sources (an all-padding row has nothing to attend to)"
+            )
         if max_len is not None and (len(s) > max_len or len(t) + 1 > max_len):
             if drop_long:
                 continue
-            raise ValueError(f"pairs[{i}] is longer than max_len={max_len}: source {len(s)} "
-                             f"tokens, target {len(t)} + 1 tokens; raise max_len or pass "
-                             f"drop_long=True to skip such pairs (nothing is truncated)")
+            raise ValueError(
+                f"pairs[{i}] is longer than max_len={max_len}: source {len(s)} "
+                f"tokens, target {len(t)} + 1 tokens; raise max_len or pass "
+                f"drop_long=True to skip such pairs (nothing is truncated)"
+            )
         src_ids.append(s)
         tgt_ids.append(t)
         kept.append(i)
-    return EncodedPairs(src=src_ids, tgt=tgt_ids, indices=np.array(kept, dtype=np.int64),
-                        pad_id=tgt_tok.pad_id, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id)
+    return EncodedPairs(
+        src=src_ids,
+        tgt=tgt_ids,
+        indices=np.array(kept, dtype=np.int64),
+        pad_id=tgt_tok.pad_id,
+        sos_id=tgt_tok.sos_id,
+        eos_id=tgt_tok.eos_id,
+    )
 
 
 def _collate(encoded: EncodedPairs, rows: np.ndarray) -> Batch:
     src, src_len = pad_sequences([encoded.src[r] for r in rows], encoded.pad_id)
-    tgt_in, tgt_len = pad_sequences(
-        [np.concatenate([[encoded.sos_id], encoded.tgt[r]]) for r in rows], encoded.pad_id)
-    tgt_out, _ = pad_sequences(
-        [np.concatenate([encoded.tgt[r], [encoded.eos_id]]) for r in rows], encoded.pad_id)
-    return Batch(src=src, tgt_in=tgt_in, tgt_out=tgt_out, src_lengths=src_len,
-                 tgt_lengths=tgt_len, indices=encoded.indices[rows].copy(),
-                 pad_id=encoded.pad_id)
+    tgt_in, tgt_len = pad_sequences([np.concatenate([[encoded.sos_id], encoded.tgt[r]]) for r in rows], encoded.pad_id)
+    tgt_out, _ = pad_sequences([np.concatenate([encoded.tgt[r], [encoded.eos_id]]) for r in rows], encoded.pad_id)
+    return Batch(
+        src=src,
+        tgt_in=tgt_in,
+        tgt_out=tgt_out,
+        src_lengths=src_len,
+        tgt_lengths=tgt_len,
+        indices=encoded.indices[rows].copy(),
+        pad_id=encoded.pad_id,
+    )
 
 
 def _check_batching_args(encoded, batch_size, max_tokens, seed, epoch, bucket_size) -> None:
     if not isinstance(encoded, EncodedPairs):
-        raise ValueError(f"encoded must be the EncodedPairs returned by encode_pairs(), "
-                         f"got {type(encoded).__name__}")
+        raise ValueError(f"encoded must be the EncodedPairs returned by encode_pairs(), got {type(encoded).__name__}")
     if batch_size is None and max_tokens is None:
-        raise ValueError("give batch_size (examples per batch), max_tokens (padded tokens "
-                         "per batch) or both; got neither")
+        raise ValueError(
+            "give batch_size (examples per batch), max_tokens (padded tokens per batch) or both; got neither"
+        )
     if batch_size is not None:
         check_int("batch_size", batch_size, minimum=1)
     if max_tokens is not None:
@@ -216,9 +230,16 @@ def _check_batching_args(encoded, batch_size, max_tokens, seed, epoch, bucket_si
     check_int("epoch", epoch, minimum=0)
 
 
-def _batch_rows(encoded: EncodedPairs, batch_size: int | None, max_tokens: int | None,
-                shuffle: bool, seed: int, bucket: bool, epoch: int,
-                bucket_size: int | None) -> list[np.ndarray]:
+def _batch_rows(
+    encoded: EncodedPairs,
+    batch_size: int | None,
+    max_tokens: int | None,
+    shuffle: bool,
+    seed: int,
+    bucket: bool,
+    epoch: int,
+    bucket_size: int | None,
+) -> list[np.ndarray]:
     """The example rows of each batch, in the order the batches are served."""
     n = len(encoded)
     rng = np.random.default_rng([seed, epoch])
@@ -228,7 +249,7 @@ def _batch_rows(encoded: EncodedPairs, batch_size: int | None, max_tokens: int |
         size = bucket_size or n
         chunks = []
         for start in range(0, n, size):
-            chunk = order[start:start + size]
+            chunk = order[start : start + size]
             # stable sort by (source length, target length): ties keep the shuffled order
             chunks.append(chunk[np.lexsort((tgt_len[chunk], src_len[chunk]))])
         order = np.concatenate(chunks)
@@ -238,12 +259,15 @@ def _batch_rows(encoded: EncodedPairs, batch_size: int | None, max_tokens: int |
     for row in order.tolist():
         row_width = max(int(src_len[row]), int(tgt_len[row]))
         if max_tokens is not None and row_width > max_tokens:
-            raise ValueError(f"example {int(encoded.indices[row])} needs {row_width} tokens, more "
-                             f"than max_tokens={max_tokens} allows for a single example; raise "
-                             f"max_tokens or drop long pairs with encode_pairs(max_len=...)")
+            raise ValueError(
+                f"example {int(encoded.indices[row])} needs {row_width} tokens, more "
+                f"than max_tokens={max_tokens} allows for a single example; raise "
+                f"max_tokens or drop long pairs with encode_pairs(max_len=...)"
+            )
         new_width = max(width, row_width)
-        full = (batch_size is not None and len(current) >= batch_size) or \
-               (max_tokens is not None and (len(current) + 1) * new_width > max_tokens)
+        full = (batch_size is not None and len(current) >= batch_size) or (
+            max_tokens is not None and (len(current) + 1) * new_width > max_tokens
+        )
         if current and full:
             batches.append(np.array(current, dtype=np.int64))
             current, new_width = [], row_width
@@ -256,10 +280,16 @@ def _batch_rows(encoded: EncodedPairs, batch_size: int | None, max_tokens: int |
     return batches
 
 
-def iterate_batches(encoded: EncodedPairs, batch_size: int | None = None,
-                    max_tokens: int | None = None, shuffle: bool = True, seed: int = 0,
-                    bucket: bool = True, epoch: int = 0,
-                    bucket_size: int | None = None) -> Iterator[Batch]:
+def iterate_batches(
+    encoded: EncodedPairs,
+    batch_size: int | None = None,
+    max_tokens: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    bucket: bool = True,
+    epoch: int = 0,
+    bucket_size: int | None = None,
+) -> Iterator[Batch]:
     """Yield the batches of one epoch, each example exactly once.
 
     The order depends only on ``(seed, epoch)``: the same call gives the same
@@ -288,15 +318,20 @@ def iterate_batches(encoded: EncodedPairs, batch_size: int | None = None,
     """
     _check_batching_args(encoded, batch_size, max_tokens, seed, epoch, bucket_size)
     # The batch plan is made (and checked) now; the padded arrays are built lazily.
-    plan = _batch_rows(encoded, batch_size, max_tokens, bool(shuffle), int(seed),
-                       bool(bucket), int(epoch), bucket_size)
+    plan = _batch_rows(encoded, batch_size, max_tokens, bool(shuffle), int(seed), bool(bucket), int(epoch), bucket_size)
     return (_collate(encoded, rows) for rows in plan)
 
 
-def make_batches(encoded: EncodedPairs, batch_size: int | None = None,
-                 max_tokens: int | None = None, shuffle: bool = True, seed: int = 0,
-                 bucket: bool = True, epoch: int = 0,
-                 bucket_size: int | None = None) -> list[Batch]:
+def make_batches(
+    encoded: EncodedPairs,
+    batch_size: int | None = None,
+    max_tokens: int | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    bucket: bool = True,
+    epoch: int = 0,
+    bucket_size: int | None = None,
+) -> list[Batch]:
     """All batches of one epoch as a list (see :func:`iterate_batches` for the arguments).
 
     Returns:
@@ -309,6 +344,15 @@ def make_batches(encoded: EncodedPairs, batch_size: int | None = None,
         >>> [b.indices.tolist() for b in make_batches(enc, batch_size=2, shuffle=False)]
         [[0, 2], [1]]
     """
-    return list(iterate_batches(encoded, batch_size=batch_size, max_tokens=max_tokens,
-                                shuffle=shuffle, seed=seed, bucket=bucket, epoch=epoch,
-                                bucket_size=bucket_size))
+    return list(
+        iterate_batches(
+            encoded,
+            batch_size=batch_size,
+            max_tokens=max_tokens,
+            shuffle=shuffle,
+            seed=seed,
+            bucket=bucket,
+            epoch=epoch,
+            bucket_size=bucket_size,
+        )
+    )

@@ -6,10 +6,19 @@ The special tokens and ids are those of every tokenizer of the course (:mod:`txc
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from txcourse.data.vocab import (PAD_ID, SOS_ID, EOS_ID, SPECIAL_TOKENS, UNK, UNK_ID, Tokenizer, check_min_freq,
-                                 check_texts)
+from txcourse.data.vocab import (
+    EOS_ID,
+    PAD_ID,
+    SOS_ID,
+    SPECIAL_TOKENS,
+    UNK,
+    UNK_ID,
+    Tokenizer,
+    check_min_freq,
+    check_texts,
+)
 
 __all__ = ["BPETokenizer"]
 
@@ -33,12 +42,12 @@ class BPETokenizer(Tokenizer):
         self._hf = hf_tokenizer
         ids = [hf_tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
         if ids != [PAD_ID, SOS_ID, EOS_ID, UNK_ID]:
-            raise ValueError(f"the HuggingFace tokenizer must map {list(SPECIAL_TOKENS)} to ids "
-                             f"[0, 1, 2, 3], got {ids}")
+            raise ValueError(
+                f"the HuggingFace tokenizer must map {list(SPECIAL_TOKENS)} to ids [0, 1, 2, 3], got {ids}"
+            )
 
     @classmethod
-    def fit(cls, texts: Iterable[str], vocab_size: int = 1000,
-            min_frequency: int = 2) -> "BPETokenizer":
+    def fit(cls, texts: Iterable[str], vocab_size: int = 1000, min_frequency: int = 2) -> BPETokenizer:
         """Train a BPE vocabulary on ``texts``.
 
         Args:
@@ -51,19 +60,21 @@ class BPETokenizer(Tokenizer):
         Returns:
             A trained BPETokenizer (deterministic for the same texts).
         """
-        from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers
+        from tokenizers import Tokenizer as HFTokenizer
+        from tokenizers import decoders, models, pre_tokenizers, trainers
 
         texts = check_texts(texts)
-        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) \
-                or vocab_size <= len(SPECIAL_TOKENS):
-            raise ValueError(f"vocab_size must be an integer > {len(SPECIAL_TOKENS)} "
-                             f"(the special tokens), got {vocab_size!r}")
+        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size <= len(SPECIAL_TOKENS):
+            raise ValueError(
+                f"vocab_size must be an integer > {len(SPECIAL_TOKENS)} (the special tokens), got {vocab_size!r}"
+            )
         check_min_freq(min_frequency)
         hf = HFTokenizer(models.BPE(unk_token=UNK))
         hf.pre_tokenizer = pre_tokenizers.Metaspace()
         hf.decoder = decoders.Metaspace()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                      special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIAL_TOKENS), show_progress=False
+        )
         hf.train_from_iterator(texts, trainer=trainer)
         return cls(hf)
 
@@ -95,7 +106,7 @@ class BPETokenizer(Tokenizer):
         return {"tokenizer": self._hf.to_str()}
 
     @classmethod
-    def from_state(cls, state: dict) -> "BPETokenizer":
+    def from_state(cls, state: dict) -> BPETokenizer:
         from tokenizers import Tokenizer as HFTokenizer
 
         return cls(HFTokenizer.from_str(state["tokenizer"]))

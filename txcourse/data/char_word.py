@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from txcourse.data.vocab import SPECIAL_TOKENS, UNK_ID, Tokenizer, check_min_freq, check_texts
 
@@ -34,8 +34,7 @@ class ListTokenizer(Tokenizer):
     def __init__(self, tokens: Sequence[str]):
         tokens = list(tokens)
         if tuple(tokens[:4]) != SPECIAL_TOKENS:
-            raise ValueError(f"tokens must start with the special tokens {list(SPECIAL_TOKENS)}, "
-                             f"got {tokens[:4]}")
+            raise ValueError(f"tokens must start with the special tokens {list(SPECIAL_TOKENS)}, got {tokens[:4]}")
         if len(set(tokens)) != len(tokens):
             dupes = sorted(t for t, c in Counter(tokens).items() if c > 1)
             raise ValueError(f"tokens must be distinct, got duplicates {dupes[:10]}")
@@ -76,7 +75,7 @@ class ListTokenizer(Tokenizer):
         return {"tokens": self._tokens}
 
     @classmethod
-    def from_state(cls, state: dict) -> "ListTokenizer":
+    def from_state(cls, state: dict) -> ListTokenizer:
         return cls(state["tokens"])
 
 
@@ -94,7 +93,7 @@ class CharTokenizer(ListTokenizer):
     kind = "char"
 
     @classmethod
-    def fit(cls, texts: Iterable[str], min_freq: int = 1) -> "CharTokenizer":
+    def fit(cls, texts: Iterable[str], min_freq: int = 1) -> CharTokenizer:
         """Build the vocabulary from ``texts``.
 
         Args:
@@ -161,8 +160,9 @@ class WordTokenizer(ListTokenizer):
         self.ignore = _check_ignore(ignore)
 
     @classmethod
-    def fit(cls, texts: Iterable[str], min_freq: int = 1, lowercase: bool = False,
-            ignore: Iterable[str] = ()) -> "WordTokenizer":
+    def fit(
+        cls, texts: Iterable[str], min_freq: int = 1, lowercase: bool = False, ignore: Iterable[str] = ()
+    ) -> WordTokenizer:
         """Build the vocabulary from ``texts``.
 
         Args:
@@ -202,7 +202,7 @@ class WordTokenizer(ListTokenizer):
         return {"tokens": self._tokens, "lowercase": self.lowercase, "ignore": list(self.ignore)}
 
     @classmethod
-    def from_state(cls, state: dict) -> "WordTokenizer":
+    def from_state(cls, state: dict) -> WordTokenizer:
         # files written before `lowercase` / `ignore` existed load as they were fitted
         return cls(state["tokens"], lowercase=state.get("lowercase", False), ignore=state.get("ignore", ()))
 
@@ -220,14 +220,18 @@ def _check_lowercase(lowercase) -> bool:
 
 def _check_ignore(ignore) -> tuple[str, ...]:
     if isinstance(ignore, str):
-        raise ValueError(f"ignore must be a list of tokens, got the string {ignore!r}; "
-                         f"write ignore=({ignore!r},) or ignore=tuple({ignore!r})")
+        raise ValueError(
+            f"ignore must be a list of tokens, got the string {ignore!r}; "
+            f"write ignore=({ignore!r},) or ignore=tuple({ignore!r})"
+        )
     try:
         items = list(ignore)
     except TypeError:
         raise ValueError(f"ignore must be a list of tokens, got {type(ignore).__name__}: {ignore!r}") from None
     for item in items:
         if not isinstance(item, str) or _WORD_RE.fullmatch(item) is None:
-            raise ValueError(f"ignore holds {item!r}, which is not one token of the split: expected a word "
-                             f"(letters, digits, _) or a single punctuation mark such as ',' or '-'")
+            raise ValueError(
+                f"ignore holds {item!r}, which is not one token of the split: expected a word "
+                f"(letters, digits, _) or a single punctuation mark such as ',' or '-'"
+            )
     return tuple(dict.fromkeys(items))

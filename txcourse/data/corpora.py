@@ -29,8 +29,7 @@ from pathlib import Path
 
 from txcourse.data._checks import check_int
 
-__all__ = ["ANKI_URL", "ANKI_SHA256", "default_cache_dir", "load_anki", "download_anki",
-           "load_pairs_csv"]
+__all__ = ["ANKI_URL", "ANKI_SHA256", "default_cache_dir", "load_anki", "download_anki", "load_pairs_csv"]
 
 # The archive the source notes (and the TensorFlow NMT tutorial) use; it holds spa-eng/spa.txt.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
@@ -77,8 +76,9 @@ def load_anki(path: str | Path, max_pairs: int | None = None) -> list[tuple[str,
     Example:
         >>> pairs = load_anki(download_anki(), max_pairs=1000)   # doctest: +SKIP
     """
-    path = _check_file(path, hint="; fetch the English-Spanish file with "
-                                  "txcourse.data.download_anki() and pass the path it returns")
+    path = _check_file(
+        path, hint="; fetch the English-Spanish file with txcourse.data.download_anki() and pass the path it returns"
+    )
     max_pairs = _check_max_pairs(max_pairs)
     pairs: list[tuple[str, str]] = []
     lineno = 0
@@ -92,7 +92,8 @@ def load_anki(path: str | Path, max_pairs: int | None = None) -> list[tuple[str,
                 if len(fields) < 2:
                     raise ValueError(
                         f"{path}, line {lineno}: expected at least 2 tab-separated fields "
-                        f"(English<TAB>Spanish[<TAB>attribution]), got {len(fields)}: {line[:80]!r}")
+                        f"(English<TAB>Spanish[<TAB>attribution]), got {len(fields)}: {line[:80]!r}"
+                    )
                 src, tgt = fields[0].strip(), fields[1].strip()
                 for name, value in (("field 1 (English)", src), ("field 2 (Spanish)", tgt)):
                     if not value:
@@ -113,8 +114,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download_anki(cache_dir: str | Path | None = None, url: str = ANKI_URL,
-                  sha256: str | None = ANKI_SHA256, force: bool = False) -> Path:
+def download_anki(
+    cache_dir: str | Path | None = None, url: str = ANKI_URL, sha256: str | None = ANKI_SHA256, force: bool = False
+) -> Path:
     """Download the English-Spanish Anki file once, check it, return the path of ``spa.txt``.
 
     Only this function uses the network, and only when called. The archive
@@ -142,8 +144,9 @@ def download_anki(cache_dir: str | Path | None = None, url: str = ANKI_URL,
     """
     import urllib.request
 
-    if sha256 is not None and (not isinstance(sha256, str) or len(sha256) != 64
-                               or any(c not in "0123456789abcdefABCDEF" for c in sha256)):
+    if sha256 is not None and (
+        not isinstance(sha256, str) or len(sha256) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha256)
+    ):
         raise ValueError(f"sha256 must be 64 hexadecimal characters or None, got {sha256!r}")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
@@ -160,28 +163,34 @@ def download_anki(cache_dir: str | Path | None = None, url: str = ANKI_URL,
                 shutil.copyfileobj(response, out)
             got = _sha256(tmp)
             if sha256 is None:
-                warnings.warn(f"download_anki: no sha256 given, {url} not verified; its SHA-256 "
-                              f"is {got} (pass sha256={got!r} to pin it)", stacklevel=2)
+                warnings.warn(
+                    f"download_anki: no sha256 given, {url} not verified; its SHA-256 "
+                    f"is {got} (pass sha256={got!r} to pin it)",
+                    stacklevel=2,
+                )
             elif got.lower() != sha256.lower():
-                raise ValueError(f"SHA-256 mismatch for {url}: expected {sha256.lower()}, got "
-                                 f"{got}; the download was deleted (pass the right sha256, or "
-                                 f"check the URL)")
+                raise ValueError(
+                    f"SHA-256 mismatch for {url}: expected {sha256.lower()}, got "
+                    f"{got}; the download was deleted (pass the right sha256, or "
+                    f"check the URL)"
+                )
             tmp.replace(archive)
             if archive != target:
                 target.unlink(missing_ok=True)  # re-extract from the new download
         finally:
             tmp.unlink(missing_ok=True)
     elif sha256 is not None and _sha256(archive).lower() != sha256.lower():
-        raise ValueError(f"cached file {str(archive)!r} does not match sha256={sha256.lower()}; "
-                         f"call download_anki(force=True) to download it again")
+        raise ValueError(
+            f"cached file {str(archive)!r} does not match sha256={sha256.lower()}; "
+            f"call download_anki(force=True) to download it again"
+        )
 
     if not target.is_file():
         if zipfile.is_zipfile(archive):
             with zipfile.ZipFile(archive) as zf:
                 members = [m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "spa.txt"]
                 if not members:
-                    raise ValueError(f"archive {str(archive)!r} holds no spa.txt; "
-                                     f"it contains {zf.namelist()[:10]}")
+                    raise ValueError(f"archive {str(archive)!r} holds no spa.txt; it contains {zf.namelist()[:10]}")
                 with zf.open(members[0]) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
         else:
@@ -189,8 +198,9 @@ def download_anki(cache_dir: str | Path | None = None, url: str = ANKI_URL,
     return target
 
 
-def load_pairs_csv(path: str | Path, src_column: str = "src", tgt_column: str = "tgt",
-                   max_pairs: int | None = None) -> list[tuple[str, str]]:
+def load_pairs_csv(
+    path: str | Path, src_column: str = "src", tgt_column: str = "tgt", max_pairs: int | None = None
+) -> list[tuple[str, str]]:
     """Read (source, target) pairs from a UTF-8 CSV file with a header row.
 
     Extra columns (such as a pandas index column) are ignored.
@@ -225,14 +235,17 @@ def load_pairs_csv(path: str | Path, src_column: str = "src", tgt_column: str = 
         try:
             header = next(reader, None)
             if header is None:
-                raise ValueError(f"{path}: the file is empty; expected a header row with "
-                                 f"columns {src_column!r} and {tgt_column!r}")
+                raise ValueError(
+                    f"{path}: the file is empty; expected a header row with columns {src_column!r} and {tgt_column!r}"
+                )
             columns = [c.strip() for c in header]
             missing = [c for c in (src_column, tgt_column) if c not in columns]
             if missing:
-                raise ValueError(f"{path}: column(s) {missing} not found; the header has "
-                                 f"{columns}, expected src_column={src_column!r} and "
-                                 f"tgt_column={tgt_column!r}")
+                raise ValueError(
+                    f"{path}: column(s) {missing} not found; the header has "
+                    f"{columns}, expected src_column={src_column!r} and "
+                    f"tgt_column={tgt_column!r}"
+                )
             i_src, i_tgt = columns.index(src_column), columns.index(tgt_column)
             start = reader.line_num
             for row in reader:
@@ -240,8 +253,10 @@ def load_pairs_csv(path: str | Path, src_column: str = "src", tgt_column: str = 
                 if not row:
                     continue  # blank line
                 if len(row) != len(columns):
-                    raise ValueError(f"{path}, line {lineno}: expected {len(columns)} fields "
-                                     f"({columns}), got {len(row)}: {row[:6]!r}")
+                    raise ValueError(
+                        f"{path}, line {lineno}: expected {len(columns)} fields "
+                        f"({columns}), got {len(row)}: {row[:6]!r}"
+                    )
                 src, tgt = row[i_src].strip(), row[i_tgt].strip()
                 for name, value in ((src_column, src), (tgt_column, tgt)):
                     if not value:
@@ -252,6 +267,5 @@ def load_pairs_csv(path: str | Path, src_column: str = "src", tgt_column: str = 
         except csv.Error as err:
             raise ValueError(f"{path}, line {reader.line_num}: malformed CSV ({err})") from None
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, after line {reader.line_num}: not valid UTF-8 "
-                             f"({err.reason})") from None
+            raise ValueError(f"{path}, after line {reader.line_num}: not valid UTF-8 ({err.reason})") from None
     return pairs

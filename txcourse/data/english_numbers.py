@@ -28,10 +28,10 @@ Example:
     (105, 1001, 1200)
     >>> canonical("forty two thousand six hundred")
     'forty-two thousand, six hundred'
-    >>> parse_number("nineteen ninety-nine")
+    >>> parse_number("nineteen ninety-nine")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    txcourse.data.english_numbers.NotANumber: 'nineteen ninety-nine' reads as two numbers (nineteen, ninety nine), like a year; write it as one number, e.g. 'one thousand, nine hundred and ninety-nine'
+    txcourse.data.english_numbers.NotANumber: 'nineteen ninety-nine' reads as two numbers (nineteen, ninety nine), ...
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ from typing import Optional
 __all__ = ["NotANumber", "parse_number", "canonical", "VARIANTS", "variants"]
 
 UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
-TEENS = {w: 10 + i for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-                                         "eighteen nineteen".split())}
+TEENS = {
+    w: 10 + i
+    for i, w in enumerate("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())
+}
 TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
 SCALES = {"million", "billion", "trillion", "millions", "billions", "thousands", "hundreds"}
 WORDS = set(UNITS) | set(TEENS) | set(TENS) | {"hundred", "thousand", "and", "a"}
@@ -73,8 +75,11 @@ def _below100(words: list[str], i: int) -> tuple[Optional[int], int]:
 def _below1000(words: list[str], i: int) -> tuple[Optional[int], int]:
     """A number 1-999 starting at words[i] ("a hundred and five", "seven"): (value, next index), or (None, i)."""
     start = i
-    if i + 1 < len(words) and words[i + 1] == "hundred" and (words[i] == "a" or
-                                                             (words[i] in UNITS and words[i] != "zero")):
+    if (
+        i + 1 < len(words)
+        and words[i + 1] == "hundred"
+        and (words[i] == "a" or (words[i] in UNITS and words[i] != "zero"))
+    ):
         value, i = 100 * (1 if words[i] == "a" else UNITS[words[i]]), i + 2
         if i < len(words) and words[i] == "and":
             rest, j = _below100(words, i + 1)
@@ -115,14 +120,18 @@ def _parse_positive(words: list[str], shown: str) -> int:
     if "zero" in words:
         raise NotANumber(f"{shown!r}: 'zero' stands only alone")
     if words[0] == "and" or words[-1] == "and":
-        raise NotANumber(f"{shown!r}: 'and' joins two parts of a number, it cannot stand "
-                         + ("first" if words[0] == "and" else "last"))
+        raise NotANumber(
+            f"{shown!r}: 'and' joins two parts of a number, it cannot stand "
+            + ("first" if words[0] == "and" else "last")
+        )
     # "twelve hundred (and) five": 11-99 hundreds, the whole number
     head, i = _below100(words, 0)
     if head is not None and head > 9 and i < len(words) and words[i] == "hundred":
         if head % 10 == 0:
-            raise NotANumber(f"{shown!r}: {words[0]} hundred is not said; write "
-                             f"{'one thousand' if head == 10 else 'the thousands'} (e.g. 'two thousand')")
+            raise NotANumber(
+                f"{shown!r}: {words[0]} hundred is not said; write "
+                f"{'one thousand' if head == 10 else 'the thousands'} (e.g. 'two thousand')"
+            )
         value, i = 100 * head, i + 1
         if i < len(words) and words[i] == "and":
             i += 1
@@ -156,8 +165,10 @@ def _done(words: list[str], i: int, value: int, shown: str) -> int:
         return value
     rest = words[i:]
     if rest[0] in ("thousand", "hundred"):
-        raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
-                         f"first, e.g. 'one hundred thousand', not 'one thousand thousand' or 'ten hundred')")
+        raise NotANumber(
+            f"{shown!r}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
+            f"first, e.g. 'one hundred thousand', not 'one thousand thousand' or 'ten hundred')"
+        )
     if rest[0] == "and":
         raise NotANumber(f"{shown!r}: 'and' may only follow 'hundred' or 'thousand'")
     second, _ = _below100(rest, 0)
@@ -165,8 +176,10 @@ def _done(words: list[str], i: int, value: int, shown: str) -> int:
         raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow {' '.join(words[:i])!r}")
     parts = f"({' '.join(words[:i])}, {' '.join(rest)})"
     if 10 <= value <= 99 and second >= 10:
-        raise NotANumber(f"{shown!r} reads as two numbers {parts}, like a year; write it as one number, "
-                         f"e.g. {canonical_of(value * 100 + second)!r}")
+        raise NotANumber(
+            f"{shown!r} reads as two numbers {parts}, like a year; write it as one number, "
+            f"e.g. {canonical_of(value * 100 + second)!r}"
+        )
     raise NotANumber(f"{shown!r} reads as more than one number {parts}; write one number per line")
 
 
@@ -183,8 +196,14 @@ def canonical(text: str, low: int = 0, high: int = 999_999) -> str:
 
 
 # The ways of writing a number that `txcourse evaluate` scores, each made from the canonical phrasing.
-VARIANTS = ("canonical", "no and", "no commas or hyphens", "a hundred / a thousand", "hundreds (1100-9999)",
-            "upper case")
+VARIANTS = (
+    "canonical",
+    "no and",
+    "no commas or hyphens",
+    "a hundred / a thousand",
+    "hundreds (1100-9999)",
+    "upper case",
+)
 
 
 def variants(n: int) -> dict[str, str]:
@@ -201,7 +220,8 @@ def variants(n: int) -> dict[str, str]:
             break
     if 1100 <= n <= 9999 and (n // 100) % 10 != 0:
         hundreds, rest = divmod(n, 100)
-        out["hundreds (1100-9999)"] = f"{canonical_of(hundreds)} hundred" + (f" and {canonical_of(rest)}"
-                                                                              if rest else "")
+        out["hundreds (1100-9999)"] = f"{canonical_of(hundreds)} hundred" + (
+            f" and {canonical_of(rest)}" if rest else ""
+        )
     out["upper case"] = text.upper()
     return out

@@ -55,15 +55,23 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 import numpy as np
 
 from txcourse.data._checks import check_fraction, check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
 
-__all__ = ["SUPPORTED_LANGS", "TARGET_LANGS", "numbers_to_words", "digit_count", "make_numbers_task",
-           "draw_by_digit_count", "round_numbers"]
+__all__ = [
+    "SUPPORTED_LANGS",
+    "TARGET_LANGS",
+    "numbers_to_words",
+    "digit_count",
+    "make_numbers_task",
+    "draw_by_digit_count",
+    "round_numbers",
+]
 
 SUPPORTED_LANGS = {"en": "English", "ko": "Korean", "es": "Spanish", "fr": "French"}
 TARGET_LANGS = ("ko", "es", "fr")  # the source side is always English
@@ -110,7 +118,7 @@ def digit_count(n: int) -> int:
 
 def _pool(d: int, low: int, high: int) -> tuple[int, int]:
     """The numbers of [low, high] with ``d`` digits, as (first, last), both included."""
-    return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10 ** d - 1)
+    return max(low, 0 if d == 1 else 10 ** (d - 1)), min(high, 10**d - 1)
 
 
 def zero_pattern(n: int) -> str:
@@ -151,7 +159,7 @@ def _split_counts(total: int, keys: list[int], weights: Optional[list[float]] = 
     weights = [1.0] * len(keys) if weights is None else weights
     shares = [total * w / sum(weights) for w in weights]
     counts = [int(share) for share in shares]
-    for i in sorted(range(len(keys)), key=lambda i: (counts[i] - shares[i], -i))[:total - sum(counts)]:
+    for i in sorted(range(len(keys)), key=lambda i: (counts[i] - shares[i], -i))[: total - sum(counts)]:
         counts[i] += 1
     return dict(zip(keys, counts))
 
@@ -165,8 +173,8 @@ def _round_numbers(rng: np.random.Generator, d: int, first: int, last: int, coun
     while len(out) < count:
         z = int(rng.integers(1, d))
         m = int(rng.integers(10 ** (d - z - 1), 10 ** (d - z)))  # a (d - z)-digit significand
-        if first <= m * 10 ** z <= last:
-            out.append(m * 10 ** z)
+        if first <= m * 10**z <= last:
+            out.append(m * 10**z)
     return out
 
 
@@ -185,14 +193,28 @@ def round_numbers(low: int = 0, high: int = 999_999, significant: int = 2) -> li
     low = check_int("low", low, minimum=0)
     high = check_int("high", high)
     significant = check_int("significant", significant, minimum=1)
-    return sorted({m * 10 ** z for m in range(1, 10 ** significant) if m % 10
-                   for z in range(1, len(str(high))) if low <= m * 10 ** z <= high})
+    return sorted(
+        {
+            m * 10**z
+            for m in range(1, 10**significant)
+            if m % 10
+            for z in range(1, len(str(high)))
+            if low <= m * 10**z <= high
+        }
+    )
 
 
-def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999,
-                      sizes: tuple[int, int, int] = (20000, 1000, 2000), seed: int = 0,
-                      closed_digits: int = 3, max_train_digits: Optional[int] = None,
-                      round_fraction: float = 0.2, pattern_fraction: float = 0.5) -> TranslationSplits:
+def make_numbers_task(
+    target_lang: str = "ko",
+    low: int = 0,
+    high: int = 999_999,
+    sizes: tuple[int, int, int] = (20000, 1000, 2000),
+    seed: int = 0,
+    closed_digits: int = 3,
+    max_train_digits: Optional[int] = None,
+    round_fraction: float = 0.2,
+    pattern_fraction: float = 0.5,
+) -> TranslationSplits:
     """Build train / valid / test pairs (English words, target-language words).
 
     Training draws from every digit count ``d`` of ``[low, high]`` (up to
@@ -255,29 +277,40 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
     round_fraction = check_fraction("round_fraction", round_fraction)
     pattern_fraction = check_fraction("pattern_fraction", pattern_fraction)
     if round_fraction + pattern_fraction > 1:
-        raise ValueError(f"round_fraction + pattern_fraction must be at most 1, got {round_fraction} + "
-                         f"{pattern_fraction} = {round_fraction + pattern_fraction}")
+        raise ValueError(
+            f"round_fraction + pattern_fraction must be at most 1, got {round_fraction} + "
+            f"{pattern_fraction} = {round_fraction + pattern_fraction}"
+        )
     digits = list(range(digit_count(low), digit_count(high) + 1))
     if max_train_digits is not None:
         max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
         if max_train_digits >= digits[-1]:
-            raise ValueError(f"max_train_digits must be smaller than the digit count of high={high} "
-                             f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}")
+            raise ValueError(
+                f"max_train_digits must be smaller than the digit count of high={high} "
+                f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}"
+            )
     train_digits = [d for d in digits if max_train_digits is None or d <= max_train_digits]
     open_digits = [d for d in digits if d > closed_digits]
     held_digits = {"valid": [d for d in open_digits if d in train_digits], "test": open_digits}
     for split, size in (("valid", n_valid), ("test", n_test)):
         if size and not held_digits[split]:
-            raise ValueError(f"sizes={tuple(sizes)}: the {split} split is drawn from numbers with more than "
-                             f"closed_digits={closed_digits} digits"
-                             + (f" and at most max_train_digits={max_train_digits}" if split == "valid"
-                                and max_train_digits is not None else "")
-                             + f", but [{low}, {high}] has none; lower closed_digits or raise high")
+            raise ValueError(
+                f"sizes={tuple(sizes)}: the {split} split is drawn from numbers with more than "
+                f"closed_digits={closed_digits} digits"
+                + (
+                    f" and at most max_train_digits={max_train_digits}"
+                    if split == "valid" and max_train_digits is not None
+                    else ""
+                )
+                + f", but [{low}, {high}] has none; lower closed_digits or raise high"
+            )
 
     rng = np.random.default_rng(seed)
-    counts = {"train": _split_counts(n_train, train_digits, [float(d) for d in train_digits]),
-              "valid": _split_counts(n_valid, held_digits["valid"]) if n_valid else {},
-              "test": _split_counts(n_test, held_digits["test"]) if n_test else {}}
+    counts = {
+        "train": _split_counts(n_train, train_digits, [float(d) for d in train_digits]),
+        "valid": _split_counts(n_valid, held_digits["valid"]) if n_valid else {},
+        "test": _split_counts(n_test, held_digits["test"]) if n_test else {},
+    }
     chosen: dict[str, list[int]] = {"train": [], "valid": [], "test": []}
     for d in digits:
         first, last = _pool(d, low, high)
@@ -299,12 +332,16 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
             raise ValueError(
                 f"sizes={tuple(sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
                 f"({wants[0] + len(drawn_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
-                f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits")
-        picks = [n for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
-                 if n not in taken][:sum(wants)]
-        chosen["train"] += drawn_train + picks[:wants[0]]
-        chosen["valid"] += picks[wants[0]:wants[0] + wants[1]]
-        chosen["test"] += picks[wants[0] + wants[1]:]
+                f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits"
+            )
+        picks = [
+            n
+            for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
+            if n not in taken
+        ][: sum(wants)]
+        chosen["train"] += drawn_train + picks[: wants[0]]
+        chosen["valid"] += picks[wants[0] : wants[0] + wants[1]]
+        chosen["test"] += picks[wants[0] + wants[1] :]
     numbers = {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
     longest_train = max(train_digits)
     test_is_long = [digit_count(n) > longest_train for n in numbers["test"]]
@@ -313,17 +350,30 @@ def make_numbers_task(target_lang: str = "ko", low: int = 0, high: int = 999_999
         return [(numbers_to_words(n, "en"), numbers_to_words(n, target_lang)) for n in nums]
 
     return TranslationSplits(
-        train=pairs(numbers["train"]), valid=pairs(numbers["valid"]), test=pairs(numbers["test"]),
+        train=pairs(numbers["train"]),
+        valid=pairs(numbers["valid"]),
+        test=pairs(numbers["test"]),
         metadata={
-            "task": "numbers", "source_lang": "en", "target_lang": target_lang,
-            "low": low, "high": high, "sizes": (n_train, n_valid, n_test), "seed": int(seed),
-            "closed_digits": closed_digits, "max_train_digits": max_train_digits, "round_fraction": round_fraction,
-            "pattern_fraction": pattern_fraction, "numbers": numbers, "test_is_long": test_is_long,
-        })
+            "task": "numbers",
+            "source_lang": "en",
+            "target_lang": target_lang,
+            "low": low,
+            "high": high,
+            "sizes": (n_train, n_valid, n_test),
+            "seed": int(seed),
+            "closed_digits": closed_digits,
+            "max_train_digits": max_train_digits,
+            "round_fraction": round_fraction,
+            "pattern_fraction": pattern_fraction,
+            "numbers": numbers,
+            "test_is_long": test_is_long,
+        },
+    )
 
 
-def draw_by_digit_count(per_count: int, low: int = 0, high: int = 999_999, seed: int = 1,
-                        exclude: Iterable[int] = ()) -> dict[int, list[int]]:
+def draw_by_digit_count(
+    per_count: int, low: int = 0, high: int = 999_999, seed: int = 1, exclude: Iterable[int] = ()
+) -> dict[int, list[int]]:
     """Fresh numbers for scoring, ``per_count`` of every digit count of ``[low, high]``.
 
     Scores by digit count are what tell whether "nine" works as well as

@@ -63,7 +63,9 @@ def tokenizers_from_meta(meta: dict[str, Any]) -> tuple[Tokenizer, Tokenizer]:
     """The tokenizers a checkpoint carries."""
     try:
         toks = meta["tokenizers"]
-        return (tokenizer_from_json(toks["src"], "checkpoint source tokenizer"),
-                tokenizer_from_json(toks["tgt"], "checkpoint target tokenizer"))
+        return (
+            tokenizer_from_json(toks["src"], "checkpoint source tokenizer"),
+            tokenizer_from_json(toks["tgt"], "checkpoint target tokenizer"),
+        )
     except KeyError:
         raise ValueError("checkpoint holds no tokenizers (was it written by `txcourse train`?)") from None

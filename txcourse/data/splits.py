@@ -62,10 +62,8 @@ def check_sizes(sizes) -> tuple[int, int, int]:
         The sizes as a tuple of ints.
     """
     if not isinstance(sizes, (tuple, list)) or len(sizes) != 3:
-        raise ValueError(f"sizes must be a tuple (train, valid, test) of 3 integers, "
-                         f"got {sizes!r}")
+        raise ValueError(f"sizes must be a tuple (train, valid, test) of 3 integers, got {sizes!r}")
     for name, value in zip(SPLIT_NAMES, sizes):
         if not is_int(value) or value < 0:
-            raise ValueError(f"sizes must hold non-negative integers, got {name}={value!r} "
-                             f"in sizes={sizes!r}")
+            raise ValueError(f"sizes must hold non-negative integers, got {name}={value!r} in sizes={sizes!r}")
     return tuple(int(v) for v in sizes)

@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 from txcourse.data.numbers import make_numbers_task
 from txcourse.data.splits import TranslationSplits
@@ -46,6 +46,8 @@ def get_task(name: str, **kwargs) -> TranslationSplits:
     try:
         signature.bind(**kwargs)
     except TypeError as err:  # e.g. an unexpected keyword argument
-        raise ValueError(f"get_task({name!r}) got invalid arguments {sorted(kwargs)}: {err}; "
-                         f"{make.__name__} accepts {list(signature.parameters)}") from None
+        raise ValueError(
+            f"get_task({name!r}) got invalid arguments {sorted(kwargs)}: {err}; "
+            f"{make.__name__} accepts {list(signature.parameters)}"
+        ) from None
     return make(**kwargs)

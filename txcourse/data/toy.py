@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import string
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -37,13 +37,11 @@ _ENUMERATE_LIMIT = 1_000_000  # per length, sample by index when V**L is at most
 
 def _check_vocab(vocab) -> tuple[str, ...]:
     if not isinstance(vocab, Sequence):  # a str counts: "abc" means ('a', 'b', 'c')
-        raise ValueError(f"vocab must be a sequence of symbol strings such as "
-                         f"('a', 'b', 'c') or 'abc', got {vocab!r}")
+        raise ValueError(f"vocab must be a sequence of symbol strings such as ('a', 'b', 'c') or 'abc', got {vocab!r}")
     vocab = tuple(vocab)
     for i, sym in enumerate(vocab):
         if not isinstance(sym, str) or not sym or any(ch.isspace() for ch in sym):
-            raise ValueError(f"vocab[{i}] must be a non-empty string without whitespace, "
-                             f"got {sym!r}")
+            raise ValueError(f"vocab[{i}] must be a non-empty string without whitespace, got {sym!r}")
     if len(set(vocab)) != len(vocab):
         raise ValueError(f"vocab must hold distinct symbols, got {vocab!r}")
     if not vocab:
@@ -67,10 +65,9 @@ def _allocate(total: int, capacities: list[int], rng: np.random.Generator) -> li
     return counts
 
 
-def _sample_sequences(rng: np.random.Generator, vocab_size: int, lengths: range,
-                      total: int) -> list[tuple[int, ...]]:
+def _sample_sequences(rng: np.random.Generator, vocab_size: int, lengths: range, total: int) -> list[tuple[int, ...]]:
     """``total`` distinct symbol-index sequences, lengths spread evenly over ``lengths``."""
-    caps = [min(vocab_size ** length, 2 ** 62) for length in lengths]
+    caps = [min(vocab_size**length, 2**62) for length in lengths]
     counts = _allocate(total, caps, rng)
     out: list[tuple[int, ...]] = []
     for length, cap, count in zip(lengths, caps, counts):
@@ -90,8 +87,9 @@ def _sample_sequences(rng: np.random.Generator, vocab_size: int, lengths: range,
     return [out[i] for i in rng.permutation(len(out))]
 
 
-def _make_symbol_task(name: str, reverse: bool, vocab, min_len, max_len, sizes, seed,
-                      long_test_fraction, long_max_len) -> TranslationSplits:
+def _make_symbol_task(
+    name: str, reverse: bool, vocab, min_len, max_len, sizes, seed, long_test_fraction, long_max_len
+) -> TranslationSplits:
     vocab = _check_vocab(vocab)
     min_len = check_int("min_len", min_len, minimum=1)
     max_len = check_int("max_len", max_len, minimum=1)
@@ -106,26 +104,30 @@ def _make_symbol_task(name: str, reverse: bool, vocab, min_len, max_len, sizes, 
     long_max_len = check_int("long_max_len", long_max_len, minimum=1)
     n_long = int(round(n_test * long_test_fraction))
     if n_long and long_max_len <= max_len:
-        raise ValueError(f"long_max_len must be > max_len={max_len} when long_test_fraction > 0, "
-                         f"got long_max_len={long_max_len}")
+        raise ValueError(
+            f"long_max_len must be > max_len={max_len} when long_test_fraction > 0, got long_max_len={long_max_len}"
+        )
 
     v = len(vocab)
     short_lengths = range(min_len, max_len + 1)
     long_lengths = range(max_len + 1, long_max_len + 1)
     n_short = n_train + n_valid + n_test - n_long
-    for what, lengths, need in (("of length min_len..max_len", short_lengths, n_short),
-                                ("of length max_len+1..long_max_len", long_lengths, n_long)):
-        available = sum(min(v ** length, 2 ** 62) for length in lengths)
+    for what, lengths, need in (
+        ("of length min_len..max_len", short_lengths, n_short),
+        ("of length max_len+1..long_max_len", long_lengths, n_long),
+    ):
+        available = sum(min(v**length, 2**62) for length in lengths)
         if need > available:
             raise ValueError(
                 f"sizes={tuple(sizes)} need {need} distinct sequences {what} "
                 f"({lengths.start}..{lengths.stop - 1}) over a vocabulary of {v} symbols, "
-                f"but only {available} exist; lower sizes or use longer sequences / more symbols")
+                f"but only {available} exist; lower sizes or use longer sequences / more symbols"
+            )
 
     rng = np.random.default_rng(seed)
     short = _sample_sequences(rng, v, short_lengths, n_short)
     long = _sample_sequences(rng, v, long_lengths, n_long) if n_long else []
-    test = short[n_train + n_valid:] + long
+    test = short[n_train + n_valid :] + long
     test = [test[i] for i in rng.permutation(len(test))]
 
     def pairs(seqs):
@@ -137,20 +139,32 @@ def _make_symbol_task(name: str, reverse: bool, vocab, min_len, max_len, sizes, 
         return out
 
     return TranslationSplits(
-        train=pairs(short[:n_train]), valid=pairs(short[n_train:n_train + n_valid]),
+        train=pairs(short[:n_train]),
+        valid=pairs(short[n_train : n_train + n_valid]),
         test=pairs(test),
         metadata={
-            "task": name, "vocab": vocab, "min_len": min_len, "max_len": max_len,
-            "sizes": (n_train, n_valid, n_test), "seed": int(seed),
-            "long_test_fraction": long_test_fraction, "long_max_len": long_max_len,
+            "task": name,
+            "vocab": vocab,
+            "min_len": min_len,
+            "max_len": max_len,
+            "sizes": (n_train, n_valid, n_test),
+            "seed": int(seed),
+            "long_test_fraction": long_test_fraction,
+            "long_max_len": long_max_len,
             "test_is_long": [len(seq) > max_len for seq in test],
-        })
+        },
+    )
 
 
-def make_copy_task(vocab: Sequence[str] = LETTERS, min_len: int = 1, max_len: int = 10,
-                   sizes: tuple[int, int, int] = (10000, 500, 1000), seed: int = 0,
-                   long_test_fraction: float = 0.0,
-                   long_max_len: int | None = None) -> TranslationSplits:
+def make_copy_task(
+    vocab: Sequence[str] = LETTERS,
+    min_len: int = 1,
+    max_len: int = 10,
+    sizes: tuple[int, int, int] = (10000, 500, 1000),
+    seed: int = 0,
+    long_test_fraction: float = 0.0,
+    long_max_len: int | None = None,
+) -> TranslationSplits:
     """The copy task: the target is the source.
 
     Args:
@@ -169,14 +183,18 @@ def make_copy_task(vocab: Sequence[str] = LETTERS, min_len: int = 1, max_len: in
         >>> make_copy_task(vocab="ab", min_len=3, max_len=3, sizes=(2, 0, 0)).train
         [('b b b', 'b b b'), ('b a b', 'b a b')]
     """
-    return _make_symbol_task("copy", False, vocab, min_len, max_len, sizes, seed,
-                             long_test_fraction, long_max_len)
+    return _make_symbol_task("copy", False, vocab, min_len, max_len, sizes, seed, long_test_fraction, long_max_len)
 
 
-def make_reverse_task(vocab: Sequence[str] = LETTERS, min_len: int = 1, max_len: int = 10,
-                      sizes: tuple[int, int, int] = (10000, 500, 1000), seed: int = 0,
-                      long_test_fraction: float = 0.0,
-                      long_max_len: int | None = None) -> TranslationSplits:
+def make_reverse_task(
+    vocab: Sequence[str] = LETTERS,
+    min_len: int = 1,
+    max_len: int = 10,
+    sizes: tuple[int, int, int] = (10000, 500, 1000),
+    seed: int = 0,
+    long_test_fraction: float = 0.0,
+    long_max_len: int | None = None,
+) -> TranslationSplits:
     """The reverse task: the target is the source's symbols in reverse order.
 
     Args:
@@ -191,5 +209,4 @@ def make_reverse_task(vocab: Sequence[str] = LETTERS, min_len: int = 1, max_len:
         >>> tgt.split() == src.split()[::-1]
         True
     """
-    return _make_symbol_task("reverse", True, vocab, min_len, max_len, sizes, seed,
-                             long_test_fraction, long_max_len)
+    return _make_symbol_task("reverse", True, vocab, min_len, max_len, sizes, seed, long_test_fraction, long_max_len)

@@ -34,13 +34,22 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 __all__ = [
-    "PAD", "SOS", "EOS", "UNK", "SPECIAL_TOKENS",
-    "PAD_ID", "SOS_ID", "EOS_ID", "UNK_ID",
-    "Tokenizer", "load_tokenizer", "tokenizer_from_json",
+    "PAD",
+    "SOS",
+    "EOS",
+    "UNK",
+    "SPECIAL_TOKENS",
+    "PAD_ID",
+    "SOS_ID",
+    "EOS_ID",
+    "UNK_ID",
+    "Tokenizer",
+    "load_tokenizer",
+    "tokenizer_from_json",
 ]
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
@@ -48,7 +57,7 @@ SPECIAL_TOKENS = (PAD, SOS, EOS, UNK)  # position in this tuple = token id
 PAD_ID, SOS_ID, EOS_ID, UNK_ID = 0, 1, 2, 3
 
 _FORMAT_VERSION = 1
-_KINDS: dict[str, type["Tokenizer"]] = {}  # "char", "word", "bpe": filled as each kind's class is defined
+_KINDS: dict[str, type[Tokenizer]] = {}  # "char", "word", "bpe": filled as each kind's class is defined
 
 
 class Tokenizer:
@@ -67,7 +76,7 @@ class Tokenizer:
             _KINDS[cls.kind] = cls
 
     @classmethod
-    def from_state(cls, state: dict) -> "Tokenizer":
+    def from_state(cls, state: dict) -> Tokenizer:
         """The tokenizer a :meth:`to_json` state describes (KeyError names a missing field)."""
         raise NotImplementedError
 
@@ -162,8 +171,7 @@ class Tokenizer:
         try:
             values = list(ids)
         except TypeError:
-            raise ValueError(f"ids must be a sequence of token ids, got "
-                             f"{type(ids).__name__}: {ids!r}") from None
+            raise ValueError(f"ids must be a sequence of token ids, got {type(ids).__name__}: {ids!r}") from None
         out = []
         size = self.vocab_size
         for pos, value in enumerate(values):
@@ -172,8 +180,10 @@ class Tokenizer:
             except (TypeError, ValueError):
                 raise ValueError(f"ids[{pos}] must be an integer token id, got {value!r}") from None
             if as_int != value or isinstance(value, bool) or not 0 <= as_int < size:
-                raise ValueError(f"ids[{pos}] = {value!r} is not a token id of this "
-                                 f"{type(self).__name__}: expected an integer in [0, {size})")
+                raise ValueError(
+                    f"ids[{pos}] = {value!r} is not a token id of this "
+                    f"{type(self).__name__}: expected an integer in [0, {size})"
+                )
             out.append(as_int)
         return out
 
@@ -245,11 +255,11 @@ class Tokenizer:
 # Argument checks shared by the kinds' ``fit``
 # --------------------------------------------------------------------------
 
+
 def check_texts(texts: Iterable[str]) -> list[str]:
     """``texts`` as a list, checked: strings only, at least one, not a single string."""
     if isinstance(texts, str):
-        raise ValueError("texts must be a list of strings, got a single string; "
-                         "wrap it in a list: fit([text])")
+        raise ValueError("texts must be a list of strings, got a single string; wrap it in a list: fit([text])")
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
@@ -265,10 +275,10 @@ def check_min_freq(min_freq) -> None:
         raise ValueError(f"min_freq must be an integer >= 1, got {min_freq!r}")
 
 
-
 # --------------------------------------------------------------------------
 # Reading a saved tokenizer back (any kind)
 # --------------------------------------------------------------------------
+
 
 def load_tokenizer(path: str | Path) -> Tokenizer:
     """Read back a tokenizer written by :meth:`Tokenizer.save` (any kind).

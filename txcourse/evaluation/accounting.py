@@ -50,8 +50,7 @@ class ParameterAccount:
     @property
     def embeddings(self) -> int:
         """The vocabulary-sized matrices: the two embeddings and the output projection."""
-        return sum(v for k, v in self.components.items()
-                   if k.endswith(".embedding") or k == "output_projection")
+        return sum(v for k, v in self.components.items() if k.endswith(".embedding") or k == "output_projection")
 
     @property
     def non_embedding(self) -> int:
@@ -98,8 +97,9 @@ def _attention_parameters(d: int, bias: bool) -> int:
     return 4 * d * d + (4 * d if bias else 0)
 
 
-def count_parameters(config: TransformerConfig, *, share_source_target: bool = False,
-                     attention_bias: bool = True) -> ParameterAccount:
+def count_parameters(
+    config: TransformerConfig, *, share_source_target: bool = False, attention_bias: bool = True
+) -> ParameterAccount:
     """Parameters of :class:`txcourse.torch.model.Transformer` (and its Keras twin) per component.
 
     Per layer (Vaswani et al. 2017): multi-head attention 4 d^2 + 4 d
@@ -138,7 +138,8 @@ def count_parameters(config: TransformerConfig, *, share_source_target: bool = F
         raise ValueError(
             f"share_source_target=True needs one vocabulary for both sides, got src_vocab_size "
             f"{config.src_vocab_size} and tgt_vocab_size {config.tgt_vocab_size}; make them equal "
-            f"or pass share_source_target=False")
+            f"or pass share_source_target=False"
+        )
     d, f = config.d_model, config.d_ff
     n_enc, n_dec = config.num_encoder_layers, config.num_decoder_layers
     attention = _attention_parameters(d, attention_bias)

@@ -17,16 +17,23 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import sacrebleu
 
 from txcourse.data._checks import is_int
 
-__all__ = ["LengthBucket", "bleu", "chrf", "exact_match", "accuracy_by_length",
-           "format_length_table", "evaluate_translations"]
+__all__ = [
+    "LengthBucket",
+    "bleu",
+    "chrf",
+    "exact_match",
+    "accuracy_by_length",
+    "format_length_table",
+    "evaluate_translations",
+]
 
 _MAX_DISTINCT_LENGTHS = 12  # up to this many distinct lengths: one bucket per length
 _QUANTILE_BUCKETS = 8  # otherwise about this many quantile buckets
@@ -61,8 +68,7 @@ class LengthBucket:
 
 def _check_strings(name: str, values) -> list[str]:
     if isinstance(values, str) or not isinstance(values, Sequence):
-        raise ValueError(f"{name} must be a list of strings (one sentence each), "
-                         f"got {type(values).__name__}")
+        raise ValueError(f"{name} must be a list of strings (one sentence each), got {type(values).__name__}")
     for i, v in enumerate(values):
         if not isinstance(v, str):
             raise ValueError(f"{name}[{i}] must be a string, got {type(v).__name__} {v!r}")
@@ -74,15 +80,17 @@ def _check_pairs(hypotheses, references, sources=None) -> tuple[list[str], list[
     hyps = _check_strings("hypotheses", hypotheses)
     refs = _check_strings("references", references)
     if len(hyps) != len(refs):
-        raise ValueError(f"hypotheses and references must have the same length (one reference "
-                         f"per hypothesis), got {len(hyps)} hypotheses and {len(refs)} "
-                         f"references")
+        raise ValueError(
+            f"hypotheses and references must have the same length (one reference "
+            f"per hypothesis), got {len(hyps)} hypotheses and {len(refs)} "
+            f"references"
+        )
     if sources is not None and len(sources) != len(hyps):
-        raise ValueError(f"sources must have one sentence per hypothesis, got {len(sources)} "
-                         f"sources and {len(hyps)} hypotheses")
+        raise ValueError(
+            f"sources must have one sentence per hypothesis, got {len(sources)} sources and {len(hyps)} hypotheses"
+        )
     if not hyps:
-        raise ValueError("hypotheses and references are empty: need at least one sentence "
-                         "to score")
+        raise ValueError("hypotheses and references are empty: need at least one sentence to score")
     return hyps, refs
 
 
@@ -182,16 +190,21 @@ def _default_edges(lengths: np.ndarray) -> list[int] | None:
 
 def _check_edges(bins) -> list[int]:
     if isinstance(bins, str) or not isinstance(bins, Sequence) or len(bins) < 2:
-        raise ValueError(f"bins must be a list of at least 2 increasing integer bucket edges "
-                         f"such as [1, 5, 10, 20], got {bins!r}")
+        raise ValueError(
+            f"bins must be a list of at least 2 increasing integer bucket edges such as [1, 5, 10, 20], got {bins!r}"
+        )
     if not all(is_int(e) for e in bins) or any(a >= b for a, b in zip(bins, bins[1:])):
         raise ValueError(f"bins must be strictly increasing integers, got {list(bins)!r}")
     return [int(e) for e in bins]
 
 
-def accuracy_by_length(sources: Sequence[str], hypotheses: Sequence[str],
-                       references: Sequence[str], bins: Sequence[int] | None = None,
-                       length_fn: Callable[[str], int] | None = None) -> list[LengthBucket]:
+def accuracy_by_length(
+    sources: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    bins: Sequence[int] | None = None,
+    length_fn: Callable[[str], int] | None = None,
+) -> list[LengthBucket]:
     """Exact match per bucket of source length: where does the model start to fail?
 
     Args:
@@ -226,8 +239,7 @@ def accuracy_by_length(sources: Sequence[str], hypotheses: Sequence[str],
     for i, s in enumerate(srcs):
         n = measure(s)
         if not is_int(n) or n < 0:
-            raise ValueError(f"length_fn must return a non-negative int, got {n!r} for "
-                             f"sources[{i}] = {s!r}")
+            raise ValueError(f"length_fn must return a non-negative int, got {n!r} for sources[{i}] = {s!r}")
         lengths.append(int(n))
     lengths = np.asarray(lengths)
     hits = np.array([_normalise(h) == _normalise(r) for h, r in zip(hyps, refs)])
@@ -238,9 +250,11 @@ def accuracy_by_length(sources: Sequence[str], hypotheses: Sequence[str],
     else:
         outside = lengths[(lengths < edges[0]) | (lengths > edges[-1])]
         if outside.size:
-            raise ValueError(f"bins {edges} do not cover every source length: got a source of "
-                             f"length {int(outside[0])}; expected lengths in "
-                             f"[{edges[0]}, {edges[-1]}]")
+            raise ValueError(
+                f"bins {edges} do not cover every source length: got a source of "
+                f"length {int(outside[0])}; expected lengths in "
+                f"[{edges[0]}, {edges[-1]}]"
+            )
         ranges = [(lo, hi - 1) for lo, hi in zip(edges[:-2], edges[1:-1])]
         ranges.append((edges[-2], edges[-1]))
     buckets = []
@@ -273,29 +287,31 @@ def format_length_table(results: Mapping[str, Sequence[LengthBucket]], key: str 
         | 1 | 75.0% (n=4) | 100.0% (n=4) |
     """
     if not isinstance(results, Mapping) or not results:
-        raise ValueError(f"results must be a non-empty dict of model name -> list of "
-                         f"LengthBucket, got {results!r}")
+        raise ValueError(f"results must be a non-empty dict of model name -> list of LengthBucket, got {results!r}")
     for name, buckets in results.items():
-        if isinstance(buckets, str) or not isinstance(buckets, Sequence) or not all(
-                isinstance(b, LengthBucket) for b in buckets):
-            raise ValueError(f"results[{name!r}] must be a list of LengthBucket (from "
-                             f"accuracy_by_length), got {buckets!r}")
+        if (
+            isinstance(buckets, str)
+            or not isinstance(buckets, Sequence)
+            or not all(isinstance(b, LengthBucket) for b in buckets)
+        ):
+            raise ValueError(
+                f"results[{name!r}] must be a list of LengthBucket (from accuracy_by_length), got {buckets!r}"
+            )
     rows = sorted({(b.low, b.high) for buckets in results.values() for b in buckets})
-    lines = [f"| {key} | " + " | ".join(str(n) for n in results) + " |",
-             "|---" * (len(results) + 1) + "|"]
+    lines = [f"| {key} | " + " | ".join(str(n) for n in results) + " |", "|---" * (len(results) + 1) + "|"]
     for low, high in rows:
         cells = []
         for buckets in results.values():
             match = [b for b in buckets if (b.low, b.high) == (low, high)]
-            cells.append(f"{100 * match[0].exact_match:.1f}% (n={match[0].count})"
-                         if match else "-")
+            cells.append(f"{100 * match[0].exact_match:.1f}% (n={match[0].count})" if match else "-")
         label = LengthBucket(low, high, 1, 0.0).label
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def evaluate_translations(sources: Sequence[str], hypotheses: Sequence[str],
-                          references: Sequence[str], tokenize: str = "13a") -> dict:
+def evaluate_translations(
+    sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a"
+) -> dict:
     """All the course's translation metrics at once.
 
     Args:

@@ -9,7 +9,8 @@ numbers, and every way people write a number.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -25,9 +26,18 @@ __all__ = ["DIGIT_SEED", "translate", "evaluate", "evaluate_by_phrasing", "evalu
 DIGIT_SEED = 1  # seed of the fresh numbers drawn by digit count (the task's splits use their own seed)
 
 
-def translate(fw: Backend, model: Any, sources: Sequence[str], src_tok: Tokenizer, tgt_tok: Tokenizer,
-              beam_size: int = 1, batch_size: int = 128, device: str = "cpu", length_penalty_alpha: float = 0.6,
-              max_len: Optional[int] = None) -> list[str]:
+def translate(
+    fw: Backend,
+    model: Any,
+    sources: Sequence[str],
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    beam_size: int = 1,
+    batch_size: int = 128,
+    device: str = "cpu",
+    length_penalty_alpha: float = 0.6,
+    max_len: Optional[int] = None,
+) -> list[str]:
     """Translate ``sources`` with greedy decoding (beam_size 1) or beam search.
 
     Each source goes through ``src_tok`` as in training (its normalisation
@@ -42,21 +52,37 @@ def translate(fw: Backend, model: Any, sources: Sequence[str], src_tok: Tokenize
             raise ValueError(f"sources[{i}] = {sources[i]!r} has no words to translate; drop it from sources")
     outputs: list[str] = []
     for start in range(0, len(sources), batch_size):
-        src, _ = pad_sequences(encoded[start:start + batch_size], pad_id=src_tok.pad_id)
+        src, _ = pad_sequences(encoded[start : start + batch_size], pad_id=src_tok.pad_id)
         src_t = fw.to_tensor(src, device)
         if beam_size == 1:
-            out = fw.greedy_decode(model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id,
-                                   pad_id=tgt_tok.pad_id)
+            out = fw.greedy_decode(
+                model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id, pad_id=tgt_tok.pad_id
+            )
         else:
-            out = fw.beam_search(model, src_t, beam_size=beam_size, max_len=max_len,
-                                 length_penalty_alpha=length_penalty_alpha, sos_id=tgt_tok.sos_id,
-                                 eos_id=tgt_tok.eos_id, pad_id=tgt_tok.pad_id)
+            out = fw.beam_search(
+                model,
+                src_t,
+                beam_size=beam_size,
+                max_len=max_len,
+                length_penalty_alpha=length_penalty_alpha,
+                sos_id=tgt_tok.sos_id,
+                eos_id=tgt_tok.eos_id,
+                pad_id=tgt_tok.pad_id,
+            )
         outputs += [tgt_tok.decode(row.tolist()) for row in fw.to_numpy(out.tokens)]
     return outputs
 
 
-def evaluate(fw: Backend, model: Any, pairs: Sequence[tuple[str, str]], src_tok: Tokenizer,
-             tgt_tok: Tokenizer, beam_size: int = 1, device: str = "cpu", tokenize: str = "char") -> dict[str, Any]:
+def evaluate(
+    fw: Backend,
+    model: Any,
+    pairs: Sequence[tuple[str, str]],
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    beam_size: int = 1,
+    device: str = "cpu",
+    tokenize: str = "char",
+) -> dict[str, Any]:
     """BLEU, chrF, exact match and accuracy by source length on ``pairs``.
 
     BLEU uses character tokenisation by default: Korean targets are short
@@ -69,9 +95,17 @@ def evaluate(fw: Backend, model: Any, pairs: Sequence[tuple[str, str]], src_tok:
     return result
 
 
-def evaluate_by_phrasing(fw: Backend, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
-                         tgt_tok: Tokenizer, count: int = 100, seed: int = DIGIT_SEED + 1, beam_size: int = 1,
-                         device: str = "cpu") -> dict[str, Any]:
+def evaluate_by_phrasing(
+    fw: Backend,
+    model: Any,
+    splits: TranslationSplits,
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    count: int = 100,
+    seed: int = DIGIT_SEED + 1,
+    beam_size: int = 1,
+    device: str = "cpu",
+) -> dict[str, Any]:
     """Exact match on fresh ``numbers`` written each way people write them, through what ``translate`` does.
 
     ``count`` numbers drawn evenly by digit count; each is written in every
@@ -93,8 +127,11 @@ def evaluate_by_phrasing(fw: Backend, model: Any, splits: TranslationSplits, src
         raise ValueError(f"evaluate_by_phrasing needs the splits of the numbers task, got task {meta.get('task')!r}")
     digits = range(digit_count(meta["low"]), digit_count(meta["high"]) + 1)
     per_count = max(1, -(-count // len(digits)))
-    numbers = [n for group in draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed).values()
-               for n in group][:count]
+    numbers = [
+        n
+        for group in draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed).values()
+        for n in group
+    ][:count]
     rows: dict[str, list[tuple[int, Optional[str]]]] = {name: [] for name in VARIANTS}
     for n in numbers:
         for name, text in variants(n).items():
@@ -107,8 +144,13 @@ def evaluate_by_phrasing(fw: Backend, model: Any, splits: TranslationSplits, src
         if not row:
             continue
         readable = [(n, source) for n, source in row if source is not None]
-        hypotheses = translate(fw, model, [source for _, source in readable], src_tok, tgt_tok, beam_size=beam_size,
-                               device=device) if readable else []
+        hypotheses = (
+            translate(
+                fw, model, [source for _, source in readable], src_tok, tgt_tok, beam_size=beam_size, device=device
+            )
+            if readable
+            else []
+        )
         references = [numbers_to_words(n, meta["target_lang"]) for n, _ in readable]
         right = round(exact_match(hypotheses, references) * len(readable)) if readable else 0
         sizes = [digit_count(n) for n, _ in row]
@@ -116,9 +158,17 @@ def evaluate_by_phrasing(fw: Backend, model: Any, splits: TranslationSplits, src
     return result
 
 
-def evaluate_by_digit_count(fw: Backend, model: Any, splits: TranslationSplits, src_tok: Tokenizer,
-                            tgt_tok: Tokenizer, per_count: int = 200, seed: int = DIGIT_SEED, beam_size: int = 1,
-                            device: str = "cpu") -> dict[str, Any]:
+def evaluate_by_digit_count(
+    fw: Backend,
+    model: Any,
+    splits: TranslationSplits,
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    per_count: int = 200,
+    seed: int = DIGIT_SEED,
+    beam_size: int = 1,
+    device: str = "cpu",
+) -> dict[str, Any]:
     """Exact match on fresh ``numbers`` drawn by digit count, and on round numbers: what users type.
 
     ``per_count`` numbers of every digit count of the task's range, drawn
@@ -148,11 +198,11 @@ def evaluate_by_digit_count(fw: Backend, model: Any, splits: TranslationSplits, 
 
     meta = splits.metadata
     if meta.get("task") != "numbers":
-        raise ValueError(f"evaluate_by_digit_count needs the splits of the numbers task, got task "
-                         f"{meta.get('task')!r}")
+        raise ValueError(f"evaluate_by_digit_count needs the splits of the numbers task, got task {meta.get('task')!r}")
     train = set(meta["numbers"]["train"])
-    drawn: dict[Any, list[int]] = dict(draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed,
-                                                           exclude=train))
+    drawn: dict[Any, list[int]] = dict(
+        draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed, exclude=train)
+    )
     drawn["round"] = round_numbers(meta["low"], meta["high"])
     scores, hypotheses = {}, {}
     for key, numbers in drawn.items():
@@ -163,6 +213,11 @@ def evaluate_by_digit_count(fw: Backend, model: Any, splits: TranslationSplits, 
         scores[key] = LengthBucket(min(digits), max(digits), len(numbers), exact_match(hypotheses[key], references))
     buckets = [scores[key] for key in drawn if key != "round"]
     seen = {key: sum(n in train for n in numbers) / len(numbers) for key, numbers in drawn.items()}
-    return {"by_digits": buckets, "seen": seen, "round": scores["round"],
-            "exact_match": float(np.mean([b.exact_match for b in buckets])), "hypotheses": hypotheses,
-            "numbers": drawn}
+    return {
+        "by_digits": buckets,
+        "seen": seen,
+        "round": scores["round"],
+        "exact_match": float(np.mean([b.exact_match for b in buckets])),
+        "hypotheses": hypotheses,
+        "numbers": drawn,
+    }

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +54,9 @@ def _location(diff: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(np.argmax(filled)), diff.shape))
 
 
-def assert_close(actual: Any, expected: Any, atol: float = 1e-5, what: str = "value", *,
-                 equal_nan: bool = False) -> float:
+def assert_close(
+    actual: Any, expected: Any, atol: float = 1e-5, what: str = "value", *, equal_nan: bool = False
+) -> float:
     """Assert ``|actual - expected| <= atol`` everywhere, with the same shape; return the largest difference.
 
     The package's one closeness check: lab cells, the book and the test suite use it. The same
@@ -88,9 +90,11 @@ def assert_close(actual: Any, expected: Any, atol: float = 1e-5, what: str = "va
     bad = np.isnan(diff) | (diff > atol)
     if bad.any():
         i = _location(diff)
-        raise AssertionError(f"{what}: largest difference {diff[i]:.3g} > {atol:g} at index {i} "
-                             f"(got {a[i].item()!r}, expected {e[i].item()!r}); {int(bad.sum())} of {diff.size} "
-                             f"elements differ")
+        raise AssertionError(
+            f"{what}: largest difference {diff[i]:.3g} > {atol:g} at index {i} "
+            f"(got {a[i].item()!r}, expected {e[i].item()!r}); {int(bad.sum())} of {diff.size} "
+            f"elements differ"
+        )
     return float(diff.max())
 
 
@@ -109,8 +113,10 @@ def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:
     wrong = a != e
     if wrong.any():
         i = tuple(int(j) for j in np.argwhere(wrong)[0])
-        raise AssertionError(f"{what}: {int(wrong.sum())} of {wrong.size} entries differ, first at index {i} "
-                             f"(got {a[i].item()!r}, expected {e[i].item()!r})")
+        raise AssertionError(
+            f"{what}: {int(wrong.sum())} of {wrong.size} entries differ, first at index {i} "
+            f"(got {a[i].item()!r}, expected {e[i].item()!r})"
+        )
 
 
 def _code_objects(target: Any) -> dict[Any, str]:
@@ -154,5 +160,6 @@ def no_calls_to(*targets: Any, what: str = "your code") -> Iterator[None]:
     finally:
         sys.setprofile(previous)
     if hits:
-        raise AssertionError(f"{what} calls txcourse's {hits[0]}: this exercise asks you to write it yourself "
-                             f"(see 'How this lab works')")
+        raise AssertionError(
+            f"{what} calls txcourse's {hits[0]}: this exercise asks you to write it yourself (see 'How this lab works')"
+        )

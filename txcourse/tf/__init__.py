@@ -8,8 +8,9 @@ try:
     import keras as _keras  # noqa: F401
     import tensorflow as _tf  # noqa: F401
 except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError("txcourse.tf needs TensorFlow and Keras 3: pip install 'txcourse[tf]' "
-                      "(see README.md for GPU builds)") from error
+    raise ImportError(
+        "txcourse.tf needs TensorFlow and Keras 3: pip install 'txcourse[tf]' (see README.md for GPU builds)"
+    ) from error
 
 from txcourse.tf.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
 from txcourse.tf.decode import DecodeOutput, beam_search, greedy_decode

@@ -30,5 +30,8 @@ def check_tokens(name: str, tokens: tf.Tensor, vocab_size: int) -> None:
             V.check_token_range(name, int(tf.reduce_min(tokens)), int(tf.reduce_max(tokens)), vocab_size)
     else:
         tf.debugging.assert_non_negative(tokens, message=f"{name} holds a negative token id")
-        tf.debugging.assert_less(tokens, tf.cast(vocab_size, tokens.dtype),
-                                 message=f"{name} holds a token id outside the vocabulary [0, {vocab_size})")
+        tf.debugging.assert_less(
+            tokens,
+            tf.cast(vocab_size, tokens.dtype),
+            message=f"{name} holds a token id outside the vocabulary [0, {vocab_size})",
+        )

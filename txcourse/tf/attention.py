@@ -62,8 +62,7 @@ def scaled_dot_product_attention(
     return output, weights
 
 
-def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
-                    mask: Optional[tf.Tensor] = None) -> tf.Tensor:
+def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor, mask: Optional[tf.Tensor] = None) -> tf.Tensor:
     """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
     TensorFlow has no fused attention op of its own: the fused path is the
@@ -189,5 +188,4 @@ class MultiHeadAttention(keras.layers.Layer):
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output
-        return AttentionOutput(output, None if cache is None else KVCache(k, v),
-                               weights if return_weights else None)
+        return AttentionOutput(output, None if cache is None else KVCache(k, v), weights if return_weights else None)

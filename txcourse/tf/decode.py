@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import tensorflow as tf
 
@@ -79,7 +80,7 @@ def _signature(flat: list) -> tuple:
     return tuple((x.dtype, x.shape.rank, _width(x)) if tf.is_tensor(x) else x for x in flat)
 
 
-_STEPS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_STEPS: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 
 
 def _compiled(model: Any, step: Callable) -> Callable:
@@ -122,8 +123,16 @@ def _start_decoding(model: Any, src: tf.Tensor, use_cache: bool) -> dict:
     return model.start_decoding(src, use_cache)
 
 
-def _greedy_step(model: Any, token: tf.Tensor, finished: tf.Tensor, scores: tf.Tensor, state: dict,
-                 sos_id: int, eos_id: int, pad_id: int) -> tuple:
+def _greedy_step(
+    model: Any,
+    token: tf.Tensor,
+    finished: tf.Tensor,
+    scores: tf.Tensor,
+    state: dict,
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
     """Feed ``token`` (B,), pick the most probable next token of every row; a finished row gets ``<pad>``.
 
     Returns the next tokens (B,), which rows have finished (B,), the scores
@@ -139,8 +148,15 @@ def _greedy_step(model: Any, token: tf.Tensor, finished: tf.Tensor, scores: tf.T
     return token, finished, scores, state, attention
 
 
-def greedy_decode(model: Any, src: tf.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
-                  eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+def greedy_decode(
+    model: Any,
+    src: tf.Tensor,
+    max_len: Optional[int] = None,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
 
     ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
@@ -201,9 +217,19 @@ def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
     return ((5.0 + tf.cast(length, tf.float32)) / 6.0) ** alpha
 
 
-def _beam_step(model: Any, token: tf.Tensor, state: dict, beam_scores: tf.Tensor, lengths: tf.Tensor,
-               finished: tf.Tensor, sequences: tf.Tensor, length_penalty_alpha: float,
-               sos_id: int, eos_id: int, pad_id: int) -> tuple:
+def _beam_step(
+    model: Any,
+    token: tf.Tensor,
+    state: dict,
+    beam_scores: tf.Tensor,
+    lengths: tf.Tensor,
+    finished: tf.Tensor,
+    sequences: tf.Tensor,
+    length_penalty_alpha: float,
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
     """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
 
     Returns, for the surviving beams: their next tokens (B*K,), their
@@ -241,9 +267,17 @@ def _follow(history: Optional[tf.Tensor], origin: tf.Tensor, attention: tf.Tenso
     return step if history is None else tf.concat([tf.gather(history, origin), step], axis=2)  # (B*K, H, t, T_src)
 
 
-def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
-                length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
-                pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+def beam_search(
+    model: Any,
+    src: tf.Tensor,
+    beam_size: int = 4,
+    max_len: Optional[int] = None,
+    length_penalty_alpha: float = 0.6,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
     """Keep the ``beam_size`` best prefixes per sentence; the B x K beams run as one batch.
 
     Hypotheses are ranked by log P(Y|X) / lp(Y) with the length penalty of
@@ -282,7 +316,8 @@ def beam_search(model: Any, src: tf.Tensor, beam_size: int = 4, max_len: Optiona
     history: Optional[tf.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
         token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
-            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id)
+            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id
+        )
         if attention is not None:
             history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
         if bool(tf.reduce_all(finished)):

@@ -8,9 +8,9 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
-from txcourse.tf._checks import check_float
 from txcourse.cache import AttentionOutput, DecoderLayerCache, KVCache
 from txcourse.config import TransformerConfig
+from txcourse.tf._checks import check_float
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.embedding import TransformerEmbedding
 from txcourse.tf.feed_forward import PositionwiseFeedForward
@@ -53,8 +53,17 @@ class DecoderLayer(keras.layers.Layer):
         attention (B, H, T_tgt, T_src))``, each None where not asked.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False, **kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-6,
+        fused: bool = False,
+        **kwargs,
+    ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
@@ -67,12 +76,16 @@ class DecoderLayer(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
         self.built = True
 
-    def call(self, x: tf.Tensor, memory: tf.Tensor,
-             self_attn_mask: Optional[tf.Tensor] = None,
-             cross_attn_mask: Optional[tf.Tensor] = None,
-             cache: Optional[DecoderLayerCache] = None,
-             return_weights: bool = False,
-             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
+    def call(
+        self,
+        x: tf.Tensor,
+        memory: tf.Tensor,
+        self_attn_mask: Optional[tf.Tensor] = None,
+        cross_attn_mask: Optional[tf.Tensor] = None,
+        cache: Optional[DecoderLayerCache] = None,
+        return_weights: bool = False,
+        training: Optional[bool] = None,
+    ) -> Union[tf.Tensor, AttentionOutput]:
         check_float("x", x, self)
         check_float("memory", memory, self)
         V.check_cache(cache, DecoderLayerCache, False, False)
@@ -80,22 +93,33 @@ class DecoderLayer(keras.layers.Layer):
         keys = (memory, memory) if cross_cache is None else (None, None)  # with a cache: the memory projected once
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)
-            attended, self_cache, self_weights = self.self_attn(h, h, h, self_attn_mask, self_cache, return_weights=True)
+            attended, self_cache, self_weights = self.self_attn(
+                h, h, h, self_attn_mask, self_cache, return_weights=True
+            )
             x = x + self.dropout(attended, training=training)  # (B, T_tgt, D)
             h = self.cross_attn_norm(x)  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(h, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            attended, cross_cache, cross_weights = self.cross_attn(
+                h, *keys, cross_attn_mask, cross_cache, return_weights=True
+            )
             x = x + self.dropout(attended, training=training)  # (B, T_tgt, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)), training=training)  # (B, T_tgt, D)
         else:
-            attended, self_cache, self_weights = self.self_attn(x, x, x, self_attn_mask, self_cache, return_weights=True)
+            attended, self_cache, self_weights = self.self_attn(
+                x, x, x, self_attn_mask, self_cache, return_weights=True
+            )
             x = self.self_attn_norm(x + self.dropout(attended, training=training))  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(x, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            attended, cross_cache, cross_weights = self.cross_attn(
+                x, *keys, cross_attn_mask, cross_cache, return_weights=True
+            )
             x = self.cross_attn_norm(x + self.dropout(attended, training=training))  # (B, T_tgt, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x), training=training))  # (B, T_tgt, D)
         if cache is None and not return_weights:
             return x
-        return AttentionOutput(x, None if cache is None else DecoderLayerCache(self_cache, cross_cache),
-                               (self_weights, cross_weights) if return_weights else None)
+        return AttentionOutput(
+            x,
+            None if cache is None else DecoderLayerCache(self_cache, cross_cache),
+            (self_weights, cross_weights) if return_weights else None,
+        )
 
 
 class Decoder(keras.layers.Layer):
@@ -122,14 +146,25 @@ class Decoder(keras.layers.Layer):
     def __init__(self, config: TransformerConfig, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.embedding = TransformerEmbedding(config.tgt_vocab_size, config.d_model,
-                                              config.max_len, config.dropout, name="embedding")
+        self.embedding = TransformerEmbedding(
+            config.tgt_vocab_size, config.d_model, config.max_len, config.dropout, name="embedding"
+        )
         self.layers = [
-            DecoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps, config.fused, name=f"layers_{i}")
+            DecoderLayer(
+                config.d_model,
+                config.num_heads,
+                config.d_ff,
+                config.dropout,
+                config.norm_first,
+                config.layer_norm_eps,
+                config.fused,
+                name=f"layers_{i}",
+            )
             for i in range(config.num_decoder_layers)
         ]
-        self.final_norm = layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None
+        self.final_norm = (
+            layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None
+        )
         self.built = True
 
     def init_cache(self, memory: tf.Tensor) -> tuple[DecoderLayerCache, ...]:
@@ -141,28 +176,42 @@ class Decoder(keras.layers.Layer):
         """
         d_k = self.config.d_model // self.config.num_heads
         empty = tf.zeros((tf.shape(memory)[0], self.config.num_heads, 0, d_k), memory.dtype)  # (B, H, 0, d_k)
-        return tuple(DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
-                     for layer in self.layers)
+        return tuple(
+            DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
+            for layer in self.layers
+        )
 
-    def call(self, tokens: tf.Tensor, memory: tf.Tensor,
-             self_attn_mask: Optional[tf.Tensor] = None,
-             cross_attn_mask: Optional[tf.Tensor] = None,
-             cache: Optional[tuple[DecoderLayerCache, ...]] = None,
-             return_weights: bool = False,
-             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
+    def call(
+        self,
+        tokens: tf.Tensor,
+        memory: tf.Tensor,
+        self_attn_mask: Optional[tf.Tensor] = None,
+        cross_attn_mask: Optional[tf.Tensor] = None,
+        cache: Optional[tuple[DecoderLayerCache, ...]] = None,
+        return_weights: bool = False,
+        training: Optional[bool] = None,
+    ) -> Union[tf.Tensor, AttentionOutput]:
         if cache is not None and (not isinstance(cache, tuple) or len(cache) != len(self.layers)):
             got = f"a tuple of {len(cache)}" if isinstance(cache, tuple) else type(cache).__name__
-            raise ValueError(f"cache must be a tuple of {len(self.layers)} DecoderLayerCache (one per layer, "
-                             f"from init_cache), got {got}")
+            raise ValueError(
+                f"cache must be a tuple of {len(self.layers)} DecoderLayerCache (one per layer, "
+                f"from init_cache), got {got}"
+            )
         offset = 0 if cache is None else cache[0].self_attn.key.shape[2]  # T_cached
         if offset is None:  # a compiled decoding step, traced for any length
             offset = tf.shape(cache[0].self_attn.key)[2]
         x = self.embedding(tokens, offset=offset, training=training)  # (B, T_tgt, D)
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
-            x, layer_cache, layer_weights = layer(x, memory, self_attn_mask, cross_attn_mask,
-                                                  None if cache is None else cache[i], return_weights=True,
-                                                  training=training)  # (B, T_tgt, D)
+            x, layer_cache, layer_weights = layer(
+                x,
+                memory,
+                self_attn_mask,
+                cross_attn_mask,
+                None if cache is None else cache[i],
+                return_weights=True,
+                training=training,
+            )  # (B, T_tgt, D)
             caches.append(layer_cache)
             weights.append(layer_weights)
         if self.final_norm is not None:

@@ -36,9 +36,11 @@ def resolve_device(device: str = "auto") -> str:
     index = _gpu_index(device)
     count = gpus
     if index is not None and index >= count:
-        raise ValueError(f"device {device!r} is not available: TensorFlow sees {count} "
-                         f"{'Apple (tensorflow-metal)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or "
-                         f"'auto' (a GPU when there is one)")
+        raise ValueError(
+            f"device {device!r} is not available: TensorFlow sees {count} "
+            f"{'Apple (tensorflow-metal)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or "
+            f"'auto' (a GPU when there is one)"
+        )
     return "/CPU:0" if index is None else f"/GPU:{index}"
 
 
@@ -80,8 +82,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     cluster = tf_config()
     if cluster is not None:
         if replicas != 1:
-            raise ValueError(f"--replicas {replicas}: with TF_CONFIG set, MultiWorkerMirroredStrategy runs on every "
-                             f"GPU (or the CPU) of each worker; drop --replicas")
+            raise ValueError(
+                f"--replicas {replicas}: with TF_CONFIG set, MultiWorkerMirroredStrategy runs on every "
+                f"GPU (or the CPU) of each worker; drop --replicas"
+            )
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
         return current_replicas(strategy)
     if replicas == 1:
@@ -98,8 +102,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     else:
         names = [d.name for d in tf.config.list_logical_devices("GPU")]
     if len(names) < replicas:
-        raise ValueError(f"--replicas {replicas}: TensorFlow has {len(names)} device(s) of that kind here "
-                         f"({', '.join(names) or 'none'}); use at most {len(names)}")
+        raise ValueError(
+            f"--replicas {replicas}: TensorFlow has {len(names)} device(s) of that kind here "
+            f"({', '.join(names) or 'none'}); use at most {len(names)}"
+        )
     return current_replicas(tf.distribute.MirroredStrategy(names[:replicas]))
 
 
@@ -121,12 +127,14 @@ def current_replicas(strategy: Optional[tf.distribute.Strategy] = None) -> Repli
     if count == 1 and workers == 1:
         return SINGLE
     local = count // workers
-    return Replicas(count=count, first=index * local, local=local, process_index=index, process_count=workers,
-                    engine=strategy)
+    return Replicas(
+        count=count, first=index * local, local=local, process_index=index, process_count=workers, engine=strategy
+    )
 
 
-def shard_tensors(src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, index: tf.Tensor, count: int, pad_id: int
-           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+def shard_tensors(
+    src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, index: tf.Tensor, count: int, pad_id: int
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """:func:`txcourse.training.distributed.shard` in TensorFlow ops: replica ``index``'s rows of the global batch.
 
     Shape:
@@ -147,5 +155,7 @@ def check_mirrored(model: keras.Model) -> None:
     """A model for several replicas must be built inside ``replicas.scope()`` (its variables mirrored)."""
     plain = [v.path for v in model.variables if not isinstance(getattr(v, "value", v), tf.distribute.DistributedValues)]
     if plain or not model.variables:
-        raise ValueError(f"the model's variables are not mirrored ({plain[:3] or 'none built'}): build the model "
-                         f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))")
+        raise ValueError(
+            f"the model's variables are not mirrored ({plain[:3] or 'none built'}): build the model "
+            f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))"
+        )

@@ -9,8 +9,8 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput
-from txcourse.tf._checks import check_float
 from txcourse.config import TransformerConfig
+from txcourse.tf._checks import check_float
 from txcourse.tf.attention import MultiHeadAttention
 from txcourse.tf.embedding import TransformerEmbedding
 from txcourse.tf.feed_forward import PositionwiseFeedForward
@@ -44,8 +44,17 @@ class EncoderLayer(keras.layers.Layer):
         (None when fused).
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False, **kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-6,
+        fused: bool = False,
+        **kwargs,
+    ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
@@ -56,8 +65,13 @@ class EncoderLayer(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
         self.built = True
 
-    def call(self, x: tf.Tensor, mask: Optional[tf.Tensor] = None, return_weights: bool = False,
-             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
+    def call(
+        self,
+        x: tf.Tensor,
+        mask: Optional[tf.Tensor] = None,
+        return_weights: bool = False,
+        training: Optional[bool] = None,
+    ) -> Union[tf.Tensor, AttentionOutput]:
         check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
@@ -90,24 +104,42 @@ class Encoder(keras.layers.Layer):
     def __init__(self, config: TransformerConfig, **kwargs):
         super().__init__(**kwargs)
         self.config = config
-        self.embedding = TransformerEmbedding(config.src_vocab_size, config.d_model,
-                                              config.max_len, config.dropout, name="embedding")
+        self.embedding = TransformerEmbedding(
+            config.src_vocab_size, config.d_model, config.max_len, config.dropout, name="embedding"
+        )
         self.layers = [
-            EncoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps, config.fused, name=f"layers_{i}")
+            EncoderLayer(
+                config.d_model,
+                config.num_heads,
+                config.d_ff,
+                config.dropout,
+                config.norm_first,
+                config.layer_norm_eps,
+                config.fused,
+                name=f"layers_{i}",
+            )
             for i in range(config.num_encoder_layers)
         ]
-        self.final_norm = layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None
+        self.final_norm = (
+            layer_norm(config.d_model, config.layer_norm_eps, name="final_norm") if config.norm_first else None
+        )
         self.built = True
 
-    def call(self, tokens: tf.Tensor, mask: Optional[tf.Tensor] = None, return_weights: bool = False,
-             training: Optional[bool] = None) -> Union[tf.Tensor, AttentionOutput]:
+    def call(
+        self,
+        tokens: tf.Tensor,
+        mask: Optional[tf.Tensor] = None,
+        return_weights: bool = False,
+        training: Optional[bool] = None,
+    ) -> Union[tf.Tensor, AttentionOutput]:
         x = self.embedding(tokens, training=training)  # (B, T_src, D)
         weights = []
         for layer in self.layers:
             # Keras fills an argument named `mask` itself: pass ours positionally, or not at all when None
             inputs = (x, mask) if mask is not None else (x,)
-            x, _, layer_weights = layer(*inputs, return_weights=True, training=training)  # (B, T_src, D), (B, H, T_src, T_src)
+            x, _, layer_weights = layer(
+                *inputs, return_weights=True, training=training
+            )  # (B, T_src, D), (B, H, T_src, T_src)
             weights.append(layer_weights)
         if self.final_norm is not None:
             x = self.final_norm(x)  # (B, T_src, D)

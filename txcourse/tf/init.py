@@ -17,16 +17,21 @@ __all__ = ["linear", "embedding", "layer_norm", "gru", "gru_cell"]
 
 def linear(in_features: int, out_features: int, bias: bool = True, name: str | None = None) -> keras.layers.Dense:
     """y = x W + b with Glorot-uniform W, zero b. Kernel shape (in, out)."""
-    layer = keras.layers.Dense(out_features, use_bias=bias, kernel_initializer="glorot_uniform",
-                               bias_initializer="zeros", name=name)
+    layer = keras.layers.Dense(
+        out_features, use_bias=bias, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=name
+    )
     layer.build((None, in_features))
     return layer
 
 
 def embedding(num_embeddings: int, embedding_dim: int, name: str | None = None) -> keras.layers.Embedding:
     """A lookup table initialised N(0, embedding_dim^-1/2) (Sec. 3.4 scales it by sqrt(d))."""
-    layer = keras.layers.Embedding(num_embeddings, embedding_dim, name=name,
-                                   embeddings_initializer=keras.initializers.RandomNormal(stddev=embedding_dim ** -0.5))
+    layer = keras.layers.Embedding(
+        num_embeddings,
+        embedding_dim,
+        name=name,
+        embeddings_initializer=keras.initializers.RandomNormal(stddev=embedding_dim**-0.5),
+    )
     layer.build((None,))
     return layer
 

@@ -46,7 +46,9 @@ class Transformer(keras.Model):
         self.config = config
         self.encoder = Encoder(config, name="encoder")
         self.decoder = Decoder(config, name="decoder")
-        self.output_projection = None if config.tie_embeddings else linear(config.d_model, config.tgt_vocab_size, name="output_projection")
+        self.output_projection = (
+            None if config.tie_embeddings else linear(config.d_model, config.tgt_vocab_size, name="output_projection")
+        )
         self.built = True
 
     def encode(self, src: tf.Tensor, training: Optional[bool] = None) -> tuple[tf.Tensor, tf.Tensor]:
@@ -54,8 +56,9 @@ class Transformer(keras.Model):
         src_mask = padding_mask(src, self.config.pad_id)  # (B, 1, 1, T_src)
         return self.encoder(src, src_mask, training=training), src_mask
 
-    def decode(self, tgt: tf.Tensor, memory: tf.Tensor, src_mask: tf.Tensor,
-               training: Optional[bool] = None) -> tf.Tensor:
+    def decode(
+        self, tgt: tf.Tensor, memory: tf.Tensor, src_mask: tf.Tensor, training: Optional[bool] = None
+    ) -> tf.Tensor:
         """Run the decoder (teacher forcing) and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
         length = tgt.shape[1] if tgt.shape[1] is not None else tf.shape(tgt)[1]
@@ -67,7 +70,9 @@ class Transformer(keras.Model):
         """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
             # tensordot, not einsum("...d,vd->...v"): TF's gradient of that einsum builds a (B, T, V, D) tensor
-            return tf.tensordot(x, self.decoder.embedding.token_embedding.embeddings, [[x.shape.rank - 1], [1]])  # (..., V_tgt)
+            return tf.tensordot(
+                x, self.decoder.embedding.token_embedding.embeddings, [[x.shape.rank - 1], [1]]
+            )  # (..., V_tgt)
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:
@@ -95,17 +100,21 @@ class Transformer(keras.Model):
         if "cache" in state:  # one new position; earlier keys and values come from the cache
             new = token[:, tf.newaxis]  # (B, 1)
             cached = state["cache"][0].self_attn.key
-            offset = cached.shape[2] if cached.shape[2] is not None else tf.shape(cached)[2]  # t - 1; a tensor in a compiled step
+            offset = (
+                cached.shape[2] if cached.shape[2] is not None else tf.shape(cached)[2]
+            )  # t - 1; a tensor in a compiled step
             mask = look_ahead_mask(1, offset)  # (1, t)
-            x, cache, weights = self.decoder(new, state["memory"], mask, state["src_mask"],
-                                             state["cache"], return_weights=True)  # (B, 1, D)
+            x, cache, weights = self.decoder(
+                new, state["memory"], mask, state["src_mask"], state["cache"], return_weights=True
+            )  # (B, 1, D)
             state = {**state, "cache": cache}
         else:  # recompute all t positions
             new = tf.concat([state["prefix"], tf.cast(token[:, tf.newaxis], state["prefix"].dtype)], axis=1)  # (B, t)
             length = new.shape[1] or tf.shape(new)[1]  # t; a tensor in a compiled step
             mask = look_ahead_mask(length)  # (t, t)
-            x, _, weights = self.decoder(new, state["memory"], mask, state["src_mask"],
-                                         return_weights=True)  # (B, t, D)
+            x, _, weights = self.decoder(
+                new, state["memory"], mask, state["src_mask"], return_weights=True
+            )  # (B, t, D)
             state = {**state, "prefix": new}
         cross = weights[-1][1]  # (B, H, t or 1, T_src): the last layer's encoder-decoder attention
         return self.project(x[:, -1]), state, None if cross is None else cross[:, :, -1]  # (B, V_tgt), (B, H, T_src)
@@ -114,7 +123,8 @@ class Transformer(keras.Model):
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
         if src.shape[0] is not None and tgt.shape[0] is not None and src.shape[0] != tgt.shape[0]:
-            raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
-                             f"and tgt {tuple(tgt.shape)}")
+            raise ValueError(
+                f"src and tgt must have the same batch size, got src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
         memory, src_mask = self.encode(src, training=training)  # (B, T_src, D), (B, 1, 1, T_src)
         return self.decode(tgt, memory, src_mask, training=training)  # (B, T_tgt, V_tgt)

@@ -75,6 +75,7 @@ class PositionalEncoding(keras.layers.Layer):
         known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
         V.check_length("x", offset + x.shape[1] if known else None, self.max_len)
         if not known:
-            tf.debugging.assert_less_equal(offset + tf.shape(x)[1], self.max_len,
-                                           message=f"x is longer than max_len={self.max_len}")
-        return x + tf.cast(self.table[offset: offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)
+            tf.debugging.assert_less_equal(
+                offset + tf.shape(x)[1], self.max_len, message=f"x is longer than max_len={self.max_len}"
+            )
+        return x + tf.cast(self.table[offset : offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)

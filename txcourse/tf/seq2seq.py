@@ -49,8 +49,9 @@ class BahdanauAttention(keras.layers.Layer):
         self.v_a = linear(units, 1, bias=False, name="v_a")  # v_a
         self.built = True
 
-    def call(self, query: tf.Tensor, values: tf.Tensor,
-             mask: Optional[tf.Tensor] = None) -> tuple[tf.Tensor, tf.Tensor]:
+    def call(
+        self, query: tf.Tensor, values: tf.Tensor, mask: Optional[tf.Tensor] = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         check_float("query", query, self)
         check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
@@ -140,9 +141,14 @@ class Seq2SeqDecoder(keras.layers.Layer):
         self.output_projection = linear(units, vocab_size, name="output_projection")
         self.built = True
 
-    def step(self, token: tf.Tensor, state: tf.Tensor, encoder_outputs: tf.Tensor,
-             encoder_state: tf.Tensor, mask: Optional[tf.Tensor] = None
-             ) -> tuple[tf.Tensor, tf.Tensor, Optional[tf.Tensor]]:
+    def step(
+        self,
+        token: tf.Tensor,
+        state: tf.Tensor,
+        encoder_outputs: tf.Tensor,
+        encoder_state: tf.Tensor,
+        mask: Optional[tf.Tensor] = None,
+    ) -> tuple[tf.Tensor, tf.Tensor, Optional[tf.Tensor]]:
         """One decoding step: token (B,), state (B, U) -> logits (B, V), new state (B, U), weights (B, T_src)."""
         if self.attention is not None:
             context, weights = self.attention(state, encoder_outputs, mask)  # (B, U), (B, T_src)
@@ -152,15 +158,15 @@ class Seq2SeqDecoder(keras.layers.Layer):
         state, _ = self.gru(x, state)  # (B, U)
         return self.output_projection(state), state, weights  # (B, V), (B, U), (B, T_src)
 
-    def call(self, tokens: tf.Tensor, encoder_outputs: tf.Tensor, encoder_state: tf.Tensor,
-             mask: Optional[tf.Tensor] = None) -> tuple[tf.Tensor, Optional[tf.Tensor]]:
+    def call(
+        self, tokens: tf.Tensor, encoder_outputs: tf.Tensor, encoder_state: tf.Tensor, mask: Optional[tf.Tensor] = None
+    ) -> tuple[tf.Tensor, Optional[tf.Tensor]]:
         V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T_tgt)")
         check_tokens("tokens", tokens, self.vocab_size)
         state = encoder_state  # (B, U)
         logits, weights = [], []
         for t in range(tokens.shape[1]):  # teacher forcing: feed the true previous token
-            step_logits, state, step_weights = self.step(tokens[:, t], state, encoder_outputs,
-                                                         encoder_state, mask)
+            step_logits, state, step_weights = self.step(tokens[:, t], state, encoder_outputs, encoder_state, mask)
             logits.append(step_logits)  # (B, V)
             weights.append(step_weights)  # (B, T_src) or None
         all_weights = tf.stack(weights, axis=1) if self.attention is not None else None  # (B, T_tgt, T_src)
@@ -183,8 +189,16 @@ class Seq2Seq(keras.Model):
         (B, T_tgt, T_src), None without attention).
     """
 
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embedding_dim: int = 256,
-                 units: int = 512, attention: bool = True, pad_id: int = 0, **kwargs):
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        embedding_dim: int = 256,
+        units: int = 512,
+        attention: bool = True,
+        pad_id: int = 0,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.pad_id = pad_id
         self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id, name="encoder")
@@ -198,23 +212,30 @@ class Seq2Seq(keras.Model):
         always carries its state from step to step.
         """
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
-        return {"encoder_outputs": encoder_outputs, "encoder_state": encoder_state,
-                "mask": tf.equal(src, self.pad_id), "state": encoder_state}
+        return {
+            "encoder_outputs": encoder_outputs,
+            "encoder_state": encoder_state,
+            "mask": tf.equal(src, self.pad_id),
+            "state": encoder_state,
+        }
 
     def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, dict, Optional[tf.Tensor]]:
         """Feed the next token (B,); returns logits (B, V_tgt), the new state and attention (B, 1, T_src) or None.
 
         ``state`` is not changed: the new one holds the new GRU state.
         """
-        logits, hidden, weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
-                                                    state["encoder_state"], state["mask"])  # (B, V_tgt), (B, U)
+        logits, hidden, weights = self.decoder.step(
+            token, state["state"], state["encoder_outputs"], state["encoder_state"], state["mask"]
+        )  # (B, V_tgt), (B, U)
         return logits, {**state, "state": hidden}, None if weights is None else weights[:, tf.newaxis]  # (B, 1, T_src)
 
-    def call(self, src: tf.Tensor, tgt: tf.Tensor, return_weights: bool = False
-             ) -> Union[tf.Tensor, tuple[tf.Tensor, Optional[tf.Tensor]]]:
+    def call(
+        self, src: tf.Tensor, tgt: tf.Tensor, return_weights: bool = False
+    ) -> Union[tf.Tensor, tuple[tf.Tensor, Optional[tf.Tensor]]]:
         if src.shape[0] is not None and tgt.shape[0] is not None and src.shape[0] != tgt.shape[0]:
-            raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
-                             f"and tgt {tuple(tgt.shape)}")
+            raise ValueError(
+                f"src and tgt must have the same batch size, got src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         mask = tf.equal(src, self.pad_id)  # (B, T_src)
         logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V), (B, T_tgt, T_src)

@@ -16,28 +16,44 @@ from __future__ import annotations
 
 import contextlib
 import random
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.training.distributed import check_divisible, target_tokens
 from txcourse.registry import MODEL_KINDS
-from txcourse.training import TrainConfig
-from txcourse.training.loop import TrainingLoop, evaluate_batches
-from txcourse.tf.devices import (check_mirrored, current_replicas, data_parallel, end_data_parallel, resolve_device,
-                                 shard_tensors, uses_xla)
+from txcourse.tf.devices import (
+    check_mirrored,
+    current_replicas,
+    data_parallel,
+    end_data_parallel,
+    resolve_device,
+    shard_tensors,
+    uses_xla,
+)
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
 from txcourse.tf.weights import load_model_arrays, load_variables, model_arrays, num_heads, variable_arrays
+from txcourse.training import TrainConfig
+from txcourse.training.checkpoint import Checkpoint, load_checkpoint
+from txcourse.training.distributed import check_divisible, target_tokens
+from txcourse.training.loop import TrainingLoop, evaluate_batches
 
-__all__ = ["Trainer", "build_model", "evaluate", "load_model", "resolve_device", "set_seed", "data_parallel",
-           "end_data_parallel"]
+__all__ = [
+    "Trainer",
+    "build_model",
+    "evaluate",
+    "load_model",
+    "resolve_device",
+    "set_seed",
+    "data_parallel",
+    "end_data_parallel",
+]
 
 FRAMEWORK = "tf"
 
@@ -71,21 +87,27 @@ class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
     Computed in float64, so the rate equals the Python function (and PyTorch's LambdaLR) to the last digits.
     """
 
-    def __init__(self, width: int, warmup_steps: int, factor: float, total_steps: Optional[int] = None,
-                 cooldown_steps: int = 0):
+    def __init__(
+        self, width: int, warmup_steps: int, factor: float, total_steps: Optional[int] = None, cooldown_steps: int = 0
+    ):
         self.width, self.warmup_steps, self.factor = width, warmup_steps, factor
         self.total_steps, self.cooldown_steps = total_steps, cooldown_steps
 
     def __call__(self, step: tf.Tensor) -> tf.Tensor:
         s = tf.cast(step, tf.float64) + 1.0  # noam_lr counts steps from 1
-        rate = self.factor * self.width ** -0.5 * tf.minimum(s ** -0.5, s * self.warmup_steps ** -1.5)
+        rate = self.factor * self.width**-0.5 * tf.minimum(s**-0.5, s * self.warmup_steps**-1.5)
         if self.cooldown_steps:  # the last cooldown_steps scale the rate linearly down
             rate *= tf.clip_by_value((self.total_steps - s + 1.0) / self.cooldown_steps, 0.0, 1.0)
         return rate
 
     def get_config(self) -> dict[str, Any]:
-        return {"width": self.width, "warmup_steps": self.warmup_steps, "factor": self.factor,
-                "total_steps": self.total_steps, "cooldown_steps": self.cooldown_steps}
+        return {
+            "width": self.width,
+            "warmup_steps": self.warmup_steps,
+            "factor": self.factor,
+            "total_steps": self.total_steps,
+            "cooldown_steps": self.cooldown_steps,
+        }
 
 
 class Trainer(TrainingLoop):
@@ -117,9 +139,17 @@ class Trainer(TrainingLoop):
     framework = FRAMEWORK
     _versions = {"tf_version": tf.__version__, "keras_version": keras.__version__}
 
-    def __init__(self, model: keras.Model, kind: str, model_config: dict[str, Any], data: EncodedPairs,
-                 config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
-                 metadata: Optional[dict[str, Any]] = None, valid: Optional[EncodedPairs] = None):
+    def __init__(
+        self,
+        model: keras.Model,
+        kind: str,
+        model_config: dict[str, Any],
+        data: EncodedPairs,
+        config: TrainConfig = TrainConfig(),
+        history_path: Optional[str] = None,
+        metadata: Optional[dict[str, Any]] = None,
+        valid: Optional[EncodedPairs] = None,
+    ):
         super().__init__(kind, model_config, data, config, history_path, metadata, valid)
         self.device = resolve_device(config.device)
         self.model = model  # Keras places variables itself; the step runs under tf.device(self.device)
@@ -130,19 +160,31 @@ class Trainer(TrainingLoop):
         width = _schedule_width(kind, model_config)
         self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
         with self.replicas.scope():
-            self.optimizer = keras.optimizers.Adam(learning_rate=self.schedule, beta_1=config.adam_betas[0],
-                                                   beta_2=config.adam_betas[1], epsilon=config.adam_eps)
+            self.optimizer = keras.optimizers.Adam(
+                learning_rate=self.schedule,
+                beta_1=config.adam_betas[0],
+                beta_2=config.adam_betas[1],
+                epsilon=config.adam_eps,
+            )
             self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
         self.amp_policy = self._amp_policy()
         # No Python control flow depends on tensors, so autograph is off (faster tracing).
         jit = uses_xla(bool(model_config.get("fused", False)), self.device)
         if self.replicas.count > 1:  # the step of each replica runs inside strategy.run; only its gradients in XLA
             self._gradients = tf.function(self._replica_gradients, autograph=False, jit_compile=jit)
-            self._step = tf.function(self._distributed_step, input_signature=[tf.TensorSpec((None, None), tf.int64)]
-                                     * 3 + [tf.TensorSpec((), tf.float32)], autograph=False, reduce_retracing=True)
+            self._step = tf.function(
+                self._distributed_step,
+                input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3 + [tf.TensorSpec((), tf.float32)],
+                autograph=False,
+                reduce_retracing=True,
+            )
         elif kind == "transformer":  # one graph for every batch shape (B, T): the same numerics after a resume
-            self._step = tf.function(self._train_step, input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3,
-                                     autograph=False, jit_compile=jit)
+            self._step = tf.function(
+                self._train_step,
+                input_signature=[tf.TensorSpec((None, None), tf.int64)] * 3,
+                autograph=False,
+                jit_compile=jit,
+            )
         else:  # the GRU decoder loops over a known length: one graph per batch shape
             self._step = tf.function(self._train_step, autograph=False)
         set_seed(config.seed)
@@ -174,8 +216,13 @@ class Trainer(TrainingLoop):
             with _autocast(self.model, self.amp_policy):
                 loss_sum, correct, stops = self._step(src, tgt_in, tgt_out, tf.constant(float(stop)))
             self.step += 1
-            return {"loss": float(loss_sum) / max(total, 1), "accuracy": float(correct) / max(total, 1),
-                    "tokens": total, "lr": lr, "stop": float(stops) > 0}
+            return {
+                "loss": float(loss_sum) / max(total, 1),
+                "accuracy": float(correct) / max(total, 1),
+                "tokens": total,
+                "lr": lr,
+                "stop": float(stops) > 0,
+            }
         with tf.device(self.device), _autocast(self.model, self.amp_policy):
             loss, count, accuracy = self._step(src, tgt_in, tgt_out)
         self.step += 1
@@ -204,8 +251,9 @@ class Trainer(TrainingLoop):
         if "rng/tf_global_generator" in checkpoint.arrays:
             tf.random.get_global_generator().state.assign(checkpoint.arrays["rng/tf_global_generator"])
 
-    def _train_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor
-                    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _train_step(
+        self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """The compiled part of :meth:`train_step`: forward, loss, gradients, clipping, Adam."""
         with tf.GradientTape() as tape:
             logits = self.model(src, tgt_in, training=True)  # (B, T_tgt, V)
@@ -218,18 +266,22 @@ class Trainer(TrainingLoop):
         self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables))
         return loss, count, token_accuracy(logits, tgt_out, self.pad_id)
 
-    def _distributed_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
-                          ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _distributed_step(
+        self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """The compiled step with N replicas: each runs :meth:`_replica_step`; returns the sums over replicas
         of the token losses, of the correct tokens and of the stop flags."""
         strategy = self.replicas.engine
         loss_sum, correct, stops = strategy.run(self._replica_step, args=(src, tgt_in, tgt_out, stop))
-        return (strategy.reduce(tf.distribute.ReduceOp.SUM, loss_sum, axis=None),
-                strategy.reduce(tf.distribute.ReduceOp.SUM, correct, axis=None),
-                strategy.experimental_local_results(stops)[0])  # already summed over the replicas
+        return (
+            strategy.reduce(tf.distribute.ReduceOp.SUM, loss_sum, axis=None),
+            strategy.reduce(tf.distribute.ReduceOp.SUM, correct, axis=None),
+            strategy.experimental_local_results(stops)[0],
+        )  # already summed over the replicas
 
-    def _replica_step(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
-                      ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _replica_step(
+        self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, stop: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """One replica's part: its rows of the global batch, the summed gradients, clipping, Adam."""
         context = tf.distribute.get_replica_context()
         n = context.num_replicas_in_sync
@@ -246,8 +298,9 @@ class Trainer(TrainingLoop):
         flags = context.all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(stop))  # > 0: some replica stops
         return loss_sum, correct, flags
 
-    def _replica_gradients(self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, total: tf.Tensor
-                           ) -> tuple[tf.Tensor, tf.Tensor, list]:
+    def _replica_gradients(
+        self, src: tf.Tensor, tgt_in: tf.Tensor, tgt_out: tf.Tensor, total: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, list]:
         """Forward and backward on one replica's rows: the sum of its token losses, its correct tokens and the
         gradient of (its token losses) / ``total``."""
         with tf.GradientTape() as tape:
@@ -261,8 +314,7 @@ class Trainer(TrainingLoop):
         return loss_sum, tf.reduce_sum(tf.cast(hits, tf.float32)), gradients
 
 
-def evaluate(model: keras.Model, data: EncodedPairs, smoothing: float = 0.1,
-             batch_size: int = 256) -> dict[str, float]:
+def evaluate(model: keras.Model, data: EncodedPairs, smoothing: float = 0.1, batch_size: int = 256) -> dict[str, float]:
     """Teacher-forced label-smoothed loss and token accuracy of ``model`` on ``data``, dropout off.
 
     The loss :class:`Trainer` logs (Sec. 5.4), but of fixed weights and
@@ -299,7 +351,7 @@ def _reseed_dropout(model: keras.Model) -> None:
     """
     for variable in model.non_trainable_variables:
         if variable.path.endswith("seed_generator_state"):
-            variable.assign(np.array([random.randint(1, 10 ** 9), 0], dtype=variable.dtype))
+            variable.assign(np.array([random.randint(1, 10**9), 0], dtype=variable.dtype))
 
 
 @contextlib.contextmanager

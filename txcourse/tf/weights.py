@@ -49,19 +49,28 @@ def architecture(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     if len(tokens) == 2:
         src, tgt, cut = arrays[ordered[tokens[0]]], arrays[ordered[tokens[1]]], tokens[1]
         norms = [i for i, leaf in enumerate(leaves) if leaf == "feed_forward_norm/gamma"]
-        found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
-                 "tgt_vocab_size": tgt.shape[0], "num_encoder_layers": sum(i < cut for i in norms),
-                 "num_decoder_layers": sum(i > cut for i in norms),
-                 "norm_first": "final_norm/gamma" in leaves,
-                 "tie_embeddings": "output_projection/kernel" not in leaves}
+        found = {
+            "kind": "transformer",
+            "src_vocab_size": src.shape[0],
+            "d_model": src.shape[1],
+            "tgt_vocab_size": tgt.shape[0],
+            "num_encoder_layers": sum(i < cut for i in norms),
+            "num_decoder_layers": sum(i > cut for i in norms),
+            "norm_first": "final_norm/gamma" in leaves,
+            "tie_embeddings": "output_projection/kernel" not in leaves,
+        }
         w_1 = [arrays[ordered[i]] for i, leaf in enumerate(leaves) if leaf == "w_1/kernel"]  # (D, d_ff) each
         return {**found, **({"d_ff": w_1[0].shape[1]} if w_1 else {})}
     if len(plain) == 2 and any(leaf.endswith("recurrent_kernel") for leaf in leaves):
         src, tgt = arrays[ordered[plain[0]]], arrays[ordered[plain[1]]]
         units = next(arrays[name] for name, leaf in zip(ordered, leaves) if leaf.endswith("recurrent_kernel"))
-        return {"kind": "bahdanau" if "w_a/kernel" in leaves else "seq2seq", "src_vocab_size": src.shape[0],
-                "embedding_dim": src.shape[1], "tgt_vocab_size": tgt.shape[0],
-                "units": units.shape[0]}  # (units, 3 * units)
+        return {
+            "kind": "bahdanau" if "w_a/kernel" in leaves else "seq2seq",
+            "src_vocab_size": src.shape[0],
+            "embedding_dim": src.shape[1],
+            "tgt_vocab_size": tgt.shape[0],
+            "units": units.shape[0],
+        }  # (units, 3 * units)
     return {}
 
 
@@ -83,11 +92,15 @@ def load_variables(prefix: str, variables: list, arrays: dict[str, np.ndarray], 
     shapes (the Trainer also loads its optimizer's variables this way)."""
     names = sorted(name for name in arrays if name.startswith(f"{prefix}/"))
     if len(names) != len(variables):
-        raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: it holds {len(names)} {prefix} "
-                         f"variables, the {prefix} has {len(variables)}")
+        raise ValueError(
+            f"checkpoint {path!r} does not fit the {prefix}: it holds {len(names)} {prefix} "
+            f"variables, the {prefix} has {len(variables)}"
+        )
     for name, variable in zip(names, variables):
         if tuple(arrays[name].shape) != tuple(variable.shape):
-            raise ValueError(f"checkpoint {path!r} does not fit the {prefix}: {name} has shape "
-                             f"{tuple(arrays[name].shape)}, variable {variable.path} has {tuple(variable.shape)}")
+            raise ValueError(
+                f"checkpoint {path!r} does not fit the {prefix}: {name} has shape "
+                f"{tuple(arrays[name].shape)}, variable {variable.path} has {tuple(variable.shape)}"
+            )
     for name, variable in zip(names, variables):
         variable.assign(arrays[name].astype(variable.dtype))

@@ -7,8 +7,9 @@ See :mod:`txcourse` for the shape legend and the mask convention.
 try:
     import torch as _torch  # noqa: F401
 except ImportError as error:  # pragma: no cover - depends on the installation
-    raise ImportError("txcourse.torch needs PyTorch: pip install 'txcourse[torch]' "
-                      "(or torch itself, see README.md)") from error
+    raise ImportError(
+        "txcourse.torch needs PyTorch: pip install 'txcourse[torch]' (or torch itself, see README.md)"
+    ) from error
 
 from txcourse.torch.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
 from txcourse.torch.decode import DecodeOutput, beam_search, greedy_decode

@@ -26,8 +26,10 @@ def _dtype(dtype: torch.dtype) -> str:
 def check_tokens(name: str, tokens: torch.Tensor, vocab_size: int) -> None:
     """Token ids must lie in [0, vocab_size); raises ValueError naming ``name``."""
     if not isinstance(tokens, torch.Tensor):  # e.g. a NumPy array: say so, not "has no attribute ..."
-        raise TypeError(f"{name} must be a torch.Tensor of integer token ids, got {type(tokens).__module__}."
-                        f"{type(tokens).__name__}; convert it with torch.as_tensor")
+        raise TypeError(
+            f"{name} must be a torch.Tensor of integer token ids, got {type(tokens).__module__}."
+            f"{type(tokens).__name__}; convert it with torch.as_tensor"
+        )
     if tokens.is_floating_point():
         raise ValueError(f"{name} must hold integer token ids, got dtype {str(tokens.dtype).replace('torch.', '')}")
     if torch.compiler.is_compiling():  # values are unknown while torch.compile traces: no graph break

@@ -63,8 +63,9 @@ def scaled_dot_product_attention(
     return output, weights
 
 
-def fused_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                    mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+def fused_attention(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None
+) -> torch.Tensor:
     """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
     PyTorch: ``F.scaled_dot_product_attention``, whose boolean mask means
@@ -77,7 +78,8 @@ def fused_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     V.check_mask(tuple(mask.shape), tuple(query.shape[:-1]) + (key.shape[-2],))
     mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
     additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device).masked_fill(
-        mask, torch.finfo(query.dtype).min)  # (..., T_q, T_k)
+        mask, torch.finfo(query.dtype).min
+    )  # (..., T_q, T_k)
     output = F.scaled_dot_product_attention(query, key, value, attn_mask=additive)  # (..., T_q, d_v)
     return output.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)  # fully masked rows: 0
 
@@ -194,5 +196,4 @@ class MultiHeadAttention(nn.Module):
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output
-        return AttentionOutput(output, None if cache is None else KVCache(k, v),
-                               weights if return_weights else None)
+        return AttentionOutput(output, None if cache is None else KVCache(k, v), weights if return_weights else None)

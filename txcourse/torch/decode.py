@@ -12,8 +12,9 @@ reorders it with :func:`reorder_state`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import torch
 
@@ -50,6 +51,7 @@ def _max_steps(model: Any, src: torch.Tensor, max_len: Optional[int]) -> int:
 
 def _inference(decoder: Callable) -> Callable:
     """Run ``decoder`` without gradients and with dropout off, then restore the model's mode."""
+
     @functools.wraps(decoder)
     def wrapper(model: Any, *args: Any, **kwargs: Any) -> DecodeOutput:
         was_training = model.training
@@ -59,11 +61,20 @@ def _inference(decoder: Callable) -> Callable:
                 return decoder(model, *args, **kwargs)
         finally:
             model.train(was_training)
+
     return wrapper
 
 
-def _greedy_step(model: Any, token: torch.Tensor, finished: torch.Tensor, scores: torch.Tensor, state: dict,
-                 sos_id: int, eos_id: int, pad_id: int) -> tuple:
+def _greedy_step(
+    model: Any,
+    token: torch.Tensor,
+    finished: torch.Tensor,
+    scores: torch.Tensor,
+    state: dict,
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
     """Feed ``token`` (B,), pick the most probable next token of every row; a finished row gets ``<pad>``.
 
     Returns the next tokens (B,), which rows have finished (B,), the scores
@@ -80,8 +91,15 @@ def _greedy_step(model: Any, token: torch.Tensor, finished: torch.Tensor, scores
 
 
 @_inference
-def greedy_decode(model: Any, src: torch.Tensor, max_len: Optional[int] = None, sos_id: int = SOS_ID,
-                  eos_id: int = EOS_ID, pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+def greedy_decode(
+    model: Any,
+    src: torch.Tensor,
+    max_len: Optional[int] = None,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
 
     ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
@@ -144,9 +162,19 @@ def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
     return ((5.0 + length.float()) / 6.0) ** alpha
 
 
-def _beam_step(model: Any, token: torch.Tensor, state: dict, beam_scores: torch.Tensor, lengths: torch.Tensor,
-               finished: torch.Tensor, sequences: torch.Tensor, length_penalty_alpha: float,
-               sos_id: int, eos_id: int, pad_id: int) -> tuple:
+def _beam_step(
+    model: Any,
+    token: torch.Tensor,
+    state: dict,
+    beam_scores: torch.Tensor,
+    lengths: torch.Tensor,
+    finished: torch.Tensor,
+    sequences: torch.Tensor,
+    length_penalty_alpha: float,
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
     """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
 
     Returns, for the surviving beams: their next tokens (B*K,), their
@@ -185,9 +213,17 @@ def _follow(history: Optional[torch.Tensor], origin: torch.Tensor, attention: to
 
 
 @_inference
-def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Optional[int] = None,
-                length_penalty_alpha: float = 0.6, sos_id: int = SOS_ID, eos_id: int = EOS_ID,
-                pad_id: int = PAD_ID, use_cache: bool = True) -> DecodeOutput:
+def beam_search(
+    model: Any,
+    src: torch.Tensor,
+    beam_size: int = 4,
+    max_len: Optional[int] = None,
+    length_penalty_alpha: float = 0.6,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
     """Keep the ``beam_size`` best prefixes per sentence; the B x K beams run as one batch.
 
     Hypotheses are ranked by log P(Y|X) / lp(Y) with the length penalty of
@@ -223,7 +259,8 @@ def beam_search(model: Any, src: torch.Tensor, beam_size: int = 4, max_len: Opti
     history: Optional[torch.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
         token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
-            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id)
+            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id
+        )
         if attention is not None:
             history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
         if bool(finished.all()):

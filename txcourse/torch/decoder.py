@@ -8,9 +8,9 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
-from txcourse.torch._checks import check_float
 from txcourse.cache import AttentionOutput, DecoderLayerCache, KVCache
 from txcourse.config import TransformerConfig
+from txcourse.torch._checks import check_float
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
 from txcourse.torch.feed_forward import PositionwiseFeedForward
@@ -53,8 +53,16 @@ class DecoderLayer(nn.Module):
         attention (B, H, T_tgt, T_src))``, each None where not asked.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-6,
+        fused: bool = False,
+    ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
@@ -66,11 +74,15 @@ class DecoderLayer(nn.Module):
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor,
-                self_attn_mask: Optional[torch.Tensor] = None,
-                cross_attn_mask: Optional[torch.Tensor] = None,
-                cache: Optional[DecoderLayerCache] = None,
-                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_attn_mask: Optional[torch.Tensor] = None,
+        cross_attn_mask: Optional[torch.Tensor] = None,
+        cache: Optional[DecoderLayerCache] = None,
+        return_weights: bool = False,
+    ) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
         check_float("memory", memory, self)
         V.check_cache(cache, DecoderLayerCache, False, False)
@@ -78,22 +90,33 @@ class DecoderLayer(nn.Module):
         keys = (memory, memory) if cross_cache is None else (None, None)  # with a cache: the memory projected once
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T_tgt, D)
-            attended, self_cache, self_weights = self.self_attn(h, h, h, self_attn_mask, self_cache, return_weights=True)
+            attended, self_cache, self_weights = self.self_attn(
+                h, h, h, self_attn_mask, self_cache, return_weights=True
+            )
             x = x + self.dropout(attended)  # (B, T_tgt, D)
             h = self.cross_attn_norm(x)  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(h, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            attended, cross_cache, cross_weights = self.cross_attn(
+                h, *keys, cross_attn_mask, cross_cache, return_weights=True
+            )
             x = x + self.dropout(attended)  # (B, T_tgt, D)
             x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T_tgt, D)
         else:
-            attended, self_cache, self_weights = self.self_attn(x, x, x, self_attn_mask, self_cache, return_weights=True)
+            attended, self_cache, self_weights = self.self_attn(
+                x, x, x, self_attn_mask, self_cache, return_weights=True
+            )
             x = self.self_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(x, *keys, cross_attn_mask, cross_cache, return_weights=True)
+            attended, cross_cache, cross_weights = self.cross_attn(
+                x, *keys, cross_attn_mask, cross_cache, return_weights=True
+            )
             x = self.cross_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
             x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T_tgt, D)
         if cache is None and not return_weights:
             return x
-        return AttentionOutput(x, None if cache is None else DecoderLayerCache(self_cache, cross_cache),
-                               (self_weights, cross_weights) if return_weights else None)
+        return AttentionOutput(
+            x,
+            None if cache is None else DecoderLayerCache(self_cache, cross_cache),
+            (self_weights, cross_weights) if return_weights else None,
+        )
 
 
 class Decoder(nn.Module):
@@ -120,13 +143,21 @@ class Decoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(config.tgt_vocab_size, config.d_model,
-                                              config.max_len, config.dropout)
-        self.layers = nn.ModuleList([
-            DecoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps, config.fused)
-            for _ in range(config.num_decoder_layers)
-        ])
+        self.embedding = TransformerEmbedding(config.tgt_vocab_size, config.d_model, config.max_len, config.dropout)
+        self.layers = nn.ModuleList(
+            [
+                DecoderLayer(
+                    config.d_model,
+                    config.num_heads,
+                    config.d_ff,
+                    config.dropout,
+                    config.norm_first,
+                    config.layer_norm_eps,
+                    config.fused,
+                )
+                for _ in range(config.num_decoder_layers)
+            ]
+        )
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
     def init_cache(self, memory: torch.Tensor) -> tuple[DecoderLayerCache, ...]:
@@ -138,24 +169,33 @@ class Decoder(nn.Module):
         """
         d_k = self.config.d_model // self.config.num_heads
         empty = memory.new_zeros(memory.shape[0], self.config.num_heads, 0, d_k)  # (B, H, 0, d_k)
-        return tuple(DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
-                     for layer in self.layers)
+        return tuple(
+            DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
+            for layer in self.layers
+        )
 
-    def forward(self, tokens: torch.Tensor, memory: torch.Tensor,
-                self_attn_mask: Optional[torch.Tensor] = None,
-                cross_attn_mask: Optional[torch.Tensor] = None,
-                cache: Optional[tuple[DecoderLayerCache, ...]] = None,
-                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        memory: torch.Tensor,
+        self_attn_mask: Optional[torch.Tensor] = None,
+        cross_attn_mask: Optional[torch.Tensor] = None,
+        cache: Optional[tuple[DecoderLayerCache, ...]] = None,
+        return_weights: bool = False,
+    ) -> Union[torch.Tensor, AttentionOutput]:
         if cache is not None and (not isinstance(cache, tuple) or len(cache) != len(self.layers)):
             got = f"a tuple of {len(cache)}" if isinstance(cache, tuple) else type(cache).__name__
-            raise ValueError(f"cache must be a tuple of {len(self.layers)} DecoderLayerCache (one per layer, "
-                             f"from init_cache), got {got}")
+            raise ValueError(
+                f"cache must be a tuple of {len(self.layers)} DecoderLayerCache (one per layer, "
+                f"from init_cache), got {got}"
+            )
         offset = 0 if cache is None else cache[0].self_attn.key.shape[2]  # T_cached
         x = self.embedding(tokens, offset=offset)  # (B, T_tgt, D)
         caches, weights = [], []
         for i, layer in enumerate(self.layers):
-            x, layer_cache, layer_weights = layer(x, memory, self_attn_mask, cross_attn_mask,
-                                                  None if cache is None else cache[i], return_weights=True)  # (B, T_tgt, D)
+            x, layer_cache, layer_weights = layer(
+                x, memory, self_attn_mask, cross_attn_mask, None if cache is None else cache[i], return_weights=True
+            )  # (B, T_tgt, D)
             caches.append(layer_cache)
             weights.append(layer_weights)
         if self.final_norm is not None:

@@ -38,9 +38,11 @@ def resolve_device(device: str = "auto") -> torch.device:
     index = _gpu_index(device)
     count = int(mps) if device == "mps" else torch.cuda.device_count()
     if index is not None and index >= count:
-        raise ValueError(f"device {device!r} is not available: PyTorch sees {count} "
-                         f"{'Apple (mps)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or 'auto' "
-                         f"(a GPU when there is one)")
+        raise ValueError(
+            f"device {device!r} is not available: PyTorch sees {count} "
+            f"{'Apple (mps)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or 'auto' "
+            f"(a GPU when there is one)"
+        )
     return torch.device(device)
 
 
@@ -90,8 +92,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     plain training. ``replicas`` must be 1: torchrun chooses the count.
     """
     if replicas != 1:
-        raise ValueError(f"--replicas {replicas}: PyTorch runs one replica per process; start N processes with "
-                         f"'torchrun --nproc-per-node N -m txcourse train ...' instead")
+        raise ValueError(
+            f"--replicas {replicas}: PyTorch runs one replica per process; start N processes with "
+            f"'torchrun --nproc-per-node N -m txcourse train ...' instead"
+        )
     env = torchrun_env()
     if env is None or env["world_size"] == 1:
         return SINGLE
@@ -125,8 +129,9 @@ def current_replicas() -> Replicas:
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return SINGLE
     rank, world = dist.get_rank(), dist.get_world_size()
-    return Replicas(count=world, first=rank, local=1, process_index=rank, process_count=world,
-                    engine=dist.get_backend())
+    return Replicas(
+        count=world, first=rank, local=1, process_index=rank, process_count=world, engine=dist.get_backend()
+    )
 
 
 def replica_seed(seed: int, replica: int, step: int) -> int:

@@ -9,8 +9,8 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput
-from txcourse.torch._checks import check_float
 from txcourse.config import TransformerConfig
+from txcourse.torch._checks import check_float
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
 from txcourse.torch.feed_forward import PositionwiseFeedForward
@@ -44,8 +44,16 @@ class EncoderLayer(nn.Module):
         (None when fused).
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, layer_norm_eps: float = 1e-6, fused: bool = False):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        norm_first: bool = False,
+        layer_norm_eps: float = 1e-6,
+        fused: bool = False,
+    ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
@@ -55,8 +63,9 @@ class EncoderLayer(nn.Module):
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, mask: Optional[torch.Tensor] = None,
-                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
+    def forward(
+        self, x: torch.Tensor, mask: Optional[torch.Tensor] = None, return_weights: bool = False
+    ) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
         if self.norm_first:
             h = self.self_attn_norm(x)  # (B, T, D)
@@ -89,17 +98,26 @@ class Encoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(config.src_vocab_size, config.d_model,
-                                              config.max_len, config.dropout)
-        self.layers = nn.ModuleList([
-            EncoderLayer(config.d_model, config.num_heads, config.d_ff, config.dropout,
-                         config.norm_first, config.layer_norm_eps, config.fused)
-            for _ in range(config.num_encoder_layers)
-        ])
+        self.embedding = TransformerEmbedding(config.src_vocab_size, config.d_model, config.max_len, config.dropout)
+        self.layers = nn.ModuleList(
+            [
+                EncoderLayer(
+                    config.d_model,
+                    config.num_heads,
+                    config.d_ff,
+                    config.dropout,
+                    config.norm_first,
+                    config.layer_norm_eps,
+                    config.fused,
+                )
+                for _ in range(config.num_encoder_layers)
+            ]
+        )
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
-    def forward(self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None,
-                return_weights: bool = False) -> Union[torch.Tensor, AttentionOutput]:
+    def forward(
+        self, tokens: torch.Tensor, mask: Optional[torch.Tensor] = None, return_weights: bool = False
+    ) -> Union[torch.Tensor, AttentionOutput]:
         x = self.embedding(tokens)  # (B, T_src, D)
         weights = []
         for layer in self.layers:

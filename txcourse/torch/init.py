@@ -25,7 +25,7 @@ def linear(in_features: int, out_features: int, bias: bool = True) -> nn.Linear:
 def embedding(num_embeddings: int, embedding_dim: int) -> nn.Embedding:
     """A lookup table initialised N(0, embedding_dim^-1/2) (Sec. 3.4 scales it by sqrt(d))."""
     layer = nn.Embedding(num_embeddings, embedding_dim)
-    nn.init.normal_(layer.weight, mean=0.0, std=embedding_dim ** -0.5)
+    nn.init.normal_(layer.weight, mean=0.0, std=embedding_dim**-0.5)
     return layer
 
 

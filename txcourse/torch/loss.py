@@ -10,8 +10,9 @@ from txcourse.data.vocab import PAD_ID
 __all__ = ["label_smoothed_cross_entropy", "token_accuracy"]
 
 
-def label_smoothed_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, smoothing: float = 0.1,
-                                 pad_id: int = PAD_ID) -> tuple[torch.Tensor, torch.Tensor]:
+def label_smoothed_cross_entropy(
+    logits: torch.Tensor, targets: torch.Tensor, smoothing: float = 0.1, pad_id: int = PAD_ID
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean over non-padding tokens of (1 - eps) * NLL + eps * (mean over classes of -log p).
 
     The target distribution puts 1 - eps + eps/V on the true token and eps/V

@@ -56,14 +56,18 @@ class Transformer(nn.Module):
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor) -> torch.Tensor:
         """Run the decoder (teacher forcing) and the final linear layer. Returns logits (B, T_tgt, V_tgt)."""
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
-        tgt_mask = look_ahead_mask(tgt.shape[1]).to(tgt.device) | padding_mask(tgt, self.config.pad_id)  # (B, 1, T_tgt, T_tgt)
+        tgt_mask = look_ahead_mask(tgt.shape[1]).to(tgt.device) | padding_mask(
+            tgt, self.config.pad_id
+        )  # (B, 1, T_tgt, T_tgt)
         x = self.decoder(tgt, memory, tgt_mask, src_mask)  # (B, T_tgt, D)
         return self.project(x)  # (B, T_tgt, V_tgt)
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return torch.tensordot(x, self.decoder.embedding.token_embedding.weight, dims=([x.dim() - 1], [1]))  # (..., V_tgt)
+            return torch.tensordot(
+                x, self.decoder.embedding.token_embedding.weight, dims=([x.dim() - 1], [1])
+            )  # (..., V_tgt)
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
@@ -91,14 +95,16 @@ class Transformer(nn.Module):
         if "cache" in state:  # one new position; earlier keys and values come from the cache
             new = token[:, None]  # (B, 1)
             mask = look_ahead_mask(1, state["cache"][0].self_attn.key.shape[2])  # (1, t)
-            x, cache, weights = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"],
-                                             state["cache"], return_weights=True)  # (B, 1, D)
+            x, cache, weights = self.decoder(
+                new, state["memory"], mask.to(new.device), state["src_mask"], state["cache"], return_weights=True
+            )  # (B, 1, D)
             state = {**state, "cache": cache}
         else:  # recompute all t positions
             new = torch.cat([state["prefix"], token[:, None]], dim=1)  # (B, t)
             mask = look_ahead_mask(new.shape[1])  # (t, t)
-            x, _, weights = self.decoder(new, state["memory"], mask.to(new.device), state["src_mask"],
-                                         return_weights=True)  # (B, t, D)
+            x, _, weights = self.decoder(
+                new, state["memory"], mask.to(new.device), state["src_mask"], return_weights=True
+            )  # (B, t, D)
             state = {**state, "prefix": new}
         cross = weights[-1][1]  # (B, H, t or 1, T_src): the last layer's encoder-decoder attention
         return self.project(x[:, -1]), state, None if cross is None else cross[:, :, -1]  # (B, V_tgt), (B, H, T_src)
@@ -107,7 +113,8 @@ class Transformer(nn.Module):
         V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
         V.check_rank("tgt", tuple(tgt.shape), 2, "(B, T_tgt)")
         if src.shape[0] != tgt.shape[0]:
-            raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
-                             f"and tgt {tuple(tgt.shape)}")
+            raise ValueError(
+                f"src and tgt must have the same batch size, got src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
         memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
         return self.decode(tgt, memory, src_mask)  # (B, T_tgt, V_tgt)

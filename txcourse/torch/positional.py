@@ -72,4 +72,4 @@ class PositionalEncoding(nn.Module):
         V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
         V.check_width("x", tuple(x.shape), self.d_model)
         V.check_length("x", offset + x.shape[1], self.max_len)
-        return x + self.table[offset: offset + x.shape[1]].to(x.dtype)  # (B, T, D)
+        return x + self.table[offset : offset + x.shape[1]].to(x.dtype)  # (B, T, D)

@@ -48,8 +48,9 @@ class BahdanauAttention(nn.Module):
         self.u_a = linear(self.value_dim, units, bias=False)  # U_a: encoder states
         self.v_a = linear(units, 1, bias=False)  # v_a
 
-    def forward(self, query: torch.Tensor, values: torch.Tensor,
-                mask: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, query: torch.Tensor, values: torch.Tensor, mask: Optional[torch.Tensor] = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         check_float("query", query, self)
         check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
@@ -137,9 +138,14 @@ class Seq2SeqDecoder(nn.Module):
         self.gru = gru_cell(embedding_dim + units, units)
         self.output_projection = linear(units, vocab_size)
 
-    def step(self, token: torch.Tensor, state: torch.Tensor, encoder_outputs: torch.Tensor,
-             encoder_state: torch.Tensor, mask: Optional[torch.Tensor] = None
-             ) -> tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+    def step(
+        self,
+        token: torch.Tensor,
+        state: torch.Tensor,
+        encoder_outputs: torch.Tensor,
+        encoder_state: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
         """One decoding step: token (B,), state (B, U) -> logits (B, V), new state (B, U), weights (B, T_src)."""
         if self.attention is not None:
             context, weights = self.attention(state, encoder_outputs, mask)  # (B, U), (B, T_src)
@@ -149,15 +155,19 @@ class Seq2SeqDecoder(nn.Module):
         state = self.gru(x, state)  # (B, U)
         return self.output_projection(state), state, weights  # (B, V), (B, U), (B, T_src)
 
-    def forward(self, tokens: torch.Tensor, encoder_outputs: torch.Tensor, encoder_state: torch.Tensor,
-                mask: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        encoder_outputs: torch.Tensor,
+        encoder_state: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
+    ) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
         V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T_tgt)")
         check_tokens("tokens", tokens, self.vocab_size)
         state = encoder_state  # (B, U)
         logits, weights = [], []
         for t in range(tokens.shape[1]):  # teacher forcing: feed the true previous token
-            step_logits, state, step_weights = self.step(tokens[:, t], state, encoder_outputs,
-                                                         encoder_state, mask)
+            step_logits, state, step_weights = self.step(tokens[:, t], state, encoder_outputs, encoder_state, mask)
             logits.append(step_logits)  # (B, V)
             weights.append(step_weights)  # (B, T_src) or None
         all_weights = torch.stack(weights, dim=1) if self.attention is not None else None  # (B, T_tgt, T_src)
@@ -180,8 +190,15 @@ class Seq2Seq(nn.Module):
         (B, T_tgt, T_src), None without attention).
     """
 
-    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, embedding_dim: int = 256,
-                 units: int = 512, attention: bool = True, pad_id: int = 0):
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        embedding_dim: int = 256,
+        units: int = 512,
+        attention: bool = True,
+        pad_id: int = 0,
+    ):
         super().__init__()
         self.pad_id = pad_id
         self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id)
@@ -194,23 +211,30 @@ class Seq2Seq(nn.Module):
         always carries its state from step to step.
         """
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
-        return {"encoder_outputs": encoder_outputs, "encoder_state": encoder_state,
-                "mask": src == self.pad_id, "state": encoder_state}
+        return {
+            "encoder_outputs": encoder_outputs,
+            "encoder_state": encoder_state,
+            "mask": src == self.pad_id,
+            "state": encoder_state,
+        }
 
     def decode_step(self, token: torch.Tensor, state: dict) -> tuple[torch.Tensor, dict, Optional[torch.Tensor]]:
         """Feed the next token (B,); returns logits (B, V_tgt), the new state and attention (B, 1, T_src) or None.
 
         ``state`` is not changed: the new one holds the new GRU state.
         """
-        logits, hidden, weights = self.decoder.step(token, state["state"], state["encoder_outputs"],
-                                                    state["encoder_state"], state["mask"])  # (B, V_tgt), (B, U)
+        logits, hidden, weights = self.decoder.step(
+            token, state["state"], state["encoder_outputs"], state["encoder_state"], state["mask"]
+        )  # (B, V_tgt), (B, U)
         return logits, {**state, "state": hidden}, None if weights is None else weights[:, None]  # (B, 1, T_src)
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, return_weights: bool = False
-                ) -> Union[torch.Tensor, tuple[torch.Tensor, Optional[torch.Tensor]]]:
+    def forward(
+        self, src: torch.Tensor, tgt: torch.Tensor, return_weights: bool = False
+    ) -> Union[torch.Tensor, tuple[torch.Tensor, Optional[torch.Tensor]]]:
         if src.shape[0] != tgt.shape[0]:
-            raise ValueError(f"src and tgt must have the same batch size, got src {tuple(src.shape)} "
-                             f"and tgt {tuple(tgt.shape)}")
+            raise ValueError(
+                f"src and tgt must have the same batch size, got src {tuple(src.shape)} and tgt {tuple(tgt.shape)}"
+            )
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         mask = src == self.pad_id  # (B, T_src)
         logits, weights = self.decoder(tgt, encoder_outputs, encoder_state, mask)  # (B, T_tgt, V), (B, T_tgt, T_src)

@@ -23,22 +23,37 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
 from txcourse.config import TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
-from txcourse.training.distributed import check_divisible, shard, target_tokens
 from txcourse.registry import MODEL_KINDS
-from txcourse.training import TrainConfig, noam_lr
-from txcourse.training.loop import TrainingLoop, evaluate_batches
-from txcourse.torch.devices import (amp_dtype_for_gpu, current_replicas, data_parallel, ddp_device_ids,
-                                    end_data_parallel, replica_seed, resolve_device)
+from txcourse.torch.devices import (
+    amp_dtype_for_gpu,
+    current_replicas,
+    data_parallel,
+    ddp_device_ids,
+    end_data_parallel,
+    replica_seed,
+    resolve_device,
+)
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
 from txcourse.torch.weights import load_model_arrays, model_arrays, num_heads
+from txcourse.training import TrainConfig, noam_lr
+from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
+from txcourse.training.distributed import check_divisible, shard, target_tokens
+from txcourse.training.loop import TrainingLoop, evaluate_batches
 
-__all__ = ["Trainer", "build_model", "evaluate", "load_model", "resolve_device", "set_seed", "data_parallel",
-           "end_data_parallel"]
+__all__ = [
+    "Trainer",
+    "build_model",
+    "evaluate",
+    "load_model",
+    "resolve_device",
+    "set_seed",
+    "data_parallel",
+    "end_data_parallel",
+]
 
 FRAMEWORK = "torch"
 
@@ -96,18 +111,26 @@ class Trainer(TrainingLoop):
     framework = FRAMEWORK
     _versions = {"torch_version": torch.__version__}
 
-    def __init__(self, model: torch.nn.Module, kind: str, model_config: dict[str, Any], data: EncodedPairs,
-                 config: TrainConfig = TrainConfig(), history_path: Optional[str] = None,
-                 metadata: Optional[dict[str, Any]] = None, valid: Optional[EncodedPairs] = None):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        kind: str,
+        model_config: dict[str, Any],
+        data: EncodedPairs,
+        config: TrainConfig = TrainConfig(),
+        history_path: Optional[str] = None,
+        metadata: Optional[dict[str, Any]] = None,
+        valid: Optional[EncodedPairs] = None,
+    ):
         super().__init__(kind, model_config, data, config, history_path, metadata, valid)
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas,
-                                          eps=config.adam_eps)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas, eps=config.adam_eps)
         width = _schedule_width(kind, model_config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps,
-                                              config.cooldown_steps))
+            self.optimizer,
+            lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps),
+        )
         self.amp_dtype = self._amp_dtype()
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.replicas = current_replicas()  # the process group this Trainer runs in (data_parallel)
@@ -141,8 +164,9 @@ class Trainer(TrainingLoop):
         tgt_in = torch.from_numpy(part.tgt_in).to(self.device)  # (B/N, T_tgt)
         tgt_out = torch.from_numpy(part.tgt_out).to(self.device)  # (B/N, T_tgt)
         lr = self.scheduler.get_last_lr()[0]
-        with torch.autocast(self.device.type, dtype=self.amp_dtype or torch.float32,
-                            enabled=self.amp_dtype is not None):
+        with torch.autocast(
+            self.device.type, dtype=self.amp_dtype or torch.float32, enabled=self.amp_dtype is not None
+        ):
             logits = self.net(src, tgt_in)  # (B/N, T_tgt, V)
         loss, count = label_smoothed_cross_entropy(logits, tgt_out, self.config.label_smoothing, self.pad_id)
         # Replica r's share of the global batch's loss is S_r / total (S_r: the sum of its token losses);
@@ -161,15 +185,30 @@ class Trainer(TrainingLoop):
         self.step += 1
         stop = self._stop_now()
         if n == 1:
-            return {"loss": loss.item(), "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
-                    "tokens": int(count), "lr": lr, "stop": stop}
+            return {
+                "loss": loss.item(),
+                "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
+                "tokens": int(count),
+                "lr": lr,
+                "stop": stop,
+            }
         correct = ((logits.detach().argmax(dim=-1) == tgt_out) & (tgt_out != self.pad_id)).sum()  # ()
-        sums = torch.stack([loss.detach().double() * count, correct.double(), torch.tensor(float(stop),
-                            dtype=torch.float64, device=self.device)])  # (3,): S_r, correct_r, stop_r
+        sums = torch.stack(
+            [
+                loss.detach().double() * count,
+                correct.double(),
+                torch.tensor(float(stop), dtype=torch.float64, device=self.device),
+            ]
+        )  # (3,): S_r, correct_r, stop_r
         dist.all_reduce(sums)  # summed over the replicas
         loss_sum, correct_sum, stops = sums.tolist()
-        return {"loss": loss_sum / max(total, 1), "accuracy": correct_sum / max(total, 1), "tokens": total,
-                "lr": lr, "stop": stops > 0}
+        return {
+            "loss": loss_sum / max(total, 1),
+            "accuracy": correct_sum / max(total, 1),
+            "tokens": total,
+            "lr": lr,
+            "stop": stops > 0,
+        }
 
     def _evaluate(self, data: EncodedPairs) -> dict[str, float]:
         return evaluate(self.model, data, self.config.label_smoothing)
@@ -181,9 +220,16 @@ class Trainer(TrainingLoop):
         """The weights, then the optimizer, schedule, loss scaler and RNG states (one ``torch.save`` blob)."""
         arrays = model_arrays(self.model)
         blob = io.BytesIO()
-        torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
-                    "scaler": self.scaler.state_dict(), "rng_cpu": torch.get_rng_state(),
-                    "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []}, blob)
+        torch.save(
+            {
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "scaler": self.scaler.state_dict(),
+                "rng_cpu": torch.get_rng_state(),
+                "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+            },
+            blob,
+        )
         arrays["torch_state"] = bytes_to_array(blob.getvalue())
         return arrays
 
@@ -204,8 +250,9 @@ class Trainer(TrainingLoop):
             torch.manual_seed(replica_seed(self.config.seed, self.replicas.first, checkpoint.step))
 
 
-def evaluate(model: torch.nn.Module, data: EncodedPairs, smoothing: float = 0.1,
-             batch_size: int = 256) -> dict[str, float]:
+def evaluate(
+    model: torch.nn.Module, data: EncodedPairs, smoothing: float = 0.1, batch_size: int = 256
+) -> dict[str, float]:
     """Teacher-forced label-smoothed loss and token accuracy of ``model`` on ``data``, dropout off.
 
     The loss :class:`Trainer` logs (Sec. 5.4), but of fixed weights and

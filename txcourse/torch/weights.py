@@ -31,15 +31,17 @@ def load_model_arrays(model: torch.nn.Module, arrays: dict[str, np.ndarray], pat
     Raises:
         ValueError: a weight is missing or extra, or of another shape (the message names ``path``).
     """
-    state = {name[len(PREFIX):]: torch.from_numpy(a) for name, a in arrays.items() if name.startswith(PREFIX)}
+    state = {name[len(PREFIX) :]: torch.from_numpy(a) for name, a in arrays.items() if name.startswith(PREFIX)}
     expected = model.state_dict()
     missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if missing or extra:
         raise ValueError(f"checkpoint {path!r} does not fit the model: missing {missing[:5]}, unexpected {extra[:5]}")
     for name, value in state.items():
         if tuple(value.shape) != tuple(expected[name].shape):
-            raise ValueError(f"checkpoint {path!r} does not fit the model: {name} has shape {tuple(value.shape)} "
-                             f"in the checkpoint, {tuple(expected[name].shape)} in the model")
+            raise ValueError(
+                f"checkpoint {path!r} does not fit the model: {name} has shape {tuple(value.shape)} "
+                f"in the checkpoint, {tuple(expected[name].shape)} in the model"
+            )
     model.load_state_dict(state)
 
 
@@ -51,24 +53,31 @@ def architecture(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     tie_embeddings of a Transformer; embedding_dim and units of a GRU model.
     (PyTorch: hierarchical names, ``encoder.layers.0.feed_forward.w_1.weight``.)
     """
-    get = {name[len(PREFIX):]: a for name, a in arrays.items() if name.startswith(PREFIX)}.get
-    names = [name[len(PREFIX):] for name in arrays if name.startswith(PREFIX)]
+    get = {name[len(PREFIX) :]: a for name, a in arrays.items() if name.startswith(PREFIX)}.get
+    names = [name[len(PREFIX) :] for name in arrays if name.startswith(PREFIX)]
     if "encoder.embedding.token_embedding.weight" in names:
         src, tgt = get("encoder.embedding.token_embedding.weight"), get("decoder.embedding.token_embedding.weight")
-        found = {"kind": "transformer", "src_vocab_size": src.shape[0], "d_model": src.shape[1],
-                 "tgt_vocab_size": None if tgt is None else tgt.shape[0],
-                 "num_encoder_layers": len({n.split(".")[2] for n in names if n.startswith("encoder.layers.")}),
-                 "num_decoder_layers": len({n.split(".")[2] for n in names if n.startswith("decoder.layers.")}),
-                 "norm_first": "encoder.final_norm.weight" in names,
-                 "tie_embeddings": "output_projection.weight" not in names}
+        found = {
+            "kind": "transformer",
+            "src_vocab_size": src.shape[0],
+            "d_model": src.shape[1],
+            "tgt_vocab_size": None if tgt is None else tgt.shape[0],
+            "num_encoder_layers": len({n.split(".")[2] for n in names if n.startswith("encoder.layers.")}),
+            "num_decoder_layers": len({n.split(".")[2] for n in names if n.startswith("decoder.layers.")}),
+            "norm_first": "encoder.final_norm.weight" in names,
+            "tie_embeddings": "output_projection.weight" not in names,
+        }
         w_1 = [get(n) for n in names if n.endswith("feed_forward.w_1.weight")]  # (d_ff, D) each
         return {**found, **({"d_ff": w_1[0].shape[0]} if w_1 else {})}
     if "encoder.embedding.weight" in names and "encoder.gru.weight_hh_l0" in names:
         src, tgt = get("encoder.embedding.weight"), get("decoder.embedding.weight")
-        return {"kind": "bahdanau" if any(n.startswith("decoder.attention.") for n in names) else "seq2seq",
-                "src_vocab_size": src.shape[0], "embedding_dim": src.shape[1],
-                "tgt_vocab_size": None if tgt is None else tgt.shape[0],
-                "units": get("encoder.gru.weight_hh_l0").shape[1]}  # (3 * units, units)
+        return {
+            "kind": "bahdanau" if any(n.startswith("decoder.attention.") for n in names) else "seq2seq",
+            "src_vocab_size": src.shape[0],
+            "embedding_dim": src.shape[1],
+            "tgt_vocab_size": None if tgt is None else tgt.shape[0],
+            "units": get("encoder.gru.weight_hh_l0").shape[1],
+        }  # (3 * units, units)
     return {}
 
 

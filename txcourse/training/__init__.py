@@ -18,5 +18,15 @@ from txcourse.training.divergence import DivergenceWatch, diverged
 from txcourse.training.history import History, check_valid, read_history, validation_curve
 from txcourse.training.schedule import noam_lr
 
-__all__ = ["TrainConfig", "RESUME_SETTINGS", "noam_lr", "BatchStream", "History", "read_history", "check_valid",
-           "validation_curve", "diverged", "DivergenceWatch"]
+__all__ = [
+    "TrainConfig",
+    "RESUME_SETTINGS",
+    "noam_lr",
+    "BatchStream",
+    "History",
+    "read_history",
+    "check_valid",
+    "validation_curve",
+    "diverged",
+    "DivergenceWatch",
+]

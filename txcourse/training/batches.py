@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Optional
 
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
 
@@ -16,16 +17,23 @@ class BatchStream:
     run sees the same batches as one that never stopped.
     """
 
-    def __init__(self, data: EncodedPairs, batch_size: Optional[int] = None,
-                 max_tokens: Optional[int] = None, seed: int = 0):
+    def __init__(
+        self, data: EncodedPairs, batch_size: Optional[int] = None, max_tokens: Optional[int] = None, seed: int = 0
+    ):
         self.data, self.batch_size, self.max_tokens, self.seed = data, batch_size, max_tokens, seed
         self.epoch, self.index = 0, 0
         self._batches: Optional[list[Batch]] = None
 
     def _epoch_batches(self) -> list[Batch]:
         if self._batches is None:
-            self._batches = make_batches(self.data, batch_size=self.batch_size, max_tokens=self.max_tokens,
-                                         shuffle=True, seed=self.seed, epoch=self.epoch)
+            self._batches = make_batches(
+                self.data,
+                batch_size=self.batch_size,
+                max_tokens=self.max_tokens,
+                shuffle=True,
+                seed=self.seed,
+                epoch=self.epoch,
+            )
         return self._batches
 
     def __iter__(self) -> Iterator[Batch]:

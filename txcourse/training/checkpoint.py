@@ -26,20 +26,33 @@ from typing import Any, Optional
 import numpy as np
 
 from txcourse.config import TransformerConfig
-from txcourse.training.files import atomic_write
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS, backend
+from txcourse.training.files import atomic_write
 
-__all__ = ["FORMAT", "Checkpoint", "load_checkpoint", "write_checkpoint", "read_checkpoint", "read_checkpoint_meta",
-           "check_checkpoint", "check_resumable", "check_weights", "heads_array", "strip_training_state"]
+__all__ = [
+    "FORMAT",
+    "Checkpoint",
+    "load_checkpoint",
+    "write_checkpoint",
+    "read_checkpoint",
+    "read_checkpoint_meta",
+    "check_checkpoint",
+    "check_resumable",
+    "check_weights",
+    "heads_array",
+    "strip_training_state",
+]
 
 FORMAT = "txcourse-checkpoint-1"
 _META = "__meta__"
 _HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is D x D for any H): kept beside them
 
 # The model.config keys a header must hold, by model kind.
-CONFIG_KEYS = {"transformer": tuple(f.name for f in dataclasses.fields(TransformerConfig)),
-               "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
-               "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id")}
+CONFIG_KEYS = {
+    "transformer": tuple(f.name for f in dataclasses.fields(TransformerConfig)),
+    "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
+    "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
+}
 
 
 @dataclass(frozen=True)
@@ -77,8 +90,9 @@ class Checkpoint:
         return int(self.meta["step"])
 
 
-def load_checkpoint(path: str | os.PathLike | Checkpoint, framework: Optional[str], kind: Optional[str] = None,
-                    resumable: bool = False) -> Checkpoint:
+def load_checkpoint(
+    path: str | os.PathLike | Checkpoint, framework: Optional[str], kind: Optional[str] = None, resumable: bool = False
+) -> Checkpoint:
     """Read a checkpoint and check it once: the one entry point of every loader.
 
     Checks, in this order, each with a one-line ValueError naming the file:
@@ -142,18 +156,22 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
     return _open(path, with_arrays=True)
 
 
-def check_checkpoint(path: str | os.PathLike, meta: dict[str, Any], framework: str,
-                     model_kind: Optional[str] = None) -> None:
+def check_checkpoint(
+    path: str | os.PathLike, meta: dict[str, Any], framework: str, model_kind: Optional[str] = None
+) -> None:
     """Raise a one-line ValueError when the header is incomplete or the checkpoint is of another framework or
     model kind."""
     _check_header(path, meta)
     if meta.get("framework") != framework:
-        raise ValueError(f"checkpoint {str(path)!r} was written by the {meta.get('framework')!r} half of "
-                         f"txcourse, not {framework!r}: use --framework {meta.get('framework')} (or convert "
-                         f"the weights with txcourse.convert)")
+        raise ValueError(
+            f"checkpoint {str(path)!r} was written by the {meta.get('framework')!r} half of "
+            f"txcourse, not {framework!r}: use --framework {meta.get('framework')} (or convert "
+            f"the weights with txcourse.convert)"
+        )
     if model_kind is not None and meta.get("model", {}).get("kind") != model_kind:
-        raise ValueError(f"checkpoint {str(path)!r} holds a {meta.get('model', {}).get('kind')!r} model, not "
-                         f"{model_kind!r}")
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds a {meta.get('model', {}).get('kind')!r} model, not {model_kind!r}"
+        )
 
 
 def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
@@ -165,25 +183,32 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     else:
         missing += [f"model.{key}" for key in ("kind", "config") if key not in model]
     if missing:
-        raise ValueError(f"checkpoint {str(path)!r} has an incomplete header: it lacks {missing}; a txcourse "
-                         f"checkpoint records framework, step, model.kind and model.config (re-save it with "
-                         f"Trainer.save, or train again)")
+        raise ValueError(
+            f"checkpoint {str(path)!r} has an incomplete header: it lacks {missing}; a txcourse "
+            f"checkpoint records framework, step, model.kind and model.config (re-save it with "
+            f"Trainer.save, or train again)"
+        )
     kind, config = model["kind"], model["config"]
     if kind not in MODEL_KINDS:
-        raise ValueError(f"checkpoint {str(path)!r} names model kind {kind!r} in its header, expected one of "
-                         f"{list(MODEL_KINDS)}")
+        raise ValueError(
+            f"checkpoint {str(path)!r} names model kind {kind!r} in its header, expected one of {list(MODEL_KINDS)}"
+        )
     if meta["framework"] not in FRAMEWORKS:
-        raise ValueError(f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, "
-                         f"expected 'torch' or 'tf'")
+        raise ValueError(
+            f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, expected 'torch' or 'tf'"
+        )
     keys = CONFIG_KEYS[kind]
     lacking = [key for key in keys if not isinstance(config, dict) or key not in config]
     unknown = sorted(set(config) - set(keys)) if isinstance(config, dict) else []
     if lacking or unknown:
-        raise ValueError(f"checkpoint {str(path)!r}: the model.config of its {kind!r} header "
-                         + (f"lacks {lacking}" if lacking else "") + (" and " if lacking and unknown else "")
-                         + (f"has unknown keys {unknown}" if unknown else "")
-                         + f"; a {kind} config has exactly {list(keys)} (was the header edited, or the model "
-                         f"kind changed?)")
+        raise ValueError(
+            f"checkpoint {str(path)!r}: the model.config of its {kind!r} header "
+            + (f"lacks {lacking}" if lacking else "")
+            + (" and " if lacking and unknown else "")
+            + (f"has unknown keys {unknown}" if unknown else "")
+            + f"; a {kind} config has exactly {list(keys)} (was the header edited, or the model "
+            f"kind changed?)"
+        )
 
 
 def heads_array(num_heads: int) -> dict[str, np.ndarray]:
@@ -203,11 +228,16 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
     positional-encoding table is a constant, not a weight), nor are dropout,
     pad_id, layer_norm_eps and fused: those come from the header alone.
     """
-    broken = [name for name, a in arrays.items() if name.startswith("model/") and a.dtype.kind == "f"
-              and not np.isfinite(a).all()]
+    broken = [
+        name
+        for name, a in arrays.items()
+        if name.startswith("model/") and a.dtype.kind == "f" and not np.isfinite(a).all()
+    ]
     if broken:
-        raise ValueError(f"checkpoint {str(path)!r} holds non-finite weights (NaN or inf) in {len(broken)} array(s), "
-                         f"e.g. {broken[0]!r}: it cannot translate; use an earlier checkpoint or train again")
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds non-finite weights (NaN or inf) in {len(broken)} array(s), "
+            f"e.g. {broken[0]!r}: it cannot translate; use an earlier checkpoint or train again"
+        )
     _check_pad_ids(path, meta)
     found = weights_architecture(meta["framework"], arrays)
     if not found:
@@ -215,14 +245,22 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
     kind, config = meta["model"]["kind"], meta["model"]["config"]
     weights_kind = found.pop("kind")
     if weights_kind != kind:
-        raise ValueError(f"checkpoint {str(path)!r}: its header says model kind {kind!r}, but its weights are "
-                         f"those of a {weights_kind!r} model (was the header edited?)")
-    differ = [f"{key}={config.get(key)!r} in the header, {found[key]!r} in the weights" for key in CONFIG_KEYS[kind]
-              if key in found and config.get(key) != found[key]]
+        raise ValueError(
+            f"checkpoint {str(path)!r}: its header says model kind {kind!r}, but its weights are "
+            f"those of a {weights_kind!r} model (was the header edited?)"
+        )
+    differ = [
+        f"{key}={config.get(key)!r} in the header, {found[key]!r} in the weights"
+        for key in CONFIG_KEYS[kind]
+        if key in found and config.get(key) != found[key]
+    ]
     if differ:
-        raise ValueError(f"checkpoint {str(path)!r}: its header does not describe its weights: "
-                         + "; ".join(differ) + " (model.config must be the one the weights were trained with: "
-                         "was the header edited, or copied from another run?)")
+        raise ValueError(
+            f"checkpoint {str(path)!r}: its header does not describe its weights: "
+            + "; ".join(differ)
+            + " (model.config must be the one the weights were trained with: "
+            "was the header edited, or copied from another run?)"
+        )
 
 
 def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
@@ -239,9 +277,12 @@ def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
         tok = tokenizer_from_json(tokenizers[side], f"checkpoint {str(path)!r}: {side} tokenizer")
         if pad_id != tok.pad_id:
             word = tok.vocab[pad_id] if isinstance(pad_id, int) and 0 <= pad_id < tok.vocab_size else None
-            raise ValueError(f"checkpoint {str(path)!r}: its header says pad_id={pad_id!r}, but its {side} tokenizer "
-                             f"pads with id {tok.pad_id}" + (f"; id {pad_id} is the word {word!r}, which would be "
-                             f"masked" if word else "") + " (was the header edited?)")
+            raise ValueError(
+                f"checkpoint {str(path)!r}: its header says pad_id={pad_id!r}, but its {side} tokenizer "
+                f"pads with id {tok.pad_id}"
+                + (f"; id {pad_id} is the word {word!r}, which would be masked" if word else "")
+                + " (was the header edited?)"
+            )
 
 
 def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -255,20 +296,27 @@ def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[
     found = backend(framework).weights.architecture(arrays)
     if found.get("kind") == "transformer" and _HEADS in arrays:
         found["num_heads"] = int(arrays[_HEADS])
-    return {key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
-            for key, value in found.items() if value is not None}
+    return {
+        key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
+        for key, value in found.items()
+        if value is not None
+    }
 
 
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     """Raise a one-line ValueError when the checkpoint holds weights only (see :func:`strip_training_state`)."""
     if meta.get("weights_only"):
-        raise ValueError(f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
-                         f"it can be loaded for translation or evaluation, not resumed")
+        raise ValueError(
+            f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
+            f"it can be loaded for translation or evaluation, not resumed"
+        )
     missing = [key for key in ("stream", "train_config") if key not in meta]
     if missing:
-        raise ValueError(f"checkpoint {str(path)!r} cannot be resumed: its header lacks {missing} (the data "
-                         f"position and training settings a Trainer saves); it can be loaded for translation or "
-                         f"evaluation, not resumed")
+        raise ValueError(
+            f"checkpoint {str(path)!r} cannot be resumed: its header lacks {missing} (the data "
+            f"position and training settings a Trainer saves); it can be loaded for translation or "
+            f"evaluation, not resumed"
+        )
 
 
 def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict[str, int]:
@@ -309,15 +357,19 @@ def _open(path: str | os.PathLike, with_arrays: bool) -> tuple[dict[str, Any], d
                 raise ValueError(f"{str(path)!r} is not a txcourse checkpoint (no header)")
             header = _array(path, data, _META)
             if header.dtype != np.uint8:
-                raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: its header is a {header.dtype} "
-                                 f"array, expected the uint8 bytes of a JSON object")
+                raise ValueError(
+                    f"{str(path)!r} is not a txcourse checkpoint: its header is a {header.dtype} "
+                    f"array, expected the uint8 bytes of a JSON object"
+                )
             meta = json.loads(header.tobytes().decode("utf-8"))
             arrays = {name: _array(path, data, name) for name in data.files if name != _META} if with_arrays else {}
     except (zipfile.BadZipFile, OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint: {err}") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: its header is a JSON "
-                         f"{type(meta).__name__}, expected a JSON object with format {FORMAT!r}")
+        raise ValueError(
+            f"{str(path)!r} is not a txcourse checkpoint: its header is a JSON "
+            f"{type(meta).__name__}, expected a JSON object with format {FORMAT!r}"
+        )
     if meta.get("format") != FORMAT:
         raise ValueError(f"{str(path)!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
     return meta, arrays
@@ -328,8 +380,10 @@ def _array(path: Path, data: Any, name: str) -> np.ndarray:
     try:
         return data[name]
     except ValueError as err:  # numpy: "Object arrays cannot be loaded when allow_pickle=False"
-        raise ValueError(f"{str(path)!r} is not a txcourse checkpoint: array {name!r} cannot be read ({err}); a "
-                         f"checkpoint holds numeric arrays only") from None
+        raise ValueError(
+            f"{str(path)!r} is not a txcourse checkpoint: array {name!r} cannot be read ({err}); a "
+            f"checkpoint holds numeric arrays only"
+        ) from None
 
 
 def bytes_to_array(blob: bytes) -> np.ndarray:
@@ -346,8 +400,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m txcourse.training.checkpoint",
-                                     description="Tools for txcourse checkpoint files.")
+    parser = argparse.ArgumentParser(
+        prog="python -m txcourse.training.checkpoint", description="Tools for txcourse checkpoint files."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     strip = sub.add_parser("strip", help="copy a checkpoint with its weights only (no optimizer state)")
     strip.add_argument("src")
@@ -360,15 +415,20 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"txcourse.training.checkpoint: error: {err}", file=sys.stderr)
             return 2
         # the system's: the source was read, what failed is writing DST (a read-only or missing folder, a full disk)
-        print(f"txcourse.training.checkpoint: error: cannot write DST {args.dst!r} ({err.strerror or err}); expected a file "
-              f"name in a writable folder with room for the copy", file=sys.stderr)
+        print(
+            f"txcourse.training.checkpoint: error: cannot write DST {args.dst!r} ({err.strerror or err}); expected a file "
+            f"name in a writable folder with room for the copy",
+            file=sys.stderr,
+        )
         return 2
     except ValueError as err:
         print(f"txcourse.training.checkpoint: error: {err}", file=sys.stderr)
         return 2
     size = os.path.getsize(args.dst)
-    print(f"wrote {args.dst}: {counts['kept']} weight arrays kept, {counts['dropped']} training-state arrays "
-          f"dropped, {size / 2**20:.1f} MiB")
+    print(
+        f"wrote {args.dst}: {counts['kept']} weight arrays kept, {counts['dropped']} training-state arrays "
+        f"dropped, {size / 2**20:.1f} MiB"
+    )
     return 0
 
 

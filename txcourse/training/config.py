@@ -12,8 +12,18 @@ __all__ = ["TrainConfig", "RESUME_SETTINGS"]
 
 # TrainConfig fields a resumed run must share with its checkpoint (the others may change: steps grow on
 # resume; logging, progress, checkpoint frequency, time limit and device do not change what is learnt).
-RESUME_SETTINGS = ("batch_size", "max_tokens", "warmup_steps", "lr_factor", "label_smoothing", "clip_norm",
-                   "adam_betas", "adam_eps", "seed", "mixed_precision")
+RESUME_SETTINGS = (
+    "batch_size",
+    "max_tokens",
+    "warmup_steps",
+    "lr_factor",
+    "label_smoothing",
+    "clip_norm",
+    "adam_betas",
+    "adam_eps",
+    "seed",
+    "mixed_precision",
+)
 
 
 @dataclass(frozen=True)
@@ -51,8 +61,10 @@ class TrainConfig:
         if not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
             raise ValueError(f"TrainConfig.checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}")
         if (self.batch_size is None) == (self.max_tokens is None):
-            raise ValueError(f"TrainConfig needs exactly one of batch_size and max_tokens, got "
-                             f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}")
+            raise ValueError(
+                f"TrainConfig needs exactly one of batch_size and max_tokens, got "
+                f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}"
+            )
         for name in ("batch_size", "max_tokens"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
@@ -68,7 +80,7 @@ class TrainConfig:
         if self.device not in ("auto", "cpu", "cuda", "mps") and not str(self.device).startswith(("cuda:", "/")):
             raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda' or 'mps', got {self.device!r}")
 
-    def replace(self, **changes: Any) -> "TrainConfig":
+    def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:

@@ -102,8 +102,10 @@ def torchrun_env(environ: Optional[dict[str, str]] = None) -> Optional[dict[str,
             raise ValueError(f"environment variable {name} must be an integer >= 0 (torchrun sets it), got {raw!r}")
         values[name.lower()] = int(raw)
     if values["world_size"] < 1 or values["rank"] >= values["world_size"]:
-        raise ValueError(f"environment variables RANK={values['rank']}, WORLD_SIZE={values['world_size']}: "
-                         f"expected 0 <= RANK < WORLD_SIZE (torchrun sets them)")
+        raise ValueError(
+            f"environment variables RANK={values['rank']}, WORLD_SIZE={values['world_size']}: "
+            f"expected 0 <= RANK < WORLD_SIZE (torchrun sets them)"
+        )
     return values
 
 
@@ -127,12 +129,16 @@ def tf_config(environ: Optional[dict[str, str]] = None) -> Optional[dict[str, An
         kind, index = task["type"], int(task["index"])
         chiefs, workers = list(cluster.get("chief", [])), list(cluster.get("worker", []))
     except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(f"environment variable TF_CONFIG must be JSON like {{\"cluster\": {{\"worker\": "
-                         f"[\"host1:port\", \"host2:port\"]}}, \"task\": {{\"type\": \"worker\", \"index\": 0}}}}, "
-                         f"got {raw!r} ({type(err).__name__}: {err})") from None
+        raise ValueError(
+            f'environment variable TF_CONFIG must be JSON like {{"cluster": {{"worker": '
+            f'["host1:port", "host2:port"]}}, "task": {{"type": "worker", "index": 0}}}}, '
+            f"got {raw!r} ({type(err).__name__}: {err})"
+        ) from None
     if kind not in ("chief", "worker") or not 0 <= index < len(chiefs if kind == "chief" else workers):
-        raise ValueError(f"TF_CONFIG: task {task!r} is not in the cluster {cluster!r} (expected type 'chief' or "
-                         f"'worker' and an index into that list)")
+        raise ValueError(
+            f"TF_CONFIG: task {task!r} is not in the cluster {cluster!r} (expected type 'chief' or "
+            f"'worker' and an index into that list)"
+        )
     position = index if kind == "chief" else len(chiefs) + index
     return {"workers": len(chiefs) + len(workers), "index": position, "chief": position == 0}
 
@@ -142,17 +148,19 @@ def check_divisible(batch_size: Optional[int], count: int) -> None:
 
     Example:
         >>> check_divisible(64, 2)
-        >>> check_divisible(63, 2)
+        >>> check_divisible(63, 2)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        ValueError: --batch-size 63 is the global batch, shared by 2 replicas: it must be a multiple of 2 (each replica takes batch-size / 2 sentences); use --batch-size 62 or 64
+        ValueError: --batch-size 63 is the global batch, shared by 2 replicas: it must be a multiple of 2 ...
     """
     if count > 1 and batch_size is not None and batch_size % count:
         low, high = batch_size // count * count, (batch_size // count + 1) * count
         options = f"{low} or {high}" if low else f"{high}"
-        raise ValueError(f"--batch-size {batch_size} is the global batch, shared by {count} replicas: it must be a "
-                         f"multiple of {count} (each replica takes batch-size / {count} sentences); use --batch-size "
-                         f"{options}")
+        raise ValueError(
+            f"--batch-size {batch_size} is the global batch, shared by {count} replicas: it must be a "
+            f"multiple of {count} (each replica takes batch-size / {count} sentences); use --batch-size "
+            f"{options}"
+        )
 
 
 def shard(batch: Batch, index: int, count: int) -> Batch:
@@ -174,10 +182,24 @@ def shard(batch: Batch, index: int, count: int) -> Batch:
     start = index * base + min(index, extra)
     rows = slice(start, start + base + (index < extra))
     if rows.stop > rows.start:
-        return Batch(batch.src[rows], batch.tgt_in[rows], batch.tgt_out[rows], batch.src_lengths[rows],
-                     batch.tgt_lengths[rows], batch.indices[rows], batch.pad_id)
-    return Batch(batch.src[:1], batch.tgt_in[:1], np.full_like(batch.tgt_out[:1], batch.pad_id),
-                 batch.src_lengths[:1], np.zeros_like(batch.tgt_lengths[:1]), batch.indices[:0], batch.pad_id)
+        return Batch(
+            batch.src[rows],
+            batch.tgt_in[rows],
+            batch.tgt_out[rows],
+            batch.src_lengths[rows],
+            batch.tgt_lengths[rows],
+            batch.indices[rows],
+            batch.pad_id,
+        )
+    return Batch(
+        batch.src[:1],
+        batch.tgt_in[:1],
+        np.full_like(batch.tgt_out[:1], batch.pad_id),
+        batch.src_lengths[:1],
+        np.zeros_like(batch.tgt_lengths[:1]),
+        batch.indices[:0],
+        batch.pad_id,
+    )
 
 
 def target_tokens(batch: Batch) -> int:

@@ -16,7 +16,7 @@ Run (each writes ``OUT/<scenario>.npz``: the step and validation losses and the 
     python -m txcourse.training.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
     python -m txcourse.training.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
 
-(``--no-resume`` skips 'cut-2' and 'resumed-1'.) 
+(``--no-resume`` skips 'cut-2' and 'resumed-1'.)
 'cut-2' is a checkpoint of 2 replicas after half the steps; 'resumed-1'
 continues it with one replica (when it exists) to the end. ``compare`` gives
 the largest loss and weight differences of two scenarios; tests/training/test_distributed.py
@@ -33,15 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from txcourse.training.checkpoint import read_checkpoint
 from txcourse.data.batching import EncodedPairs
 from txcourse.registry import FRAMEWORKS, backend, default_model_config, set_threads
 from txcourse.training import TrainConfig
+from txcourse.training.checkpoint import read_checkpoint
 
 STEPS = 4
 BATCH = 8
-TINY = {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_encoder_layers": 1, "num_decoder_layers": 1,
-        "dropout": 0.0}
+TINY = {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_encoder_layers": 1, "num_decoder_layers": 1, "dropout": 0.0}
 VOCAB = 12
 
 
@@ -59,8 +58,9 @@ def mixed_lengths(seed: int = 0) -> EncodedPairs:
 
 
 def _config(steps: int) -> TrainConfig:
-    return TrainConfig(steps=steps, batch_size=BATCH, warmup_steps=2, lr_factor=0.02, log_every=1, progress=False,
-                       device="cpu", seed=0)
+    return TrainConfig(
+        steps=steps, batch_size=BATCH, warmup_steps=2, lr_factor=0.02, log_every=1, progress=False, device="cpu", seed=0
+    )
 
 
 def _run(fw: Any, replicas: Any, steps: int, out: Path, name: str, resume: Path | None = None) -> None:
@@ -69,8 +69,14 @@ def _run(fw: Any, replicas: Any, steps: int, out: Path, name: str, resume: Path 
     model_config = default_model_config("transformer", VOCAB, VOCAB, TINY)
     fw.set_seed(0)
     with replicas.scope():
-        trainer = fw.Trainer(fw.build_model("transformer", model_config), "transformer", model_config,
-                             mixed_lengths(), _config(steps), valid=mixed_lengths(seed=1))
+        trainer = fw.Trainer(
+            fw.build_model("transformer", model_config),
+            "transformer",
+            model_config,
+            mixed_lengths(),
+            _config(steps),
+            valid=mixed_lengths(seed=1),
+        )
     if resume is not None:
         trainer.load(str(resume))
     records = trainer.fit()
@@ -90,6 +96,7 @@ def run(framework: str, out: Path, replicas: int = 1, steps: int = STEPS, resume
     try:
         if framework == "tf" or group.count == 1:
             from txcourse.training.distributed import SINGLE
+
             _run(fw, SINGLE, steps, out, "full-1")
         if group.count > 1:
             _run(fw, group, steps, out, f"full-{group.count}")
@@ -98,6 +105,7 @@ def run(framework: str, out: Path, replicas: int = 1, steps: int = STEPS, resume
         cut = sorted(out.glob("cut-*.npz"))
         if (framework == "tf" or group.count == 1) and cut:
             from txcourse.training.distributed import SINGLE
+
             _run(fw, SINGLE, steps, out, "resumed-1", resume=cut[0])
     finally:
         fw.end_data_parallel()
@@ -109,26 +117,40 @@ def compare(a: Path, b: Path) -> dict[str, Any]:
     shift-invariant, Eq. (1)), so Adam turns rounding noise into steps of about lr; they change no output."""
     (ma, wa), (mb, wb) = read_checkpoint(str(a)), read_checkpoint(str(b))
     first = max(ma["first_step"], mb["first_step"])
-    la, lb = (np.array(m["losses"][first - m["first_step"]:]) for m in (ma, mb))
-    va, vb = (np.array(m["valid_losses"][first - m["first_step"]:]) for m in (ma, mb))
+    la, lb = (np.array(m["losses"][first - m["first_step"] :]) for m in (ma, mb))
+    va, vb = (np.array(m["valid_losses"][first - m["first_step"] :]) for m in (ma, mb))
     if la.shape != lb.shape or not len(la):
         raise ValueError(f"compare: {a} and {b} logged different steps ({len(la)} and {len(lb)} from step {first})")
-    keep = [k for k in wa if k.startswith("model/") and wa[k].dtype.kind == "f"
-            and not (k.endswith("w_k.bias") or k.endswith("w_k/bias"))]
+    keep = [
+        k
+        for k in wa
+        if k.startswith("model/") and wa[k].dtype.kind == "f" and not (k.endswith("w_k.bias") or k.endswith("w_k/bias"))
+    ]
     if sorted(keep) != sorted(k for k in wb if k in keep) or not keep:
         raise ValueError(f"compare: {a} and {b} hold different weights")
     worst = max((float(np.abs(wa[k] - wb[k]).max()), k) for k in keep)
-    return {"loss": float(np.abs(la - lb).max()), "valid_loss": float(np.abs(va - vb).max()),
-            "weight": worst[0], "weight_name": worst[1],
-            "steps": len(la), "losses": la.tolist()}
+    return {
+        "loss": float(np.abs(la - lb).max()),
+        "valid_loss": float(np.abs(va - vb).max()),
+        "weight": worst[0],
+        "weight_name": worst[1],
+        "steps": len(la),
+        "losses": la.tolist(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m txcourse.training.distributed_check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m txcourse.training.distributed_check", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--framework", choices=FRAMEWORKS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="folder for the scenario files")
-    parser.add_argument("--replicas", type=int, default=1, help="TensorFlow: logical CPU replicas (torch: use "
-                        "torchrun --nproc-per-node)")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="TensorFlow: logical CPU replicas (torch: use torchrun --nproc-per-node)",
+    )
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--no-resume", action="store_true", help="skip the 'cut-N' and 'resumed-1' scenarios")
     args = parser.parse_args(argv)
@@ -138,7 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     run(args.framework, args.out, args.replicas, args.steps, resume=not args.no_resume)
     if args.framework == "tf" or "WORLD_SIZE" not in os.environ:
         for other in sorted(args.out.glob("*.npz")):
-            if other.stem not in ("full-1",) and not other.stem.startswith("cut") and (args.out / "full-1.npz").exists():
+            if (
+                other.stem not in ("full-1",)
+                and not other.stem.startswith("cut")
+                and (args.out / "full-1.npz").exists()
+            ):
                 print(other.stem, compare(args.out / "full-1.npz", other), file=sys.stderr)
     return 0
 

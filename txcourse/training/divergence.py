@@ -12,9 +12,11 @@ __all__ = ["diverged", "DivergenceWatch"]
 
 def diverged(what: str, step: int, config: TrainConfig) -> str:
     """The one-line message both Trainers raise (as ``FloatingPointError``) when training diverges."""
-    return (f"training diverged at step {step}: {what} (lr_factor {config.lr_factor}, warm-up "
-            f"{config.warmup_steps} steps); lower --lr-factor (TrainConfig.lr_factor) or lengthen --warmup, "
-            f"then resume from the last checkpoint or start again")
+    return (
+        f"training diverged at step {step}: {what} (lr_factor {config.lr_factor}, warm-up "
+        f"{config.warmup_steps} steps); lower --lr-factor (TrainConfig.lr_factor) or lengthen --warmup, "
+        f"then resume from the last checkpoint or start again"
+    )
 
 
 class DivergenceWatch:
@@ -42,10 +44,14 @@ class DivergenceWatch:
             self.start = loss
         ceiling = max(self.start, self.log_v)
         if loss > self.far * ceiling:
-            return (f"the loss is {loss:.4g}, more than {self.far:g} times the larger of its first value "
-                    f"({self.start:.4g}) and log V ({self.log_v:.4g}, a uniform guess over the vocabulary)")
+            return (
+                f"the loss is {loss:.4g}, more than {self.far:g} times the larger of its first value "
+                f"({self.start:.4g}) and log V ({self.log_v:.4g}, a uniform guess over the vocabulary)"
+            )
         self.above = self.above + 1 if loss > ceiling else 0
         if self.above >= self.patience:
-            return (f"the loss has stayed above the larger of its first value ({self.start:.4g}) and log V "
-                    f"({self.log_v:.4g}, a uniform guess) for {self.above} steps (now {loss:.4g})")
+            return (
+                f"the loss has stayed above the larger of its first value ({self.start:.4g}) and log V "
+                f"({self.log_v:.4g}, a uniform guess) for {self.above} steps (now {loss:.4g})"
+            )
         return None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import glob
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["atomic_write", "remove_stale_temporaries"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from txcourse.data.batching import EncodedPairs
 from txcourse.training.files import atomic_write
@@ -63,8 +64,10 @@ def check_valid(data: Any) -> Any:
     """``data`` if it is None or non-empty encoded pairs (a Trainer's ``valid``); else a ValueError naming it."""
     if data is not None and (not isinstance(data, EncodedPairs) or len(data) == 0):
         size = len(data) if hasattr(data, "__len__") else "?"
-        raise ValueError(f"valid must be None or non-empty EncodedPairs (txcourse.data.encode_pairs), got "
-                         f"{type(data).__name__} of length {size}")
+        raise ValueError(
+            f"valid must be None or non-empty EncodedPairs (txcourse.data.encode_pairs), got "
+            f"{type(data).__name__} of length {size}"
+        )
     return data
 
 
@@ -74,9 +77,14 @@ def validation_curve(history: Sequence[dict[str, Any]]) -> list[dict[str, float]
     Raises:
         ValueError: no record holds a validation loss (trained with ``--valid-pairs 0``, or before it existed).
     """
-    curve = [{"step": r["step"], "loss": r["valid_loss"], "accuracy": r["valid_accuracy"]}
-             for r in history if r.get("valid_loss") is not None]
+    curve = [
+        {"step": r["step"], "loss": r["valid_loss"], "accuracy": r["valid_accuracy"]}
+        for r in history
+        if r.get("valid_loss") is not None
+    ]
     if not curve:
-        raise ValueError("the training history holds no valid_loss: retrain with `txcourse train` and its default "
-                         "--valid-pairs (book/instructor.md lists the command)")
+        raise ValueError(
+            "the training history holds no valid_loss: retrain with `txcourse train` and its default "
+            "--valid-pairs (book/instructor.md lists the command)"
+        )
     return curve

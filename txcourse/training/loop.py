@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from txcourse.training.checkpoint import Checkpoint, heads_array, load_checkpoint, write_checkpoint
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
-from txcourse.training.distributed import Replicas
 from txcourse.registry import MODEL_KINDS
 from txcourse.training import BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
+from txcourse.training.checkpoint import Checkpoint, heads_array, load_checkpoint, write_checkpoint
+from txcourse.training.distributed import Replicas
 
 __all__ = ["TrainingLoop", "evaluate_batches"]
 
@@ -56,8 +57,16 @@ class TrainingLoop:
     model: Any
     replicas: Replicas
 
-    def __init__(self, kind: str, model_config: dict[str, Any], data: EncodedPairs, config: TrainConfig,
-                 history_path: Optional[str], metadata: Optional[dict[str, Any]], valid: Optional[EncodedPairs]):
+    def __init__(
+        self,
+        kind: str,
+        model_config: dict[str, Any],
+        data: EncodedPairs,
+        config: TrainConfig,
+        history_path: Optional[str],
+        metadata: Optional[dict[str, Any]],
+        valid: Optional[EncodedPairs],
+    ):
         if kind not in MODEL_KINDS:
             raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
         self.kind, self.model_config, self.config = kind, dict(model_config), config
@@ -114,8 +123,13 @@ class TrainingLoop:
         began = time.perf_counter()
         start = began - (totals.pop("seconds", 0.0) if pending else 0.0)
         self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
-        bar = tqdm(total=target, initial=self.step, desc=f"train {self.kind} ({self.framework})",
-                   disable=not (self.config.progress and self.replicas.writer), dynamic_ncols=True)
+        bar = tqdm(
+            total=target,
+            initial=self.step,
+            desc=f"train {self.kind} ({self.framework})",
+            disable=not (self.config.progress and self.replicas.writer),
+            dynamic_ncols=True,
+        )
         watch = DivergenceWatch(self.model_config["tgt_vocab_size"])
         while self.step < target:
             out = self.train_step(next(self.stream))
@@ -132,14 +146,19 @@ class TrainingLoop:
             # agreed by every replica (all stop after the same step); alone, a request made during the step counts
             out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
-                record = {"step": self.step, "loss": totals["loss"] / totals["n"],
-                          "accuracy": totals["accuracy"] / totals["n"], "lr": out["lr"],
-                          "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9)}
+                record = {
+                    "step": self.step,
+                    "loss": totals["loss"] / totals["n"],
+                    "accuracy": totals["accuracy"] / totals["n"],
+                    "lr": out["lr"],
+                    "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9),
+                }
                 if self.valid is not None:  # every replica evaluates the same weights: their records agree
                     scores = self._evaluate(self.valid)
                     if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
-                        raise FloatingPointError(diverged(f"the validation loss is {scores['loss']}", self.step,
-                                                          self.config))
+                        raise FloatingPointError(
+                            diverged(f"the validation loss is {scores['loss']}", self.step, self.config)
+                        )
                     record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
                     bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
                 if self.step % self.config.log_every and self.step != target:  # stopped between two records
@@ -170,9 +189,15 @@ class TrainingLoop:
         """Write a checkpoint (model, optimizer, schedule, data position, RNG) atomically."""
         arrays = self._state_arrays()
         arrays.update(heads_array(self._num_heads()) if self.kind == "transformer" else {})
-        meta = {"framework": self.framework, "model": {"kind": self.kind, "config": self.model_config},
-                "step": self.step, "stream": self.stream.state(), "train_config": self.config.to_dict(),
-                **self._versions, **self.metadata}
+        meta = {
+            "framework": self.framework,
+            "model": {"kind": self.kind, "config": self.model_config},
+            "step": self.step,
+            "stream": self.stream.state(),
+            "train_config": self.config.to_dict(),
+            **self._versions,
+            **self.metadata,
+        }
         write_checkpoint(path, meta, arrays)
 
     def load(self, path: str | Checkpoint) -> None:
@@ -189,8 +214,9 @@ class TrainingLoop:
         self._resume_step, self.history = self.step, None
 
 
-def evaluate_batches(data: EncodedPairs, batch_size: int,
-                     score: Callable[[Batch], tuple[float, float, float]]) -> dict[str, float]:
+def evaluate_batches(
+    data: EncodedPairs, batch_size: int, score: Callable[[Batch], tuple[float, float, float]]
+) -> dict[str, float]:
     """The token-weighted means over ``data`` of what ``score`` returns for each batch: loss and accuracy.
 
     The framework-free half of each half's ``evaluate``: batches in order

@@ -7,8 +7,14 @@ from typing import Optional
 __all__ = ["noam_lr"]
 
 
-def noam_lr(step: int, d_model: int, warmup_steps: int = 4000, factor: float = 1.0,
-            total_steps: Optional[int] = None, cooldown_steps: int = 0) -> float:
+def noam_lr(
+    step: int,
+    d_model: int,
+    warmup_steps: int = 4000,
+    factor: float = 1.0,
+    total_steps: Optional[int] = None,
+    cooldown_steps: int = 0,
+) -> float:
     """lrate = factor * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5), Eq. (3).
 
     The rate grows linearly for ``warmup_steps`` steps, then decays as
@@ -29,7 +35,7 @@ def noam_lr(step: int, d_model: int, warmup_steps: int = 4000, factor: float = 1
         0.01
     """
     step = max(int(step), 1)
-    rate = factor * d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+    rate = factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
     if cooldown_steps:
         if total_steps is None:
             raise ValueError("noam_lr: cooldown_steps needs total_steps, the step the cool-down ends at")

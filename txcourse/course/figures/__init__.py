@@ -40,6 +40,7 @@ from __future__ import annotations
 # isort: off
 from txcourse.course.figures import week1_seq2seq, week2_positional, week3_attention, week4_encoder  # noqa: F401
 from txcourse.course.figures import week5_decoder, week6_training, week6_decoding, bert_gpt  # noqa: F401
+
 # isort: on
 from txcourse.course.figures.build import (
     FORMATS,
@@ -58,5 +59,15 @@ from txcourse.course.figures.week1_seq2seq import BAHDANAU_CHECKPOINT, LENGTH_CU
 from txcourse.course.figures.week6_decoding import trained_attention  # noqa: F401
 from txcourse.course.figures.week6_training import LOGGED_LR, VALID_CURVE, shipped_schedule_label  # noqa: F401
 
-__all__ = ["Recipe", "RECIPES", "REPO_ROOT", "FORMATS", "select", "default_root", "missing_inputs", "draw",
-           "build_figures", "format_recipe_list"]
+__all__ = [
+    "Recipe",
+    "RECIPES",
+    "REPO_ROOT",
+    "FORMATS",
+    "select",
+    "default_root",
+    "missing_inputs",
+    "draw",
+    "build_figures",
+    "format_recipe_list",
+]

@@ -34,8 +34,16 @@ from txcourse.course.figures.recipe import RECIPES, Context, Recipe
 from txcourse.notebook import plots
 from txcourse.registry import FRAMEWORKS
 
-__all__ = ["REPO_ROOT", "FORMATS", "select", "default_root", "missing_inputs", "draw", "build_figures",
-           "format_recipe_list"]
+__all__ = [
+    "REPO_ROOT",
+    "FORMATS",
+    "select",
+    "default_root",
+    "missing_inputs",
+    "draw",
+    "build_figures",
+    "format_recipe_list",
+]
 
 REPO_ROOT = Path(txcourse.__file__).resolve().parents[1]  # the checkout the package was installed from
 FORMATS = ("png", "svg", "pdf")
@@ -118,8 +126,10 @@ def _check_framework(recipe: Recipe, framework: str) -> None:
     if framework not in FRAMEWORKS:
         raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
     if recipe.frameworks and framework not in recipe.frameworks:
-        raise ValueError(f"figure {recipe.name} is drawn with {' or '.join(recipe.frameworks)} only, "
-                         f"as in the book; use framework='torch'")
+        raise ValueError(
+            f"figure {recipe.name} is drawn with {' or '.join(recipe.frameworks)} only, "
+            f"as in the book; use framework='torch'"
+        )
 
 
 def _sha256(path: Path) -> str:
@@ -145,9 +155,16 @@ def _warn(message: str) -> None:
     tqdm.write(f"warning: {message}", file=sys.stderr)
 
 
-def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = None,
-                  root: Optional[str | os.PathLike] = None, framework: str = "torch", fmt: str = "png",
-                  dpi: int = 150, strict: bool = False, progress: bool = False) -> dict[str, Any]:
+def build_figures(
+    out_dir: str | os.PathLike,
+    names: Optional[Sequence[str]] = None,
+    root: Optional[str | os.PathLike] = None,
+    framework: str = "torch",
+    fmt: str = "png",
+    dpi: int = 150,
+    strict: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Draw the figures ``names`` (default: all) into ``out_dir`` and write ``manifest.json`` and ``README.md``.
 
     Args:
@@ -187,8 +204,10 @@ def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = N
     missing = {r.name: missing_inputs(r, root) for r in recipes}
     if strict and any(missing.values()):
         listed = ", ".join(f"{i} (for {n})" for n, files in missing.items() for i in files)
-        raise FileNotFoundError(f"missing input(s) under {root}: {listed}; make them as book/instructor.md "
-                                f"says, or drop --strict to skip those figures")
+        raise FileNotFoundError(
+            f"missing input(s) under {root}: {listed}; make them as book/instructor.md "
+            f"says, or drop --strict to skip those figures"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ctx = Context(root, framework)
@@ -198,12 +217,20 @@ def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = N
     for recipe in bar:
         bar.set_postfix_str(recipe.name)
         entry: dict[str, Any] = {
-            "file": f"{recipe.name}.{fmt}", "chapters": list(recipe.chapters), "book_label": recipe.label,
+            "file": f"{recipe.name}.{fmt}",
+            "chapters": list(recipe.chapters),
+            "book_label": recipe.label,
             "caption": recipe.caption,
-            "function": recipe.function_path, "recipe": recipe.recipe_path, "parameters": recipe.params,
-            "inputs": [{"path": i, "sha256": None if i in missing[recipe.name] else _sha256(root / i)}
-                       for i in recipe.inputs],
-            "sha256": None, "status": "written", "reason": None}
+            "function": recipe.function_path,
+            "recipe": recipe.recipe_path,
+            "parameters": recipe.params,
+            "inputs": [
+                {"path": i, "sha256": None if i in missing[recipe.name] else _sha256(root / i)} for i in recipe.inputs
+            ],
+            "sha256": None,
+            "status": "written",
+            "reason": None,
+        }
         entries[recipe.name] = entry
         reason = None
         if recipe.frameworks and framework not in recipe.frameworks:
@@ -233,26 +260,38 @@ def build_figures(out_dir: str | os.PathLike, names: Optional[Sequence[str]] = N
         plt.close("all")
     bar.close()
     manifest = {
-        "txcourse": txcourse.__version__, "matplotlib": matplotlib.__version__, "numpy": np.__version__,
-        "framework": framework, "framework_version": _framework_version(framework),
-        "cjk_font": plots.cjk_font(), "format": fmt, "dpi": dpi,
+        "txcourse": txcourse.__version__,
+        "matplotlib": matplotlib.__version__,
+        "numpy": np.__version__,
+        "framework": framework,
+        "framework_version": _framework_version(framework),
+        "cjk_font": plots.cjk_font(),
+        "format": fmt,
+        "dpi": dpi,
         "reproducible": "byte for byte: the same versions and fonts write files with the same sha256",
         "figures": entries,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "README.md").write_text(_readme(manifest), encoding="utf-8")
     if failed:
-        raise ValueError(f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
-                         f"(reasons in {out / 'manifest.json'})")
+        raise ValueError(
+            f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
+            f"(reasons in {out / 'manifest.json'})"
+        )
     return manifest
 
 
 def _readme(manifest: Mapping[str, Any]) -> str:
-    lines = ["# Figures of the txcourse book", "",
-             f"Drawn by `txcourse figures` (txcourse {manifest['txcourse']}, matplotlib {manifest['matplotlib']}, "
-             f"{manifest['framework']} {manifest['framework_version']}). `manifest.json` lists the function, "
-             "recipe, parameters and input files of each figure.", "",
-             "| figure | chapters | caption |", "|---|---|---|"]
+    lines = [
+        "# Figures of the txcourse book",
+        "",
+        f"Drawn by `txcourse figures` (txcourse {manifest['txcourse']}, matplotlib {manifest['matplotlib']}, "
+        f"{manifest['framework']} {manifest['framework_version']}). `manifest.json` lists the function, "
+        "recipe, parameters and input files of each figure.",
+        "",
+        "| figure | chapters | caption |",
+        "|---|---|---|",
+    ]
     for name, e in manifest["figures"].items():
         shown = f"[{name}]({e['file']})" if e["status"] == "written" else f"{name} ({e['status']}: {e['reason']})"
         lines.append(f"| {shown} | {', '.join(e['chapters'])} | {e['caption']} |")

@@ -20,8 +20,7 @@ import numpy as np
 
 from txcourse.registry import Backend
 
-__all__ = ["Recipe", "RECIPES", "register", "Context", "subplots", "torch_no_grad", "decoded_tokens",
-           "load_checkpoint"]
+__all__ = ["Recipe", "RECIPES", "register", "Context", "subplots", "torch_no_grad", "decoded_tokens", "load_checkpoint"]
 
 
 @dataclass(frozen=True)
@@ -67,22 +66,40 @@ class Recipe:
 RECIPES: dict[str, Recipe] = {}
 
 
-def register(name: str, chapters: Sequence[str], label: str, caption: str, function: Callable[..., Any],
-             params: Optional[Mapping[str, Any]] = None, inputs: Sequence[str] = (),
-             frameworks: Sequence[str] = ("torch",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def register(
+    name: str,
+    chapters: Sequence[str],
+    label: str,
+    caption: str,
+    function: Callable[..., Any],
+    params: Optional[Mapping[str, Any]] = None,
+    inputs: Sequence[str] = (),
+    frameworks: Sequence[str] = ("torch",),
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``draw(ctx, **params)`` as the recipe ``name`` (the arguments are :class:`Recipe`'s).
 
     Raises:
         ValueError: ``name`` is registered already.
         TypeError: ``params`` holds a value that is not JSON.
     """
+
     def add(draw_fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in RECIPES:
             raise ValueError(f"figure {name!r} is registered twice")
         json.dumps(params or {})  # the parameters go into the manifest: JSON values only
-        RECIPES[name] = Recipe(name, tuple(chapters), label, caption, function, draw_fn, dict(params or {}),
-                               tuple(inputs), tuple(frameworks))
+        RECIPES[name] = Recipe(
+            name,
+            tuple(chapters),
+            label,
+            caption,
+            function,
+            draw_fn,
+            dict(params or {}),
+            tuple(inputs),
+            tuple(frameworks),
+        )
         return draw_fn
+
     return add
 
 
@@ -140,6 +157,8 @@ def load_checkpoint(ctx: Context, relative: str, kind: str):
     path = ctx.path(relative)
     model, meta = ctx.fw.load_model(str(path))
     if meta["model"]["kind"] != kind:
-        raise ValueError(f"{relative} holds a {meta['model']['kind']!r} model; this figure needs a {kind!r} "
-                         f"checkpoint (txcourse train --model {kind})")
+        raise ValueError(
+            f"{relative} holds a {meta['model']['kind']!r} model; this figure needs a {kind!r} "
+            f"checkpoint (txcourse train --model {kind})"
+        )
     return model, meta, *tokenizers_from_meta(meta)

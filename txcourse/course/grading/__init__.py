@@ -23,13 +23,36 @@ framework, no nbgrader).
 
 from txcourse.course.grading.check import LabCheck, check_labs, format_check_table
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS, TRAINING_LABS, notebook_name
-from txcourse.course.grading.grade import (DEFAULT_NOTEBOOK_TIMEOUT, GradingInterrupted, add_grade_options, failures,
-                                    grade_command, grade_submissions)
+from txcourse.course.grading.grade import (
+    DEFAULT_NOTEBOOK_TIMEOUT,
+    GradingInterrupted,
+    add_grade_options,
+    failures,
+    grade_command,
+    grade_submissions,
+)
 from txcourse.course.grading.hidden import feedback_leaks, hidden_test_lines
 from txcourse.course.grading.release import release
 from txcourse.course.grading.workspace import GRADED, MISSING
 
-__all__ = ["LABS", "FRAMEWORKS", "TRAINING_LABS", "DEFAULT_CELL_TIMEOUT", "DEFAULT_NOTEBOOK_TIMEOUT", "GRADED",
-           "MISSING", "notebook_name", "release", "LabCheck", "check_labs", "format_check_table",
-           "grade_submissions", "GradingInterrupted", "failures", "add_grade_options", "grade_command",
-           "hidden_test_lines", "feedback_leaks"]
+__all__ = [
+    "LABS",
+    "FRAMEWORKS",
+    "TRAINING_LABS",
+    "DEFAULT_CELL_TIMEOUT",
+    "DEFAULT_NOTEBOOK_TIMEOUT",
+    "GRADED",
+    "MISSING",
+    "notebook_name",
+    "release",
+    "LabCheck",
+    "check_labs",
+    "format_check_table",
+    "grade_submissions",
+    "GradingInterrupted",
+    "failures",
+    "add_grade_options",
+    "grade_command",
+    "hidden_test_lines",
+    "feedback_leaks",
+]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from txcourse.course.grading.check import check_labs, format_check_table
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS
@@ -59,8 +60,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 0
     if args.command == "check":
         start = time.perf_counter()
-        results = check_labs(args.labs_dir, args.build_dir, tuple(args.lab or LABS), tuple(args.framework or FRAMEWORKS),
-                             jobs=args.jobs, timeout=args.timeout, threads=args.threads)
+        results = check_labs(
+            args.labs_dir,
+            args.build_dir,
+            tuple(args.lab or LABS),
+            tuple(args.framework or FRAMEWORKS),
+            jobs=args.jobs,
+            timeout=args.timeout,
+            threads=args.threads,
+        )
         total = time.perf_counter() - start
         print()
         print(format_check_table(results))
@@ -70,8 +78,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"\nPROBLEM: {problem}", file=sys.stderr)
         return 1 if problems else 0
     if args.timeout < 1:
-        print(f"python -m txcourse.course.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
-              file=sys.stderr)
+        print(
+            f"python -m txcourse.course.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
+            file=sys.stderr,
+        )
         return 2
     return grade_command(args, args.timeout, prog="python -m txcourse.course.grading grade")
 

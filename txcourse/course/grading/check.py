@@ -13,16 +13,31 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
-from txcourse.course.grading.course import (FRAMEWORKS, LABS, SMOKE_PARAMETERS, TRAINING_LABS, copy_config,
-                                     normalise_notebook, notebook_name)
+from txcourse.course.grading.course import (
+    FRAMEWORKS,
+    LABS,
+    SMOKE_PARAMETERS,
+    TRAINING_LABS,
+    copy_config,
+    normalise_notebook,
+    notebook_name,
+)
 from txcourse.course.grading.hidden import feedback_leaks, hidden_test_lines
-from txcourse.course.grading.nbgrader_run import (NotebookScore, ToolRun, read_scores, run_nbgrader, run_tool, tool_command,
-                                           tool_env)
+from txcourse.course.grading.nbgrader_run import (
+    NotebookScore,
+    ToolRun,
+    read_scores,
+    run_nbgrader,
+    run_tool,
+    tool_command,
+    tool_env,
+)
 
 __all__ = ["LabCheck", "make_course", "check_labs", "format_check_table"]
 
@@ -44,7 +59,6 @@ def make_course(labs_dir: Path, course: Path, labs: Iterable[str], env: dict[str
             raise RuntimeError(f"nbgrader generate_assignment {lab} failed:\n{run.tail()}")
         runs.append(run)
     return runs
-
 
 
 @dataclass
@@ -82,8 +96,9 @@ def _stale_release(labs_dir: Path, course: Path, lab: str) -> list[str]:
     return problems
 
 
-def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[str], timeout: int,
-                   threads: Optional[int], say) -> list[LabCheck]:
+def _check_one_lab(
+    lab: str, labs_dir: Path, build: Path, frameworks: Sequence[str], timeout: int, threads: Optional[int], say
+) -> list[LabCheck]:
     env = tool_env(threads=threads)
     logs = build / "logs" / lab
     course = build / "course" / lab
@@ -106,22 +121,54 @@ def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[s
         if lab in TRAINING_LABS:
             for key, value in SMOKE_PARAMETERS.items():
                 params += ["-p", key, str(value)]
-        run = run_tool([*tool_command("papermill"), source, out, "-k", "python3", "--no-progress-bar", "--cwd",
-                        executed, "--execution-timeout", str(timeout), *params], build, env,
-                       logs / f"papermill_{name}.log")
+        run = run_tool(
+            [
+                *tool_command("papermill"),
+                source,
+                out,
+                "-k",
+                "python3",
+                "--no-progress-bar",
+                "--cwd",
+                executed,
+                "--execution-timeout",
+                str(timeout),
+                *params,
+            ],
+            build,
+            env,
+            logs / f"papermill_{name}.log",
+        )
         r.run_seconds = run.seconds
         if run.returncode != 0:
             r.problems.append(f"papermill failed on {source} (log {run.log}):\n{run.tail()}")
             say(f"  {name}: papermill FAILED ({run.seconds:.0f} s)")
             continue
-        run = run_tool([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-                        "--nbval-current-env", f"--nbval-sanitize-with={labs_dir / 'nbval_sanitize.cfg'}",
-                        f"--nbval-cell-timeout={timeout}", str(out)], build, env, logs / f"nbval_{name}.log")
+        run = run_tool(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--nbval-lax",
+                "--nbval-current-env",
+                f"--nbval-sanitize-with={labs_dir / 'nbval_sanitize.cfg'}",
+                f"--nbval-cell-timeout={timeout}",
+                str(out),
+            ],
+            build,
+            env,
+            logs / f"nbval_{name}.log",
+        )
         r.nbval_seconds = run.seconds
         if run.returncode != 0:
             r.problems.append(f"pytest --nbval-lax failed on {out} (log {run.log}):\n{run.tail()}")
-        say(f"  {name}: papermill {r.run_seconds:.0f} s, nbval {r.nbval_seconds:.0f} s"
-            f"{'' if run.returncode == 0 else ' FAILED'}")
+        say(
+            f"  {name}: papermill {r.run_seconds:.0f} s, nbval {r.nbval_seconds:.0f} s"
+            f"{'' if run.returncode == 0 else ' FAILED'}"
+        )
     # The source version and the unchanged student version, graded like submissions.
     for student, folder in ((SOLUTION, labs_dir / "source" / lab), (BLANK, labs_dir / "release" / lab)):
         target = course / "submitted" / student / lab
@@ -129,8 +176,9 @@ def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[s
         for fw in frameworks:
             name = notebook_name(lab, fw)
             shutil.copy2(folder / f"{name}.ipynb", target / f"{name}.ipynb")
-    run = run_nbgrader(["autograde", lab, "--create", "--force", f"--Execute.timeout={timeout}"], course, env,
-                    logs / "autograde.log")
+    run = run_nbgrader(
+        ["autograde", lab, "--create", "--force", f"--Execute.timeout={timeout}"], course, env, logs / "autograde.log"
+    )
     scores = {student: read_scores(course, lab, student) for student in (SOLUTION, BLANK)}
     for r in results:
         r.autograde_seconds = run.seconds
@@ -142,11 +190,15 @@ def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[s
         if r.solution.max_score <= 0:
             r.problems.append(f"{r.notebook} has no graded test cells")
         if r.solution.failed:
-            r.problems.append(f"the source version of {r.notebook} loses points in {r.solution.failed} "
-                              f"(autograded notebook: {course / 'autograded' / SOLUTION / lab})")
+            r.problems.append(
+                f"the source version of {r.notebook} loses points in {r.solution.failed} "
+                f"(autograded notebook: {course / 'autograded' / SOLUTION / lab})"
+            )
         if r.blank.passed:
-            r.problems.append(f"the unchanged student version of {r.notebook} passes {r.blank.passed}: "
-                              f"those tests do not call the student's code")
+            r.problems.append(
+                f"the unchanged student version of {r.notebook} passes {r.blank.passed}: "
+                f"those tests do not call the student's code"
+            )
     # the feedback both pseudo-students would get: never any hidden test code (markers, lines, tracebacks)
     feedback = run_nbgrader(["generate_feedback", lab, "--force"], course, env, logs / "feedback.log")
     for r in results:
@@ -163,9 +215,16 @@ def _check_one_lab(lab: str, labs_dir: Path, build: Path, frameworks: Sequence[s
     return results
 
 
-def check_labs(labs_dir: str | os.PathLike = "labs", build_dir: str | os.PathLike = "_build/labs",
-               labs: Sequence[str] = LABS, frameworks: Sequence[str] = FRAMEWORKS, jobs: int = 2,
-               timeout: int = 600, threads: Optional[int] = None, verbose: bool = True) -> list[LabCheck]:
+def check_labs(
+    labs_dir: str | os.PathLike = "labs",
+    build_dir: str | os.PathLike = "_build/labs",
+    labs: Sequence[str] = LABS,
+    frameworks: Sequence[str] = FRAMEWORKS,
+    jobs: int = 2,
+    timeout: int = 600,
+    threads: Optional[int] = None,
+    verbose: bool = True,
+) -> list[LabCheck]:
     """Execute, re-validate and autograde every lab notebook; see the module docstring.
 
     Labs run ``jobs`` at a time, each in its own course under ``build_dir/course/<lab>`` (its own
@@ -203,8 +262,18 @@ def format_check_table(results: Sequence[LabCheck]) -> str:
     """The table ``make test-labs`` prints: lab, framework, scores, times, verdict."""
     rows = [("lab", "framework", "solution", "blank", "run (s)", "nbval (s)", "autograde (s)", "ok")]
     for r in results:
-        rows.append((r.lab, r.framework, _score(r.solution), _score(r.blank), f"{r.run_seconds:.0f}",
-                     f"{r.nbval_seconds:.0f}", f"{r.autograde_seconds:.0f}", "yes" if r.ok else "NO"))
+        rows.append(
+            (
+                r.lab,
+                r.framework,
+                _score(r.solution),
+                _score(r.blank),
+                f"{r.run_seconds:.0f}",
+                f"{r.nbval_seconds:.0f}",
+                f"{r.autograde_seconds:.0f}",
+                "yes" if r.ok else "NO",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

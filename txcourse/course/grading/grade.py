@@ -17,22 +17,49 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, LABS, copy_config
 from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
-from txcourse.course.grading.sandbox import (DEFAULT_MEMORY, ProcessGroups, Sandbox, SandboxUnavailable, find_bwrap,
-                                      parse_size)
+from txcourse.course.grading.sandbox import (
+    DEFAULT_MEMORY,
+    ProcessGroups,
+    Sandbox,
+    SandboxUnavailable,
+    find_bwrap,
+    parse_size,
+)
 from txcourse.course.grading.submissions import STUDENT_ID, find_submissions, why_unreadable
 from txcourse.course.grading.workspace import GRADED, MISSING, GradeTask, grade_one
 
-__all__ = ["CSV_FIELDS", "DEFAULT_NOTEBOOK_TIMEOUT", "GradingInterrupted", "grade_submissions", "failures",
-           "default_grades_csv", "format_grades", "add_grade_options", "grade_command"]
+__all__ = [
+    "CSV_FIELDS",
+    "DEFAULT_NOTEBOOK_TIMEOUT",
+    "GradingInterrupted",
+    "grade_submissions",
+    "failures",
+    "default_grades_csv",
+    "format_grades",
+    "add_grade_options",
+    "grade_command",
+]
 
-CSV_FIELDS = ("student", "lab", "notebook", "framework", "score", "max_score", "status", "failed_tests",
-              "feedback", "log", "note")
+CSV_FIELDS = (
+    "student",
+    "lab",
+    "notebook",
+    "framework",
+    "score",
+    "max_score",
+    "status",
+    "failed_tests",
+    "feedback",
+    "log",
+    "note",
+)
 DEFAULT_NOTEBOOK_TIMEOUT = 1800  # seconds per notebook, all cells and the kernel's start included
 
 
@@ -58,13 +85,21 @@ def _install_signal_handlers():
     return {s: signal.signal(s, handler) for s in signals}
 
 
-
-def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str | os.PathLike,
-                      timeout: int = DEFAULT_CELL_TIMEOUT, labs_dir: str | os.PathLike = "labs",
-                      feedback: bool = True, course_dir: Optional[str | os.PathLike] = None,
-                      verbose: bool = True, jobs: Optional[int] = None, sandbox: bool = True,
-                      memory: str | int = DEFAULT_MEMORY, notebook_timeout: int = DEFAULT_NOTEBOOK_TIMEOUT,
-                      bwrap_path: Optional[str] = None) -> list[dict[str, Any]]:
+def grade_submissions(
+    submissions_dir: str | os.PathLike,
+    lab: str,
+    out_csv: str | os.PathLike,
+    timeout: int = DEFAULT_CELL_TIMEOUT,
+    labs_dir: str | os.PathLike = "labs",
+    feedback: bool = True,
+    course_dir: Optional[str | os.PathLike] = None,
+    verbose: bool = True,
+    jobs: Optional[int] = None,
+    sandbox: bool = True,
+    memory: str | int = DEFAULT_MEMORY,
+    notebook_timeout: int = DEFAULT_NOTEBOOK_TIMEOUT,
+    bwrap_path: Optional[str] = None,
+) -> list[dict[str, Any]]:
     """Autograde every student's submission of ``lab`` and write a CSV of scores, logs and HTML feedback.
 
     ``submissions_dir`` holds one folder per student (the folder name is the student id) with
@@ -102,8 +137,10 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     if not submissions.is_dir():
         raise ValueError(f"submissions folder {str(submissions)!r} does not exist")
     if not (labs_dir / "source" / lab).is_dir():
-        raise ValueError(f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
-                         f"pass the course folder (labs_dir, --labs-dir)")
+        raise ValueError(
+            f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
+            f"pass the course folder (labs_dir, --labs-dir)"
+        )
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
@@ -116,16 +153,21 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
     notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
     box = Sandbox(find_bwrap(bwrap_path), memory_bytes) if sandbox else None
     if box is not None and len(tempfile.gettempdir()) > 60:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5 < 108 bytes
-        raise ValueError(f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
-                         f"Unix sockets: expected at most 60 characters; set TMPDIR=/tmp")
+        raise ValueError(
+            f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
+            f"Unix sockets: expected at most 60 characters; set TMPDIR=/tmp"
+        )
 
     def say(message: str) -> None:
         if verbose:
             print(message, flush=True)
 
     if box is None:
-        print("txcourse grade: warning: grading WITHOUT a sandbox (--no-sandbox): students' code can read the "
-              "solutions and the other submissions, write anywhere you can and use the network", file=sys.stderr)
+        print(
+            "txcourse grade: warning: grading WITHOUT a sandbox (--no-sandbox): students' code can read the "
+            "solutions and the other submissions, write anywhere you can and use the network",
+            file=sys.stderr,
+        )
     import uuid
 
     tmp = Path(tempfile.mkdtemp(prefix="txgrade-"))  # short: Unix socket paths must stay under 108 bytes
@@ -147,13 +189,24 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
             (master / "source" / lab).mkdir(parents=True)
             copy_config(labs_dir, master)
             shutil.copy2(labs_dir / "source" / lab / f"{name}.ipynb", master / "source" / lab / f"{name}.ipynb")
-        made = list(pool.map(lambda m: run_nbgrader(["generate_assignment", lab, "--force"], m, env,
-                                                    root / "logs" / f"generate_{m.name}.log", groups=groups,
-                                                    task=f"master-{m.name}"), masters.values()))
+        made = list(
+            pool.map(
+                lambda m: run_nbgrader(
+                    ["generate_assignment", lab, "--force"],
+                    m,
+                    env,
+                    root / "logs" / f"generate_{m.name}.log",
+                    groups=groups,
+                    task=f"master-{m.name}",
+                ),
+                masters.values(),
+            )
+        )
         for run in made:
             if run.returncode != 0:
-                raise RuntimeError(f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n"
-                                   f"{run.tail()}")
+                raise RuntimeError(
+                    f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n{run.tail()}"
+                )
         top = {name: max_scores(master, lab).get(name, "") for name, master in masters.items()}
 
         statuses: dict[tuple[str, str], dict[str, Any]] = {}
@@ -162,8 +215,9 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
             student = student_dir.name
             if not STUDENT_ID.match(student):
                 for name in notebooks:
-                    statuses[student, name] = {"status": "error: student folder names may hold only letters, "
-                                                         "digits and _.@-"}
+                    statuses[student, name] = {
+                        "status": "error: student folder names may hold only letters, digits and _.@-"
+                    }
                 continue
             found, notes = find_submissions(student_dir, notebooks)
             for name in notebooks:
@@ -179,14 +233,37 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
                 if row["note"]:
                     print(f"txcourse grade: warning: {student}: {row['note']}", file=sys.stderr)
                 index = len(tasks)
-                tasks.append(GradeTask(index, student, name, found[name], root / "ws" / str(index),
-                                   logs / f"{student}-{name}.log", row["note"]))
+                tasks.append(
+                    GradeTask(
+                        index,
+                        student,
+                        name,
+                        found[name],
+                        root / "ws" / str(index),
+                        logs / f"{student}-{name}.log",
+                        row["note"],
+                    )
+                )
 
         if box is not None:
             (tmp / "rt").mkdir()
         start = time.perf_counter()
-        futures = {pool.submit(grade_one, task, lab, masters[task.name], tmp / "rt" if box else None, box, groups,
-                               env, timeout, notebook_timeout, feedback): task for task in tasks}
+        futures = {
+            pool.submit(
+                grade_one,
+                task,
+                lab,
+                masters[task.name],
+                tmp / "rt" if box else None,
+                box,
+                groups,
+                env,
+                timeout,
+                notebook_timeout,
+                feedback,
+            ): task
+            for task in tasks
+        }
         from concurrent.futures import as_completed
 
         feedback_root = out_csv.parent / "feedback"
@@ -204,17 +281,31 @@ def grade_submissions(submissions_dir: str | os.PathLike, lab: str, out_csv: str
                 result["feedback"] = os.path.relpath(dest, out_csv.parent)
             result["log"] = os.path.relpath(task.log, out_csv.parent)
             statuses[task.student, task.name].update(result)
-            say(f"{task.student} {task.name}: {result['status'].split(':')[0]} in {result.get('seconds', 0):.0f} s"
-                + (f" ({result['score']:g}/{result['max_score']:g})" if "score" in result else ""))
+            say(
+                f"{task.student} {task.name}: {result['status'].split(':')[0]} in {result.get('seconds', 0):.0f} s"
+                + (f" ({result['score']:g}/{result['max_score']:g})" if "score" in result else "")
+            )
         elapsed = time.perf_counter() - start
         if tasks:
-            say(f"graded {len(tasks)} notebook(s) in {elapsed:.0f} s with {jobs} job(s)"
+            say(
+                f"graded {len(tasks)} notebook(s) in {elapsed:.0f} s with {jobs} job(s)"
                 f"{'' if box else ' WITHOUT sandbox'}: {elapsed / len(tasks):.1f} s per notebook, "
-                f"{60 * len(tasks) / elapsed:.1f} notebooks per minute")
+                f"{60 * len(tasks) / elapsed:.1f} notebooks per minute"
+            )
         for (student, name), found_row in statuses.items():
-            row = {"student": student, "lab": lab, "notebook": name, "framework": name.rsplit("_", 1)[-1],
-                   "score": 0.0, "max_score": top.get(name, ""), "status": "", "failed_tests": "", "feedback": "",
-                   "log": "", "note": ""}
+            row = {
+                "student": student,
+                "lab": lab,
+                "notebook": name,
+                "framework": name.rsplit("_", 1)[-1],
+                "score": 0.0,
+                "max_score": top.get(name, ""),
+                "status": "",
+                "failed_tests": "",
+                "feedback": "",
+                "log": "",
+                "note": "",
+            }
             row.update({k: v for k, v in found_row.items() if k in CSV_FIELDS})
             row["cells"] = found_row.get("cells", {})  # grade id -> (score, max); not in the CSV
             rows.append(row)
@@ -252,25 +343,45 @@ def default_grades_csv(lab: str) -> str:
 def format_grades(rows: Sequence[dict[str, Any]]) -> str:
     """One line per student and notebook: score / max score and status."""
     width = max((len(r["student"]) for r in rows), default=0)
-    return "\n".join(f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} "
-                     f"{r['status']}" for r in rows)
+    return "\n".join(
+        f"{r['student']:<{width}}  {r['notebook']:<24} {r['score']!s:>5} / {r['max_score']!s:<5} {r['status']}"
+        for r in rows
+    )
 
 
 def add_grade_options(parser: argparse.ArgumentParser) -> None:
     """The options of ``txcourse grade`` and ``python -m txcourse.course.grading grade`` beyond the folder,
     the lab, the CSV and the cell timeout."""
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
-                        help="notebooks graded at the same time (default: the number of cores)")
-    parser.add_argument("--notebook-timeout", type=int, default=DEFAULT_NOTEBOOK_TIMEOUT, metavar="S",
-                        help=f"seconds a whole notebook may run before it is killed (default {DEFAULT_NOTEBOOK_TIMEOUT})")
-    parser.add_argument("--memory", default=DEFAULT_MEMORY, metavar="SIZE",
-                        help=f"address space of each sandboxed kernel, e.g. 4G or 512M (default {DEFAULT_MEMORY})")
-    parser.add_argument("--no-sandbox", action="store_true",
-                        help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="notebooks graded at the same time (default: the number of cores)",
+    )
+    parser.add_argument(
+        "--notebook-timeout",
+        type=int,
+        default=DEFAULT_NOTEBOOK_TIMEOUT,
+        metavar="S",
+        help=f"seconds a whole notebook may run before it is killed (default {DEFAULT_NOTEBOOK_TIMEOUT})",
+    )
+    parser.add_argument(
+        "--memory",
+        default=DEFAULT_MEMORY,
+        metavar="SIZE",
+        help=f"address space of each sandboxed kernel, e.g. 4G or 512M (default {DEFAULT_MEMORY})",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)",
+    )
 
 
-def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade",
-                  raise_errors: bool = False) -> int:
+def grade_command(
+    args: argparse.Namespace, cell_timeout: int, prog: str = "txcourse grade", raise_errors: bool = False
+) -> int:
     """Run :func:`grade_submissions` for a parsed command line and print the table. Returns the
     exit status: 0, 1 when any submission could not be graded (the CSV says why), 2 for a bad
     argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time).
@@ -278,9 +389,18 @@ def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txco
     caller that prints its own one-line errors, like ``txcourse``)."""
     out = args.out or default_grades_csv(args.lab)
     try:
-        rows = grade_submissions(args.submissions, args.lab, out, timeout=cell_timeout, labs_dir=args.labs_dir,
-                                 feedback=not args.no_feedback, jobs=args.jobs, sandbox=not args.no_sandbox,
-                                 memory=args.memory, notebook_timeout=args.notebook_timeout)
+        rows = grade_submissions(
+            args.submissions,
+            args.lab,
+            out,
+            timeout=cell_timeout,
+            labs_dir=args.labs_dir,
+            feedback=not args.no_feedback,
+            jobs=args.jobs,
+            sandbox=not args.no_sandbox,
+            memory=args.memory,
+            notebook_timeout=args.notebook_timeout,
+        )
     except (ValueError, SandboxUnavailable) as error:
         if raise_errors:
             raise ValueError(str(error)) from None
@@ -288,15 +408,20 @@ def grade_command(args: argparse.Namespace, cell_timeout: int, prog: str = "txco
         return 2
     except GradingInterrupted as stop:
         name = str(stop) or "SIGINT"
-        print(f"{prog}: interrupted by {name}: stopped every process it started and removed its temporary files; "
-              f"no CSV written", file=sys.stderr)
+        print(
+            f"{prog}: interrupted by {name}: stopped every process it started and removed its temporary files; "
+            f"no CSV written",
+            file=sys.stderr,
+        )
         return 128 + getattr(signal, name, signal.SIGINT).value
     print(format_grades(rows))
     bad = failures(rows)
     if bad:
         logs = Path(out).with_name(Path(out).stem + "-logs")  # made only when a notebook ran
-        print(f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}"
-              + (f"; logs in {logs})" if logs.is_dir() else "; no notebook ran, so there are no logs)"),
-              file=sys.stderr)
+        print(
+            f"{prog}: {len(bad)} submission(s) could not be graded (status column of {out}"
+            + (f"; logs in {logs})" if logs.is_dir() else "; no notebook ran, so there are no logs)"),
+            file=sys.stderr,
+        )
         return 1
     return 0

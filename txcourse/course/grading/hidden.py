@@ -19,10 +19,17 @@ from __future__ import annotations
 import html as html_module
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
-__all__ = ["HIDDEN_BEGIN", "HIDDEN_END", "MIN_HIDDEN_LINE", "normalise_line", "hidden_lines", "hidden_test_lines",
-           "feedback_leaks"]
+__all__ = [
+    "HIDDEN_BEGIN",
+    "HIDDEN_END",
+    "MIN_HIDDEN_LINE",
+    "normalise_line",
+    "hidden_lines",
+    "hidden_test_lines",
+    "feedback_leaks",
+]
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
@@ -59,8 +66,10 @@ def hidden_lines(sources: Iterable[str], min_length: int = MIN_HIDDEN_LINE) -> s
         ['assert f(-3) == -6']
     """
     if isinstance(sources, str):
-        raise ValueError(f"sources must be a list of cell sources, got one string {sources[:40]!r}...; "
-                         f"wrap it in a list: hidden_lines([source])")
+        raise ValueError(
+            f"sources must be a list of cell sources, got one string {sources[:40]!r}...; "
+            f"wrap it in a list: hidden_lines([source])"
+        )
     hidden, shown = set(), []
     for source in sources:
         inside = False
@@ -91,7 +100,8 @@ def hidden_test_lines(source_notebook: str | os.PathLike) -> set[str]:
 
 def feedback_leaks(html: str, hidden: Iterable[str]) -> list[str]:
     """What a feedback file shows of the hidden tests: the markers, and each line of ``hidden`` (from
-    :func:`hidden_test_lines`) found in its text (tags taken out and entities decoded, so a highlighted or escaped line is found too)."""
+    :func:`hidden_test_lines`) found in its text (tags taken out and entities decoded, so a highlighted or
+    escaped line is found too)."""
     text = html_module.unescape(re.sub(r"<[^>]*>", "", html))
     text = "\n".join(normalise_line(line) for line in text.splitlines())
     found = [marker for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if marker in text]

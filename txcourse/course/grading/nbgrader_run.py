@@ -14,14 +14,24 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from txcourse.course.grading.sandbox import ProcessGroups
 
-__all__ = ["tool_env", "ToolRun", "run_tool", "tool_command", "run_nbgrader", "NotebookScore", "read_scores",
-           "max_scores", "last_error"]
+__all__ = [
+    "tool_env",
+    "ToolRun",
+    "run_tool",
+    "tool_command",
+    "run_nbgrader",
+    "NotebookScore",
+    "read_scores",
+    "max_scores",
+    "last_error",
+]
 
 
 def tool_env(threads: Optional[int] = None, progress: bool = False) -> dict[str, str]:
@@ -43,8 +53,13 @@ def tool_env(threads: Optional[int] = None, progress: bool = False) -> dict[str,
     if not progress:
         env["TXCOURSE_PROGRESS"] = "0"
     if threads:
-        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
-                     "TF_NUM_INTEROP_THREADS"):
+        for name in (
+            "OMP_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "TF_NUM_INTRAOP_THREADS",
+            "TF_NUM_INTEROP_THREADS",
+        ):
             env[name] = str(threads)
     return env
 
@@ -66,8 +81,15 @@ class ToolRun:
         return "\n".join(text.splitlines()[-lines:])
 
 
-def run_tool(cmd: Sequence[str], cwd: Path, env: dict[str, str], log: Path, timeout: Optional[float] = None,
-             groups: Optional[ProcessGroups] = None, task: str = "") -> ToolRun:
+def run_tool(
+    cmd: Sequence[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    timeout: Optional[float] = None,
+    groups: Optional[ProcessGroups] = None,
+    task: str = "",
+) -> ToolRun:
     """Run ``cmd`` in its own process group, output to ``log``; on timeout kill the whole group.
     With ``groups`` the process is registered there (marked ``task``), so an interrupted grading
     run can end it, and what it leaves behind is ended when it returns."""
@@ -103,8 +125,15 @@ def tool_command(name: str) -> list[str]:
     return [sys.executable, "-m", name]
 
 
-def run_nbgrader(args: Sequence[str], course: Path, env: dict[str, str], log: Path,
-                 timeout: Optional[float] = None, groups: Optional[ProcessGroups] = None, task: str = "") -> ToolRun:
+def run_nbgrader(
+    args: Sequence[str],
+    course: Path,
+    env: dict[str, str],
+    log: Path,
+    timeout: Optional[float] = None,
+    groups: Optional[ProcessGroups] = None,
+    task: str = "",
+) -> ToolRun:
     """``nbgrader <args>`` in the course folder ``course`` (:func:`run_tool`)."""
     return run_tool([*tool_command("nbgrader"), *args], course, env, log, timeout, groups, task)
 
@@ -149,10 +178,10 @@ def read_scores(course: Path, lab: str, student: str) -> dict[str, NotebookScore
             cells = {g.name: (float(g.auto_score or 0.0), float(g.max_score)) for g in sub.grades}
             if not (course / "autograded" / student / lab / f"{notebook.name}.ipynb").exists():
                 continue
-            out[notebook.name] = NotebookScore(notebook.name, sum(s for s, _ in cells.values()),
-                                               float(sub.max_score), cells)
+            out[notebook.name] = NotebookScore(
+                notebook.name, sum(s for s, _ in cells.values()), float(sub.max_score), cells
+            )
     return out
-
 
 
 def max_scores(course: Path, lab: str) -> dict[str, float]:
@@ -173,8 +202,12 @@ def last_error(log: Path) -> str:
     except OSError:
         return "no log"
     # the exception behind it (``nbclient.exceptions.DeadKernelError: Kernel died``), else nbgrader's last error
-    raised = [line.strip() for line in lines
-              if re.match(r"^\s*[\w.]*(Error|Exception|Interrupt)\b: ", line) and not line.startswith("[")
-              and "NbGraderException" not in line]  # nbgrader's own: "Please see the above traceback"
+    raised = [
+        line.strip()
+        for line in lines
+        if re.match(r"^\s*[\w.]*(Error|Exception|Interrupt)\b: ", line)
+        and not line.startswith("[")
+        and "NbGraderException" not in line
+    ]  # nbgrader's own: "Please see the above traceback"
     errors = raised or [line.strip() for line in lines if "ERROR" in line or "Error" in line]
     return (errors[-1] if errors else (lines[-1].strip() if lines else "no output"))[:300]

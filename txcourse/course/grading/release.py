@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from txcourse.course.grading.course import LABS, normalise_notebook
 from txcourse.course.grading.nbgrader_run import run_nbgrader, tool_env

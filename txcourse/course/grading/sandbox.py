@@ -37,14 +37,25 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 import txcourse
 
-__all__ = ["DEFAULT_MEMORY", "DEFAULT_MAX_FILE", "MARKER", "SandboxUnavailable", "parse_size",
-           "find_bwrap", "Sandbox", "write_kernelspec", "ProcessGroups", "marked_processes"]
+__all__ = [
+    "DEFAULT_MEMORY",
+    "DEFAULT_MAX_FILE",
+    "MARKER",
+    "SandboxUnavailable",
+    "parse_size",
+    "find_bwrap",
+    "Sandbox",
+    "write_kernelspec",
+    "ProcessGroups",
+    "marked_processes",
+]
 
 DEFAULT_MEMORY = "8G"  # address space per kernel: week 2 peaks at 1.9 GB (TF), 1.4 GB (torch); 20 GB fails
 DEFAULT_MAX_FILE = 1 << 30  # RLIMIT_FSIZE: no single file over 1 GiB
@@ -52,12 +63,40 @@ TMP_SIZE = 256 << 20  # the private /tmp (tmpfs, counted in RAM)
 MARKER = "TXCOURSE_GRADE_RUN"  # environment variable carried by every process of a grading run
 
 # Files of /etc the kernel may need (dynamic linker, users, time zone, fonts); nothing else of /etc.
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "passwd", "group", "localtime",
-        "fonts", "mime.types", "os-release", "hosts", "host.conf", "gai.conf")
+_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "localtime",
+    "fonts",
+    "mime.types",
+    "os-release",
+    "hosts",
+    "host.conf",
+    "gai.conf",
+)
 # Environment variables passed from the grader to the kernel; all others are dropped.
-_PASS_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-             "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "TF_CPP_MIN_LOG_LEVEL", "TF_ENABLE_ONEDNN_OPTS",
-             "TXCOURSE_PROGRESS", "PYDEVD_DISABLE_FILE_VALIDATION", "JUPYTER_PLATFORM_DIRS", "MPLBACKEND", MARKER)
+_PASS_ENV = (
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TXCOURSE_PROGRESS",
+    "PYDEVD_DISABLE_FILE_VALIDATION",
+    "JUPYTER_PLATFORM_DIRS",
+    "MPLBACKEND",
+    MARKER,
+)
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
 
 
@@ -87,20 +126,37 @@ def find_bwrap(path: Optional[str] = None) -> str:
     """The ``bwrap`` on ``path`` (default ``$PATH``), checked by starting an empty sandbox with the
     namespaces the kernel gets. Raises :class:`SandboxUnavailable` with the reason and the fix."""
     bwrap = shutil.which("bwrap", path=path)
-    fix = ("install bubblewrap (`make sandbox-deps`, or `apt-get install bubblewrap`), or pass --no-sandbox "
-           "to grade without isolation (students' code can then read the solutions and other submissions)")
+    fix = (
+        "install bubblewrap (`make sandbox-deps`, or `apt-get install bubblewrap`), or pass --no-sandbox "
+        "to grade without isolation (students' code can then read the solutions and other submissions)"
+    )
     if bwrap is None:
         raise SandboxUnavailable(f"bwrap (bubblewrap) not found on PATH: {fix}")
-    probe = [bwrap, "--ro-bind", "/usr", "/usr", *_system_links(), "--proc", "/proc", "--dev", "/dev",
-             "--unshare-all", "--new-session", "--die-with-parent", "--", shutil.which("true") or "/bin/true"]
+    probe = [
+        bwrap,
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        *_system_links(),
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--unshare-all",
+        "--new-session",
+        "--die-with-parent",
+        "--",
+        shutil.which("true") or "/bin/true",
+    ]
     try:
         done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise SandboxUnavailable(f"{bwrap} cannot run ({error}): {fix}") from None
     if done.returncode != 0:
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        raise SandboxUnavailable(f"{bwrap} cannot create a sandbox here ({reason}; unprivileged user namespaces "
-                                 f"may be disabled): {fix}")
+        raise SandboxUnavailable(
+            f"{bwrap} cannot create a sandbox here ({reason}; unprivileged user namespaces may be disabled): {fix}"
+        )
     return bwrap
 
 
@@ -164,8 +220,19 @@ class Sandbox:
         grader's environment: the variables of ``_PASS_ENV`` are passed on, the rest dropped."""
         python = Path(sys.prefix) / "bin" / "python"
         package = _package_dir()
-        args = [self.bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv", "--cap-drop", "ALL",
-                "--ro-bind", "/usr", "/usr", *_system_links()]
+        args = [
+            self.bwrap,
+            "--unshare-all",
+            "--new-session",
+            "--die-with-parent",
+            "--clearenv",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            *_system_links(),
+        ]
         for name in _ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
@@ -177,17 +244,34 @@ class Sandbox:
             args += ["--perms", "0555", "--dir", str(folder)]
         for d in bound:
             args += ["--ro-bind", str(d), str(d)]
-        args += ["--bind", str(runtime), str(runtime), "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
-                 "--remount-ro", "/"]  # the skeleton bwrap made for the mount points: read-only too
-        inside = {"PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp",
-                  "PYTHONPATH": str(package.parent), "MPLCONFIGDIR": "/tmp/matplotlib",
-                  "PYTHONDONTWRITEBYTECODE": "1", "TXCOURSE_SANDBOX": "1"}
+        args += [
+            "--bind",
+            str(runtime),
+            str(runtime),
+            "--bind",
+            str(workdir),
+            str(workdir),
+            "--chdir",
+            str(workdir),
+            "--remount-ro",
+            "/",
+        ]  # the skeleton bwrap made for the mount points: read-only too
+        inside = {
+            "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/tmp",
+            "PYTHONPATH": str(package.parent),
+            "MPLCONFIGDIR": "/tmp/matplotlib",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TXCOURSE_SANDBOX": "1",
+        }
         inside.update({k: env[k] for k in _PASS_ENV if k in env})
         for key, value in inside.items():
             args += ["--setenv", key, value]
         args += ["--", str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        limits = (f"import os,resource as r,sys;r.setrlimit(r.RLIMIT_AS,({self.memory},{self.memory}));"
-                  f"r.setrlimit(r.RLIMIT_FSIZE,({self.max_file},{self.max_file}));os.execv(sys.argv[1],sys.argv[1:])")
+        limits = (
+            f"import os,resource as r,sys;r.setrlimit(r.RLIMIT_AS,({self.memory},{self.memory}));"
+            f"r.setrlimit(r.RLIMIT_FSIZE,({self.max_file},{self.max_file}));os.execv(sys.argv[1],sys.argv[1:])"
+        )
         return [sys.executable, "-I", "-S", "-c", limits, *args]
 
 
@@ -197,9 +281,18 @@ def write_kernelspec(folder: Path, argv: Sequence[str], name: str = "python3") -
     the bwrap process would not reach the kernel in its own session."""
     spec = folder / "kernels" / name
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({"argv": list(argv), "display_name": "Python 3 (sandboxed)",
-                                                  "language": "python", "interrupt_mode": "message",
-                                                  "metadata": {"debugger": False}}, indent=1))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": list(argv),
+                "display_name": "Python 3 (sandboxed)",
+                "language": "python",
+                "interrupt_mode": "message",
+                "metadata": {"debugger": False},
+            },
+            indent=1,
+        )
+    )
     return spec
 
 

@@ -6,8 +6,9 @@ Standard library only at import time (nbformat inside :func:`why_unreadable`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 __all__ = ["STUDENT_ID", "find_submissions", "why_unreadable"]
 

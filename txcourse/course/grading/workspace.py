@@ -48,9 +48,18 @@ class GradeTask:
     note: str = ""
 
 
-def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Path], sandbox: Optional[Sandbox],
-              groups: ProcessGroups, env: dict[str, str], cell_timeout: int, notebook_timeout: int,
-              feedback: bool) -> dict[str, Any]:
+def grade_one(
+    task: GradeTask,
+    lab: str,
+    master: Path,
+    runtime_root: Optional[Path],
+    sandbox: Optional[Sandbox],
+    groups: ProcessGroups,
+    env: dict[str, str],
+    cell_timeout: int,
+    notebook_timeout: int,
+    feedback: bool,
+) -> dict[str, Any]:
     """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
     notebook, nothing else. Returns the CSV fields it decides (score, status, ...)."""
     ws, tag = task.workspace, str(task.index)
@@ -73,9 +82,25 @@ def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Pa
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
     package_root = str(Path(txcourse.__file__).resolve().parents[1])  # the txcourse that runs this, not another install
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    run = run_tool([sys.executable, *safe_path, "-m", "txcourse.course.grading", "workspace", lab, task.student,
-                    str(cell_timeout), *(["--feedback"] if feedback else [])], ws, env, task.log,
-                   timeout=notebook_timeout, groups=groups, task=tag)
+    run = run_tool(
+        [
+            sys.executable,
+            *safe_path,
+            "-m",
+            "txcourse.course.grading",
+            "workspace",
+            lab,
+            task.student,
+            str(cell_timeout),
+            *(["--feedback"] if feedback else []),
+        ],
+        ws,
+        env,
+        task.log,
+        timeout=notebook_timeout,
+        groups=groups,
+        task=tag,
+    )
     scores = read_scores(ws, lab, task.student)
     score = scores.get(task.name)
     out: dict[str, Any] = {"seconds": run.seconds}
@@ -84,8 +109,13 @@ def grade_one(task: GradeTask, lab: str, master: Path, runtime_root: Optional[Pa
     elif score is None:
         out["status"] = "error: nbgrader could not grade it: " + last_error(task.log)
     else:
-        out.update(status=GRADED, score=score.score, max_score=score.max_score, failed_tests=";".join(score.failed),
-                   cells=dict(score.cells))
+        out.update(
+            status=GRADED,
+            score=score.score,
+            max_score=score.max_score,
+            failed_tests=";".join(score.failed),
+            cells=dict(score.cells),
+        )
         html = ws / "feedback" / task.student / lab / f"{task.name}.html"
         if feedback and html.exists():
             out["html"] = html

@@ -29,8 +29,17 @@ from txcourse.notebook.plots.positional import plot_positional_encoding
 from txcourse.notebook.plots.results import plot_accuracy_by_length, plot_distributions, plot_training_curves
 from txcourse.notebook.plots.save import save_figure
 
-__all__ = ["plot_positional_encoding", "plot_mask", "plot_attention", "plot_attention_heads",
-           "plot_accuracy_by_length", "plot_training_curves", "plot_distributions", "save_figure", "cjk_font"]
+__all__ = [
+    "plot_positional_encoding",
+    "plot_mask",
+    "plot_attention",
+    "plot_attention_heads",
+    "plot_accuracy_by_length",
+    "plot_training_curves",
+    "plot_distributions",
+    "save_figure",
+    "cjk_font",
+]
 
 # Each function's public path is ``txcourse.notebook.plots.<name>`` wherever it is defined: the figures'
 # manifests record it (txcourse.course.figures.Recipe.function_path), and the book calls it so.

@@ -7,7 +7,7 @@ be attended.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.colors import ListedColormap
@@ -21,8 +21,9 @@ __all__ = ["plot_mask", "plot_attention", "plot_attention_heads"]
 _MASK_COLOURS = ("#deebf7", "#525252")  # False: may attend, True: masked
 
 
-def plot_mask(mask, title: str = "Attention mask", xlabel: str = "key position",
-              ylabel: str = "query position", ax=None) -> Figure:
+def plot_mask(
+    mask, title: str = "Attention mask", xlabel: str = "key position", ylabel: str = "query position", ax=None
+) -> Figure:
     """Show a boolean attention mask; ``True`` (dark) marks a position that may NOT be attended.
 
     Args:
@@ -48,8 +49,7 @@ def plot_mask(mask, title: str = "Attention mask", xlabel: str = "key position",
         m = m[None, :]
     m = as_2d("mask", m, "(T_q, T_k)")
     if m.dtype != bool and not np.isin(m, (0, 1)).all():
-        raise ValueError(f"mask must be boolean (or 0/1), got dtype {m.dtype} with values "
-                         f"{np.unique(m)[:5].tolist()}")
+        raise ValueError(f"mask must be boolean (or 0/1), got dtype {m.dtype} with values {np.unique(m)[:5].tolist()}")
     t_q, t_k = m.shape
     fig, ax = new_axes(ax, (min(1.5 + 0.4 * t_k, 12), min(1.2 + 0.4 * t_q, 10)))
     image = ax.imshow(m.astype(int), cmap=ListedColormap(_MASK_COLOURS), vmin=-0.5, vmax=1.5)
@@ -76,9 +76,13 @@ def _draw_weights(ax, weights, vmax, src_tokens, tgt_tokens):
     return image
 
 
-def plot_attention(weights, src_tokens: Sequence[str] | None = None,
-                   tgt_tokens: Sequence[str] | None = None, title: str = "Attention weights",
-                   ax=None) -> Figure:
+def plot_attention(
+    weights,
+    src_tokens: Sequence[str] | None = None,
+    tgt_tokens: Sequence[str] | None = None,
+    title: str = "Attention weights",
+    ax=None,
+) -> Figure:
     """Alignment heat map: which source token (key) each target token (query) attends to.
 
     Args:
@@ -104,16 +108,23 @@ def plot_attention(weights, src_tokens: Sequence[str] | None = None,
     tgt = check_tokens("tgt_tokens", tgt_tokens, t_q, "query rows", w.shape)
     fig, ax = new_axes(ax, (min(2.5 + 0.45 * t_k, 14), min(1.8 + 0.4 * t_q, 12)))
     image = _draw_weights(ax, w, float(w.max()) or 1.0, src, tgt)
-    ax.set(title=title, xlabel="source (keys)" if src else "key position",
-           ylabel="target (queries)" if tgt else "query position")
+    ax.set(
+        title=title,
+        xlabel="source (keys)" if src else "key position",
+        ylabel="target (queries)" if tgt else "query position",
+    )
     fig.colorbar(image, ax=ax, label="attention weight", shrink=0.8)
     return finish(fig, (src or []) + (tgt or []))
 
 
-def plot_attention_heads(weights, src_tokens: Sequence[str] | None = None,
-                         tgt_tokens: Sequence[str] | None = None,
-                         title: str = "Attention weights per head", ncols: int = 4,
-                         ax=None) -> Figure:
+def plot_attention_heads(
+    weights,
+    src_tokens: Sequence[str] | None = None,
+    tgt_tokens: Sequence[str] | None = None,
+    title: str = "Attention weights per head",
+    ncols: int = 4,
+    ax=None,
+) -> Figure:
     """One heat map per head on a shared colour scale, so the heads can be compared.
 
     Args:
@@ -137,8 +148,7 @@ def plot_attention_heads(weights, src_tokens: Sequence[str] | None = None,
     if w.ndim == 4 and w.shape[0] == 1:
         w = w[0]
     if w.ndim != 3 or 0 in w.shape:
-        raise ValueError(f"weights must be a non-empty 3-D array (H, T_q, T_k), got shape "
-                         f"{w.shape}")
+        raise ValueError(f"weights must be a non-empty 3-D array (H, T_q, T_k), got shape {w.shape}")
     if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
         raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
     heads, t_q, t_k = w.shape
@@ -159,9 +169,10 @@ def plot_attention_heads(weights, src_tokens: Sequence[str] | None = None,
             if left:
                 a.set_ylabel("target (queries)" if tgt else "query position")
         else:
-            a.set(xlabel="source (keys)" if src else "key position",
-                  ylabel="target (queries)" if tgt else "query position")
+            a.set(
+                xlabel="source (keys)" if src else "key position",
+                ylabel="target (queries)" if tgt else "query position",
+            )
     fig.suptitle(title)
     fig.colorbar(image, ax=axes, label="attention weight", shrink=0.8)
     return finish(fig, (src or []) + (tgt or []))
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Sequence
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -20,14 +20,35 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["CJK_FONT_NAMES", "cjk_font", "quiet_missing_glyphs", "label_fonts", "finish", "new_axes",
-           "axes_grid", "as_2d", "check_tokens"]
+__all__ = [
+    "CJK_FONT_NAMES",
+    "cjk_font",
+    "quiet_missing_glyphs",
+    "label_fonts",
+    "finish",
+    "new_axes",
+    "axes_grid",
+    "as_2d",
+    "check_tokens",
+]
 
 # Font families with Hangul (and most CJK) glyphs, in order of preference.
-CJK_FONT_NAMES = ("Noto Sans CJK KR", "Noto Sans KR", "Noto Sans CJK", "Source Han Sans",
-                  "NanumGothic", "NanumBarunGothic", "Nanum Gothic", "UnDotum", "Malgun Gothic",
-                  "Apple SD Gothic Neo", "AppleGothic", "Noto Serif CJK", "NanumMyeongjo",
-                  "UnBatang")
+CJK_FONT_NAMES = (
+    "Noto Sans CJK KR",
+    "Noto Sans KR",
+    "Noto Sans CJK",
+    "Source Han Sans",
+    "NanumGothic",
+    "NanumBarunGothic",
+    "Nanum Gothic",
+    "UnDotum",
+    "Malgun Gothic",
+    "Apple SD Gothic Neo",
+    "AppleGothic",
+    "Noto Serif CJK",
+    "NanumMyeongjo",
+    "UnBatang",
+)
 
 
 def _pick_cjk_font(names: Sequence[str]) -> str | None:
@@ -61,8 +82,7 @@ def cjk_font() -> str | None:
 def quiet_missing_glyphs():
     """Silence matplotlib's "Glyph ... missing from font(s)" warnings inside the block."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font",
-                                category=UserWarning)
+        warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
         yield
 
 
@@ -113,8 +133,10 @@ def check_tokens(name: str, tokens, n: int, what: str, shape) -> list[str] | Non
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise ValueError(f"{name} must be a list of strings or None, got {tokens!r}")
     if len(tokens) != n:
-        raise ValueError(f"{name} has {len(tokens)} tokens but the weights have {n} {what} "
-                         f"(weights shape {tuple(shape)}); pass one token per {what[:-1]}")
+        raise ValueError(
+            f"{name} has {len(tokens)} tokens but the weights have {n} {what} "
+            f"(weights shape {tuple(shape)}); pass one token per {what[:-1]}"
+        )
     return [str(t) for t in tokens]
 
 
@@ -122,14 +144,14 @@ def axes_grid(ax, n: int, ncols: int, panel: tuple[float, float]):
     """(figure, list of n Axes): the given ones, or a new grid of ``ncols`` columns."""
     if ax is None:
         nrows = -(-n // ncols)
-        fig, grid = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
-                                 figsize=(panel[0] * ncols + 1.2, panel[1] * nrows + 0.6))
+        fig, grid = plt.subplots(
+            nrows, ncols, squeeze=False, layout="constrained", figsize=(panel[0] * ncols + 1.2, panel[1] * nrows + 0.6)
+        )
         axes = list(grid.flat)
         for extra in axes[n:]:
             extra.remove()
         return fig, axes[:n]
     axes = [ax] if isinstance(ax, Axes) else list(np.ravel(ax))
     if len(axes) < n or not all(isinstance(a, Axes) for a in axes):
-        raise ValueError(f"ax must be None or a sequence of at least {n} matplotlib Axes "
-                         f"(one per panel), got {ax!r}")
+        raise ValueError(f"ax must be None or a sequence of at least {n} matplotlib Axes (one per panel), got {ax!r}")
     return axes[0].figure, axes[:n]

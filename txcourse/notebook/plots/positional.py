@@ -16,8 +16,8 @@ from txcourse.notebook.plots.common import as_2d, new_axes
 
 __all__ = ["plot_positional_encoding"]
 
-def plot_positional_encoding(table, title: str = "Sinusoidal positional encoding",
-                             ax=None) -> Figure:
+
+def plot_positional_encoding(table, title: str = "Sinusoidal positional encoding", ax=None) -> Figure:
     """Heat map of a positional-encoding table, positions down, dimensions across.
 
     Args:
@@ -42,4 +42,3 @@ def plot_positional_encoding(table, title: str = "Sinusoidal positional encoding
     ax.set(title=title, xlabel="dimension", ylabel="position")
     fig.colorbar(mesh, ax=ax, label="encoding value")
     return fig
-

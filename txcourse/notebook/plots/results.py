@@ -1,9 +1,8 @@
-"""Figures of results: exact match by source length, training curves, and distributions.
-"""
+"""Figures of results: exact match by source length, training curves, and distributions."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -13,8 +12,10 @@ from txcourse.notebook.plots.common import axes_grid, finish, label_fonts, new_a
 
 __all__ = ["plot_accuracy_by_length", "plot_training_curves", "plot_distributions"]
 
-def plot_accuracy_by_length(results: Mapping[str, Sequence], title: str = "Exact match by "
-                            "source length", ax=None) -> Figure:
+
+def plot_accuracy_by_length(
+    results: Mapping[str, Sequence], title: str = "Exact match by source length", ax=None
+) -> Figure:
     """Exact match (%) against source length, one line per model.
 
     Args:
@@ -37,20 +38,29 @@ def plot_accuracy_by_length(results: Mapping[str, Sequence], title: str = "Exact
     from txcourse.evaluation.metrics import LengthBucket
 
     if not isinstance(results, Mapping) or not results:
-        raise ValueError(f"results must be a non-empty dict of model name -> list of "
-                         f"LengthBucket, got {results!r}")
+        raise ValueError(f"results must be a non-empty dict of model name -> list of LengthBucket, got {results!r}")
     for name, buckets in results.items():
-        if (isinstance(buckets, str) or not isinstance(buckets, Sequence) or not buckets
-                or not all(isinstance(b, LengthBucket) for b in buckets)):
-            raise ValueError(f"results[{name!r}] must be a non-empty list of LengthBucket "
-                             f"(from txcourse.evaluation.metrics.accuracy_by_length), got {buckets!r}")
+        if (
+            isinstance(buckets, str)
+            or not isinstance(buckets, Sequence)
+            or not buckets
+            or not all(isinstance(b, LengthBucket) for b in buckets)
+        ):
+            raise ValueError(
+                f"results[{name!r}] must be a non-empty list of LengthBucket "
+                f"(from txcourse.evaluation.metrics.accuracy_by_length), got {buckets!r}"
+            )
     fig, ax = new_axes(ax, (6, 4))
     for name, buckets in results.items():
         buckets = sorted(buckets, key=lambda b: b.low)
-        ax.plot([b.midpoint for b in buckets], [100 * b.exact_match for b in buckets],
-                marker="o", label=str(name), clip_on=False)
-    ax.set(title=title, xlabel="source length (bucket midpoint)",
-           ylabel="exact match (%)", ylim=(0, 100))
+        ax.plot(
+            [b.midpoint for b in buckets],
+            [100 * b.exact_match for b in buckets],
+            marker="o",
+            label=str(name),
+            clip_on=False,
+        )
+    ax.set(title=title, xlabel="source length (bucket midpoint)", ylabel="exact match (%)", ylim=(0, 100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend()
@@ -67,16 +77,18 @@ def _check_history(history) -> dict:
     for name, records in runs.items():
         where = "history" if name is None else f"history[{name!r}]"
         if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence) or not records:
-            raise ValueError(f"{where} must be a non-empty list of dicts such as "
-                             f"{{'step': 100, 'loss': 2.3}}, got {records!r}")
+            raise ValueError(
+                f"{where} must be a non-empty list of dicts such as {{'step': 100, 'loss': 2.3}}, got {records!r}"
+            )
         for i, r in enumerate(records):
             if not isinstance(r, Mapping) or "step" not in r:
                 raise ValueError(f"{where}[{i}] must be a dict with a 'step' entry, got {r!r}")
     return runs
 
 
-def plot_training_curves(history, keys: Sequence[str] = ("loss", "accuracy", "lr"),
-                         title: str = "Training curves", ax=None) -> Figure:
+def plot_training_curves(
+    history, keys: Sequence[str] = ("loss", "accuracy", "lr"), title: str = "Training curves", ax=None
+) -> Figure:
     """One panel per logged quantity against ``step``; several runs are overlaid.
 
     Args:
@@ -98,15 +110,14 @@ def plot_training_curves(history, keys: Sequence[str] = ("loss", "accuracy", "lr
         ['loss', 'lr']
     """
     runs = _check_history(history)
-    if isinstance(keys, str) or not isinstance(keys, Sequence) or not keys or not all(
-            isinstance(k, str) for k in keys):
-        raise ValueError(f"keys must be a non-empty list of record keys such as "
-                         f"('loss', 'accuracy', 'lr'), got {keys!r}")
+    if isinstance(keys, str) or not isinstance(keys, Sequence) or not keys or not all(isinstance(k, str) for k in keys):
+        raise ValueError(
+            f"keys must be a non-empty list of record keys such as ('loss', 'accuracy', 'lr'), got {keys!r}"
+        )
     present = [k for k in keys if any(r.get(k) is not None for rs in runs.values() for r in rs)]
     if not present:
         seen = sorted({k for rs in runs.values() for r in rs for k in r})
-        raise ValueError(f"none of keys {list(keys)} appear in the history records; they "
-                         f"hold {seen}")
+        raise ValueError(f"none of keys {list(keys)} appear in the history records; they hold {seen}")
     fig, axes = axes_grid(ax, len(present), len(present), (4.2, 3.2))
     for key, a in zip(present, axes):
         for name, records in runs.items():
@@ -122,9 +133,14 @@ def plot_training_curves(history, keys: Sequence[str] = ("loss", "accuracy", "lr
     return fig
 
 
-def plot_distributions(distributions: Mapping[str, Sequence[float]], labels: Sequence[str],
-                       title: str = "Distributions", ylabel: str = "probability", log: bool = False,
-                       ax=None) -> Figure:
+def plot_distributions(
+    distributions: Mapping[str, Sequence[float]],
+    labels: Sequence[str],
+    title: str = "Distributions",
+    ylabel: str = "probability",
+    log: bool = False,
+    ax=None,
+) -> Figure:
     """Grouped bars: one group per class (``labels``), one bar per named distribution.
 
     Args:
@@ -149,8 +165,9 @@ def plot_distributions(distributions: Mapping[str, Sequence[float]], labels: Seq
     labels = [str(x) for x in labels]
     for name, row in rows.items():
         if row.shape != (len(labels),):
-            raise ValueError(f"distributions[{name!r}] must have one value per label ({len(labels)}), "
-                             f"got shape {row.shape}")
+            raise ValueError(
+                f"distributions[{name!r}] must have one value per label ({len(labels)}), got shape {row.shape}"
+            )
     fig, ax = new_axes(ax, (min(2.0 + 0.45 * len(labels), 14), 3.6))
     width = 0.8 / len(rows)
     x = np.arange(len(labels))
@@ -164,4 +181,3 @@ def plot_distributions(distributions: Mapping[str, Sequence[float]], labels: Seq
     ax.legend()
     ax.grid(axis="y", alpha=0.3)
     return finish(fig, labels)
-

@@ -1,5 +1,4 @@
-"""Saving a figure so that the same figure always gives the same bytes (PNG, SVG, PDF).
-"""
+"""Saving a figure so that the same figure always gives the same bytes (PNG, SVG, PDF)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,6 @@ _SAVE_FORMATS = {
     "svg": {"metadata": {"Date": None}},
     "pdf": {"metadata": {"CreationDate": None, "ModDate": None}},
 }
-
 
 
 def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
@@ -52,11 +50,9 @@ def save_figure(fig: Figure, path, dpi: int = 150) -> Path:
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in _SAVE_FORMATS:
-        raise ValueError(f"path must end in one of {['.' + f for f in _SAVE_FORMATS]}, got "
-                         f"{str(path)!r}")
+        raise ValueError(f"path must end in one of {['.' + f for f in _SAVE_FORMATS]}, got {str(path)!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    options = dict(format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight",
-                   **_SAVE_FORMATS[fmt])
+    options = dict(format=fmt, dpi=dpi, facecolor="white", bbox_inches="tight", **_SAVE_FORMATS[fmt])
     with matplotlib.rc_context({"svg.hashsalt": "txcourse"}), quiet_missing_glyphs():
         # The layout engine starts from the positions of the previous draw, which
         # may have been at another dpi: one throwaway draw at these settings
