@@ -1,4 +1,4 @@
-"""Errata E6, precisely: when `mask * -1e9` makes NaN in each framework (txcourse/course/errata.py says the same)."""
+"""Errata E6, precisely: when `mask * -1e9` makes NaN in each framework (txcourse/course/errata/notes_001.py says the same)."""
 
 from __future__ import annotations
 

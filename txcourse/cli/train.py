@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -28,6 +29,7 @@ from txcourse.cli.frameworks import import_quietly
 from txcourse.cli.options import OptionError
 from txcourse.cli.settings import check_model_config, check_same_settings, model_config, prepare, train_config
 from txcourse.data.tasks import TASKS
+from txcourse.registry import Backend
 
 __all__ = ["train_command"]
 
@@ -67,7 +69,7 @@ def train_command(args: argparse.Namespace) -> int:
     check_device(fw, args.device)
     replicas = fw.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
     try:
-        return _train_replicas(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint, resumed)
+        return _train_replicas(_Run(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint, resumed))
     finally:
         fw.end_data_parallel()
 
@@ -90,44 +92,40 @@ def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
     return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
 
 
-def _train_replicas(
-    args: argparse.Namespace,
-    fw: Any,
-    replicas: Any,
-    config: Any,
-    model_config: dict[str, Any],
-    prepared: Any,
-    task: dict[str, Any],
-    out: Path,
-    checkpoint: Path,
-    resumed: Any = None,
-) -> int:
+@dataclass(frozen=True)
+class _Run:
+    """What one ``txcourse train`` run is made of, checked by :func:`train_command` before anything trains."""
+
+    args: argparse.Namespace
+    fw: Backend
+    replicas: Any  # txcourse.training.distributed.Replicas
+    config: Any  # TrainConfig
+    model_config: dict[str, Any]
+    prepared: Any  # txcourse.data.prepare.Prepared
+    task: dict[str, Any]
+    out: Path
+    checkpoint: Path
+    resumed: Any = None  # the Checkpoint of --resume, read and checked once
+
+
+def _train_replicas(run: _Run) -> int:
     """The training part of :func:`train_command`, in every process of a data-parallel run (one writes)."""
     from txcourse.training.distributed import check_divisible
 
-    check_divisible(config.batch_size, replicas.count)
-    check_writable(out)
-    if replicas.writer:
-        check_free_space(out, parameter_count(args.model, model_config))
-    with run_folder_lock(out) if replicas.writer else contextlib.nullcontext():
-        return _train_locked(args, fw, replicas, config, model_config, prepared, task, out, checkpoint, resumed)
+    check_divisible(run.config.batch_size, run.replicas.count)
+    check_writable(run.out)
+    if run.replicas.writer:
+        check_free_space(run.out, parameter_count(run.args.model, run.model_config))
+    with run_folder_lock(run.out) if run.replicas.writer else contextlib.nullcontext():
+        return _train_locked(run)
 
 
-def _train_locked(
-    args: argparse.Namespace,
-    fw: Any,
-    replicas: Any,
-    config: Any,
-    model_config: dict[str, Any],
-    prepared: Any,
-    task: dict[str, Any],
-    out: Path,
-    checkpoint: Path,
-    resumed: Any = None,
-) -> int:
+def _train_locked(run: _Run) -> int:
     """The run itself, with the run folder locked by the writing process."""
     from txcourse.training.files import remove_stale_temporaries
 
+    args, fw, replicas, config, model_config = run.args, run.fw, run.replicas, run.config, run.model_config
+    prepared, task, out, checkpoint, resumed = run.prepared, run.task, run.out, run.checkpoint, run.resumed
     if replicas.writer:
         for path in (checkpoint, out / "history.jsonl"):
             remove_stale_temporaries(path)
