@@ -19,8 +19,9 @@ whom they serve:
 - ``evaluation/``: translating with a model, metrics, parameter and FLOP counts;
 - ``notebook/``: what book pages and lab cells import (plots, checks);
 - ``cli/``: the ``txcourse`` command;
-- ``course/``: the instructor's tooling (grading, errata, artefacts, figures),
-  which a student's imports never load (``pip install -e '.[course]'``).
+- ``course/``: the instructor's tooling (grading, errata, artefacts, figures):
+  the package's own modules never import it, and only grading needs its extra
+  (``pip install -e '.[course]'``).
 
 Shape legend used in every shape comment of the teaching code::
 

@@ -68,7 +68,7 @@ def trained_attention(ctx: Context, model: Any, src_ids: Sequence[int], tgt_in: 
     """Every attention map of a teacher-forced pass: ``{(kind, layer): (H, T_q, T_k)}``.
 
     ``kind`` is "encoder self", "decoder self" or "cross" (encoder-decoder);
-    the model must be built with ``fused=False`` (the fused kernel keeps no weights).
+    the model must be built with ``fused=False`` (the fused kernel computes no weights: it returns None).
     """
     src, tgt = ctx.tensor([list(src_ids)]), ctx.tensor([list(tgt_in)])  # (1, T_src), (1, T_tgt)
     lib, length = ctx.lib, len(tgt_in)
