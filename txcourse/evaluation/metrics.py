@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import sacrebleu
@@ -27,6 +28,7 @@ from txcourse.data._checks import is_int
 
 __all__ = [
     "LengthBucket",
+    "check_length_results",
     "bleu",
     "chrf",
     "exact_match",
@@ -266,6 +268,24 @@ def accuracy_by_length(
     return buckets
 
 
+def check_length_results(results: Any, allow_empty: bool = True) -> None:
+    """``results`` must map model names to lists of :class:`LengthBucket` (empty lists only with ``allow_empty``);
+    else a ValueError naming the entry that is not."""
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError(f"results must be a non-empty dict of model name -> list of LengthBucket, got {results!r}")
+    for name, buckets in results.items():
+        if (
+            isinstance(buckets, str)
+            or not isinstance(buckets, Sequence)
+            or (not buckets and not allow_empty)
+            or not all(isinstance(b, LengthBucket) for b in buckets)
+        ):
+            raise ValueError(
+                f"results[{name!r}] must be a {'' if allow_empty else 'non-empty '}list of LengthBucket "
+                f"(from txcourse.evaluation.metrics.accuracy_by_length), got {buckets!r}"
+            )
+
+
 def format_length_table(results: Mapping[str, Sequence[LengthBucket]], key: str = "source length") -> str:
     """A Markdown table of exact match by source length, one column per model.
 
@@ -286,17 +306,7 @@ def format_length_table(results: Mapping[str, Sequence[LengthBucket]], key: str 
         |---|---|---|
         | 1 | 75.0% (n=4) | 100.0% (n=4) |
     """
-    if not isinstance(results, Mapping) or not results:
-        raise ValueError(f"results must be a non-empty dict of model name -> list of LengthBucket, got {results!r}")
-    for name, buckets in results.items():
-        if (
-            isinstance(buckets, str)
-            or not isinstance(buckets, Sequence)
-            or not all(isinstance(b, LengthBucket) for b in buckets)
-        ):
-            raise ValueError(
-                f"results[{name!r}] must be a list of LengthBucket (from accuracy_by_length), got {buckets!r}"
-            )
+    check_length_results(results)
     rows = sorted({(b.low, b.high) for buckets in results.values() for b in buckets})
     lines = [f"| {key} | " + " | ".join(str(n) for n in results) + " |", "|---" * (len(results) + 1) + "|"]
     for low, high in rows:

@@ -35,21 +35,9 @@ def plot_accuracy_by_length(
         >>> fig.axes[0].lines[0].get_ydata().tolist()
         [80.0, 40.0]
     """
-    from txcourse.evaluation.metrics import LengthBucket
+    from txcourse.evaluation.metrics import check_length_results
 
-    if not isinstance(results, Mapping) or not results:
-        raise ValueError(f"results must be a non-empty dict of model name -> list of LengthBucket, got {results!r}")
-    for name, buckets in results.items():
-        if (
-            isinstance(buckets, str)
-            or not isinstance(buckets, Sequence)
-            or not buckets
-            or not all(isinstance(b, LengthBucket) for b in buckets)
-        ):
-            raise ValueError(
-                f"results[{name!r}] must be a non-empty list of LengthBucket "
-                f"(from txcourse.evaluation.metrics.accuracy_by_length), got {buckets!r}"
-            )
+    check_length_results(results, allow_empty=False)
     fig, ax = new_axes(ax, (6, 4))
     for name, buckets in results.items():
         buckets = sorted(buckets, key=lambda b: b.low)
