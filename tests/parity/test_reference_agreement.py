@@ -35,7 +35,7 @@ import txcourse.tf.attention as ktx_attention
 import txcourse.torch as ttx
 import txcourse.torch.attention as ttx_attention
 from txcourse.convert import tf_to_torch, torch_to_tf
-from txcourse.notebook.checks import assert_close
+from txcourse.notebook.checks import assert_close, largest_difference
 from txcourse.registry import FRAMEWORKS
 
 ATOL = 1e-5  # float32 throughout
@@ -499,7 +499,8 @@ def test_assert_close_reports_largest_difference_and_index():
     actual[0, 0, 0] = 1e-6  # within tolerance
     with pytest.raises(AssertionError, match=r"largest difference 0\.5 > 1e-05 at index \(1, 2, 3\)"):
         assert_close(actual, expected, ATOL, "probe")
-    assert assert_close(expected, expected, ATOL, "probe") == 0.0
+    assert assert_close(expected, expected, ATOL, "probe") is None  # None: a lab's test cell must not score it
+    assert largest_difference(actual, expected) == 0.5
 
 
 def test_assert_close_treats_nan_and_shape_as_failures():

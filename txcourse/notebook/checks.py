@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_numpy", "normal", "assert_close", "assert_equal", "no_calls_to"]
+__all__ = ["to_numpy", "normal", "assert_close", "largest_difference", "assert_equal", "no_calls_to"]
 
 
 def to_numpy(x: Any) -> np.ndarray:
@@ -56,12 +56,14 @@ def _location(diff: np.ndarray) -> tuple[int, ...]:
 
 def assert_close(
     actual: Any, expected: Any, atol: float = 1e-5, what: str = "value", *, equal_nan: bool = False
-) -> float:
-    """Assert ``|actual - expected| <= atol`` everywhere, with the same shape; return the largest difference.
+) -> None:
+    """Assert ``|actual - expected| <= atol`` everywhere, with the same shape.
 
     The package's one closeness check: lab cells, the book and the test suite use it. The same
     infinity on both sides counts as equal (a masked score is -inf in both); NaN never passes,
-    unless ``equal_nan`` lets a NaN on both sides pass (never one side only).
+    unless ``equal_nan`` lets a NaN on both sides pass (never one side only). It returns None on
+    purpose: a lab's hidden test cell ends with it, and nbgrader would take a number it returned
+    as the cell's partial credit (use :func:`largest_difference` for the number).
 
     Raises:
         AssertionError: naming ``what``, the shapes, or the largest difference,
@@ -72,15 +74,14 @@ def assert_close(
         Traceback (most recent call last):
         ...
         AssertionError: weights: largest difference 0.5 > 0.1 at index (1,) (got 1.0, expected 1.5); 1 of 2 elements differ
-        >>> assert_close([0.0, float("-inf")], [1e-7, float("-inf")])
-        1e-07
+        >>> assert_close([0.0, float("-inf")], [1e-7, float("-inf")])  # passes: returns None
     """
     a = to_numpy(actual).astype(np.float64)
     e = to_numpy(expected).astype(np.float64)
     if a.shape != e.shape:
         raise AssertionError(f"{what}: shape {a.shape}, expected {e.shape}")
     if a.size == 0:
-        return 0.0
+        return
     with np.errstate(invalid="ignore"):
         diff = np.abs(a - e)
     same = (a == e) & ~np.isfinite(a)  # the same infinity on both sides
@@ -95,7 +96,23 @@ def assert_close(
             f"(got {a[i].item()!r}, expected {e[i].item()!r}); {int(bad.sum())} of {diff.size} "
             f"elements differ"
         )
-    return float(diff.max())
+
+
+def largest_difference(actual: Any, expected: Any) -> float:
+    """max |actual - expected| (the same infinity on both sides counts 0; a NaN gives nan): a number to report.
+
+    Example:
+        >>> largest_difference([0.0, 1.0], [0.0, 1.5])
+        0.5
+    """
+    a, e = to_numpy(actual).astype(np.float64), to_numpy(expected).astype(np.float64)
+    if a.shape != e.shape:
+        raise ValueError(f"actual has shape {a.shape}, expected {e.shape}: the same shape is needed")
+    if a.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        diff = np.where((a == e) & ~np.isfinite(a), 0.0, np.abs(a - e))
+    return float(np.nan if np.isnan(diff).any() else diff.max())
 
 
 def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:
