@@ -14,6 +14,7 @@ import csv
 import os
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -32,8 +33,17 @@ from txcourse.course.grading.sandbox import (
     find_bwrap,
     parse_size,
 )
-from txcourse.course.grading.submissions import STUDENT_ID, find_submissions, why_unreadable
-from txcourse.course.grading.workspace import GRADED, MISSING, GradeTask, grade_one
+from txcourse.course.grading.submissions import (
+    STUDENT_ID,
+    TOOL_FOLDERS,
+    both_levels,
+    drop_duplicate_grade_ids,
+    find_submissions,
+    parse_notebook,
+    read_submission,
+    why_refused,
+)
+from txcourse.course.grading.workspace import GRADED, MISSING, GradeTask, copy_out, grade_one
 
 __all__ = [
     "CSV_FIELDS",
@@ -104,7 +114,14 @@ def grade_submissions(
 
     ``submissions_dir`` holds one folder per student (the folder name is the student id) with
     ``<lab>_torch.ipynb`` and/or ``<lab>_tf.ipynb``, directly or in a ``<lab>/`` subfolder; a near
-    miss of a name (``<lab>_torch (1).ipynb``) is graded with a note. The master copy of each
+    miss of a name (``<lab>_torch (1).ipynb``) is graded with a note. Nothing there is read through a
+    link (:mod:`~txcourse.course.grading.submissions`): a student folder, ``<lab>/`` subfolder or
+    notebook that is a symbolic link, a hard link to a file elsewhere, a device or a FIFO, a notebook
+    over 50 MB, a student folder whose name starts with ``.`` (but ``.git`` and
+    ``.ipynb_checkpoints``, skipped with a warning) and a notebook submitted both at the top and in
+    ``<lab>/`` with different contents get status ``refused: <why>`` and 0 (the same notebook twice
+    is graded once, with a note). A test cell pasted twice (the same nbgrader ``grade_id``) is graded
+    once: the copy runs as an ordinary cell. The master copy of each
     notebook is recorded in a gradebook of its own (``nbgrader generate_assignment`` in a temporary
     folder, or ``course_dir``); then every notebook is graded in a workspace of its own holding only
     the config, a copy of that gradebook and the notebook, ``jobs`` at a time (default: the number
@@ -122,7 +139,7 @@ def grade_submissions(
 
     The CSV (``out_csv``) has one row per student and notebook: ``student, lab, notebook, framework,
     score, max_score, status, failed_tests, feedback, log, note``; status is ``graded``, ``missing``
-    (no such notebook submitted), ``unreadable: ...``, ``error: ...`` (nbgrader could not grade it:
+    (no such notebook submitted), ``refused: ...``, ``unreadable: ...``, ``error: ...`` (nbgrader could not grade it:
     the kernel died, ...) or ``timeout: ...``. nbgrader's log of each graded notebook is kept in
     ``<out_csv stem>-logs/<student>-<notebook>.log``, the feedback in ``<out_csv folder>/feedback/
     <student>/<notebook>.html``. SIGINT/SIGTERM end every process started and remove the temporary
@@ -147,7 +164,19 @@ def grade_submissions(
     if notebook_timeout < 1:
         raise ValueError(f"--notebook-timeout must be at least 1 second, got {notebook_timeout}")
     memory_bytes = parse_size(memory)
-    students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
+    students, refused = [], {}  # refused: student folder name -> why (its notebooks all get that status)
+    for entry in sorted(submissions.iterdir()):
+        if stat.S_ISREG(entry.lstat().st_mode):
+            continue  # a plain file beside the student folders (a list, a readme): not a student
+        why = why_refused(entry, submissions)  # a link, a device, a FIFO: refused, never followed
+        if entry.name in TOOL_FOLDERS and why is None:
+            print(f"txcourse grade: warning: skipped {entry.name}/ (a tool's folder, not a student)", file=sys.stderr)
+            continue
+        if why is None and entry.name.startswith("."):
+            why = f"student folder {entry.name!r} starts with '.' (a hidden folder); rename it to grade it"
+        students.append(entry)
+        if why is not None:
+            refused[entry.name] = why
     if not students:
         raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
     notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
@@ -213,23 +242,54 @@ def grade_submissions(
         tasks: list[GradeTask] = []
         for student_dir in students:
             student = student_dir.name
+            if student in refused:
+                for name in notebooks:
+                    statuses[student, name] = {"status": f"refused: {refused[student]}"}
+                continue
             if not STUDENT_ID.match(student):
                 for name in notebooks:
                     statuses[student, name] = {
                         "status": "error: student folder names may hold only letters, digits and _.@-"
                     }
                 continue
+            lab_folder = why_refused(student_dir / lab, submissions) if os.path.lexists(student_dir / lab) else None
             found, notes = find_submissions(student_dir, notebooks)
+            twice = both_levels(student_dir, notebooks)
             for name in notebooks:
                 row: dict[str, Any] = {"note": notes.get(name, "")}
                 statuses[student, name] = row
+                if lab_folder is not None:
+                    row["status"] = f"refused: {lab_folder}"
+                    continue
                 if name not in found:
                     row["status"] = MISSING
                     continue
-                problem = why_unreadable(found[name])
+                data = read_submission(found[name], submissions)
+                if isinstance(data, str):
+                    row["status"] = f"refused: {data}"
+                    continue
+                if name in twice:
+                    other = read_submission(student_dir / f"{name}.ipynb", submissions)
+                    where = f"{name}.ipynb submitted twice, in {student}/ and in {student}/{lab}/"
+                    if isinstance(other, str):
+                        row["status"] = f"refused: {other}"
+                        continue
+                    if other != data:
+                        row["status"] = f"refused: {where}, and they differ; keep one"
+                        continue
+                    row["note"] = f"{where} (the same): graded once"
+                nb, problem = parse_notebook(data)
                 if problem:
                     row["status"] = f"unreadable: {problem}"
                     continue
+                repeated = drop_duplicate_grade_ids(nb)
+                if repeated:
+                    import nbformat
+
+                    data = nbformat.writes(nb).encode("utf-8")
+                    copies = ", ".join(repr(r) for r in repeated)
+                    pasted = f"test cell {copies} pasted twice: the copy graded as an ordinary cell"
+                    row["note"] = "; ".join(n for n in (row["note"], pasted) if n)
                 if row["note"]:
                     print(f"txcourse grade: warning: {student}: {row['note']}", file=sys.stderr)
                 index = len(tasks)
@@ -242,6 +302,7 @@ def grade_submissions(
                         root / "ws" / str(index),
                         logs / f"{student}-{name}.log",
                         row["note"],
+                        data,
                     )
                 )
 
@@ -277,8 +338,11 @@ def grade_submissions(
             if html is not None:
                 dest = feedback_root / task.student / f"{task.name}.html"
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(html, dest)
-                result["feedback"] = os.path.relpath(dest, out_csv.parent)
+                try:
+                    copy_out(html, dest)
+                    result["feedback"] = os.path.relpath(dest, out_csv.parent)
+                except OSError as error:
+                    result["note"] = f"no feedback: {error}"
             result["log"] = os.path.relpath(task.log, out_csv.parent)
             statuses[task.student, task.name].update(result)
             say(

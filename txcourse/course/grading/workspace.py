@@ -1,16 +1,24 @@
 """Grading one submitted notebook in a workspace of its own, its kernel in the sandbox.
 
 :func:`grade_one` (run by :func:`~txcourse.course.grading.grade.grade_submissions`, ``jobs`` at a time)
-builds the workspace (a copy of the gradebook, the config and the notebook, nothing else), writes
-a kernelspec that starts the kernel inside bubblewrap (:mod:`txcourse.course.grading.sandbox`), and runs
-``python -m txcourse.course.grading workspace`` there: :func:`grade_workspace` autogrades the notebook
-and writes its feedback with nbgrader's Python API, in one process.
+builds the workspace (a copy of the gradebook, the config and the notebook's bytes, nothing else),
+writes a kernelspec that starts the kernel inside bubblewrap (:mod:`txcourse.course.grading.sandbox`),
+and runs ``python -m txcourse.course.grading workspace`` there: :func:`grade_workspace` autogrades the
+notebook and writes its feedback with nbgrader's Python API, in one process.
+
+Two folders per notebook, apart: the workspace, where nbgrader (unconfined, as the grader's user)
+reads and writes the gradebook, the graded notebook and the feedback, is never bound into the
+sandbox; the kernel works in a scratch folder of its own (its only writable folder besides the one
+of its connection file and sockets), thrown away afterwards. Nothing the student's code leaves
+behind is in a path nbgrader opens, writes or chmods, and the feedback is copied out only as a
+regular file with one name, opened with ``O_NOFOLLOW`` (:func:`copy_out`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +28,7 @@ import txcourse
 from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
 from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
 
-__all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace"]
+__all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace", "copy_out"]
 
 GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see grade.failures)
 
@@ -37,7 +45,9 @@ c.KernelManager.connection_file = {connection!r}
 
 @dataclass
 class GradeTask:
-    """One notebook of one student, graded in ``workspace``."""
+    """One notebook of one student, graded in ``workspace``: ``data`` is the notebook as read from
+    ``path`` (:func:`~txcourse.course.grading.submissions.read_submission`), the only thing of the
+    submission that reaches the workspace."""
 
     index: int
     student: str
@@ -46,6 +56,29 @@ class GradeTask:
     workspace: Path
     log: Path
     note: str = ""
+    data: bytes = b""
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``, a file that must not exist yet (``O_EXCL``: never through a link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def copy_out(src: Path, dest: Path) -> None:
+    """Copy ``src`` to ``dest`` only if ``src`` is a regular file with one name (opened with
+    ``O_NOFOLLOW`` and checked with ``fstat``: no link, device or FIFO is followed); ``dest`` is
+    replaced, never written through a link. Raises OSError otherwise."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise OSError(f"{src.name} is not a regular file with one name")
+        data = f.read()
+    if os.path.lexists(dest):
+        os.unlink(dest)
+    _write_new(dest, data)
 
 
 def grade_one(
@@ -61,46 +94,52 @@ def grade_one(
     feedback: bool,
 ) -> dict[str, Any]:
     """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
-    notebook, nothing else. Returns the CSV fields it decides (score, status, ...)."""
+    notebook, nothing else. In the sandbox the kernel works in ``runtime_root/<n>s``, a scratch
+    folder outside the workspace, removed afterwards. Returns the CSV fields it decides (score, status, ...)."""
     ws, tag = task.workspace, str(task.index)
+    ws.mkdir(parents=True)  # fresh: it must not exist yet
     (ws / "submitted" / task.student / lab).mkdir(parents=True)
     shutil.copy2(master / "gradebook.db", ws / "gradebook.db")
     shutil.copy2(master / "nbgrader_config.py", ws / "nbgrader_config.py")
-    shutil.copy2(task.path, ws / "submitted" / task.student / lab / f"{task.name}.ipynb")
+    _write_new(ws / "submitted" / task.student / lab / f"{task.name}.ipynb", task.data)
     env = dict(env)
+    scratch = None
     if sandbox is not None:
         assert runtime_root is not None
-        workdir = ws / "autograded" / task.student / lab
-        workdir.mkdir(parents=True)
-        runtime = runtime_root / tag
+        runtime, scratch = runtime_root / tag, runtime_root / f"{tag}s"
         runtime.mkdir(mode=0o700)
+        scratch.mkdir(mode=0o700)  # the kernel's working folder: nothing of the workspace is in it
         with open(ws / "nbgrader_config.py", "a", encoding="utf-8") as f:
             f.write(_SANDBOX_CONFIG.format(ip=str(runtime / "k"), connection=str(runtime / "kernel.json")))
-        write_kernelspec(ws / "jupyter", sandbox.kernel_argv(workdir, runtime, groups.env(env, tag)))
+        write_kernelspec(ws / "jupyter", sandbox.kernel_argv(scratch, runtime, groups.env(env, tag)))
         env.update(JUPYTER_PATH=str(ws / "jupyter"), JUPYTER_RUNTIME_DIR=str(runtime))
     # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
     package_root = str(Path(txcourse.__file__).resolve().parents[1])  # the txcourse that runs this, not another install
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    run = run_tool(
-        [
-            sys.executable,
-            *safe_path,
-            "-m",
-            "txcourse.course.grading",
-            "workspace",
-            lab,
-            task.student,
-            str(cell_timeout),
-            *(["--feedback"] if feedback else []),
-        ],
-        ws,
-        env,
-        task.log,
-        timeout=notebook_timeout,
-        groups=groups,
-        task=tag,
-    )
+    try:
+        run = run_tool(
+            [
+                sys.executable,
+                *safe_path,
+                "-m",
+                "txcourse.course.grading",
+                "workspace",
+                lab,
+                task.student,
+                str(cell_timeout),
+                *(["--feedback"] if feedback else []),
+            ],
+            ws,
+            env,
+            task.log,
+            timeout=notebook_timeout,
+            groups=groups,
+            task=tag,
+        )
+    finally:
+        if scratch is not None:  # what the student's code left: never read, thrown away
+            shutil.rmtree(scratch, ignore_errors=True)
     scores = read_scores(ws, lab, task.student)
     score = scores.get(task.name)
     out: dict[str, Any] = {"seconds": run.seconds}
