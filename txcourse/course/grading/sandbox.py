@@ -288,9 +288,8 @@ def confinement() -> str:
     version, _ = cgroup_parents()
     if version:
         return f"cgroup v{version}: --memory and the process limit hold for each sandbox as a whole"
-    return (
-        "no usable cgroup: --memory holds per process only (RLIMIT_AS), and the process limit is RLIMIT_NPROC"
-        + (", which Linux does not enforce for root: no process limit" if os.geteuid() == 0 else "")
+    return "no usable cgroup: --memory holds per process only (RLIMIT_AS), and the process limit is RLIMIT_NPROC" + (
+        ", which Linux does not enforce for root: no process limit" if os.geteuid() == 0 else ""
     )
 
 
@@ -355,21 +354,21 @@ import os, sys
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]
 from ipykernel import iostream
-def _cap(OutStream=iostream.OutStream, write=iostream.OutStream.write, cap={cap}, state={{"cell": None, "sent": 0}}):
+def _cap(OutStream=iostream.OutStream, write=iostream.OutStream.write, cap={cap}, state={{"cell": None}}):
     def capped_write(self, string):
         if not isinstance(string, str):
             return write(self, string)
         cell = (self.parent_header or {{}}).get("msg_id")
         if cell != state["cell"]:
-            state.update(cell=cell, sent=0)
+            state.update(cell=cell, sent=0, cut=False)
         room = cap - state["sent"]
         state["sent"] += len(string)
-        if room <= 0:
-            return len(string)
-        if len(string) > room:
-            write(self, string[:room] + "\\n[txcourse grade: output cut: a cell may print {cap} characters]\\n")
-            return len(string)
-        return write(self, string)
+        if len(string) <= room:
+            return write(self, string)
+        if not state["cut"]:
+            state["cut"] = True
+            write(self, string[: max(room, 0)] + "\\n[txcourse grade: output cut: a cell may print {cap} characters]\\n")
+        return len(string)
     def capped_watch(self):
         if self._fid is None:
             return
