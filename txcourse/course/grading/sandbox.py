@@ -9,17 +9,33 @@ sandbox (:meth:`Sandbox.kernel_argv`):
 
 - sees a new, empty root with, read-only, only the system (``/usr`` and the ``/bin``, ``/lib``
   links, a few files of ``/etc``, the CPU list of ``/sys``), the Python installation and virtual
-  environment, and the ``txcourse`` package folder; its own working folder (the autograded copy of
-  the notebook) and the folder of its connection file are the only writable host folders; ``/tmp``
-  is a small private tmpfs. The instructor's course (``labs/source``), the repository and its
-  ``.git``, the submissions, the grades, the other workspaces, ``/home`` and ``/root`` do not exist
-  inside;
+  environment, and the ``txcourse`` package folder; the folder of its connection file is the only
+  writable host folder. Its working folder (at the path of the autograded notebook's folder) is a
+  private, size-limited tmpfs (``WORK_SIZE``), thrown away with the sandbox: nothing the student's
+  code writes or plants there (a symlink, a 5 GB file) reaches the host folder nbgrader writes
+  into; ``/tmp`` and ``/dev/shm`` are small private tmpfs too. The instructor's course
+  (``labs/source``), the repository and its ``.git``, the submissions, the grades, the other
+  workspaces, ``/home`` and ``/root`` do not exist inside;
 - has no network (new network namespace; the kernel talks to nbgrader over Unix sockets,
   ``KernelManager.transport = "ipc"``), its own PID, IPC and UTS namespaces and a new session, and
   dies with its parent (``--die-with-parent``): every process the notebook forks ends when the
   kernel does;
-- runs under ``RLIMIT_AS`` (address space, ``--memory``) and ``RLIMIT_FSIZE`` (largest file), set
-  by a ``python -c`` wrapper just before ``bwrap`` is executed, and a clean environment.
+- has limits that hold the host, set by a ``python -c`` wrapper just before ``bwrap`` is executed
+  (:data:`_LAUNCH`): where this process may make cgroups (:func:`cgroup_parents`: cgroup v1
+  ``memory`` and ``pids`` controllers, or a cgroup v2 subtree delegated with both), the whole sandbox
+  gets one: ``--memory`` bytes for all its processes together (tmpfs pages included) and at most
+  ``processes`` tasks (threads count); always ``RLIMIT_AS`` (``--memory`` per process: a 20 GB
+  allocation is a clean ``MemoryError``) and ``RLIMIT_FSIZE`` (largest file). Without a usable
+  cgroup the memory limit is per process only and the process count is ``RLIMIT_NPROC``, which
+  Linux does not enforce for root (:func:`confinement` says which holds);
+- has a clean environment, bwrap's own included: ``bwrap`` is executed with only ``PATH`` and the
+  run's marker (inside, ``/proc/1/environ`` is bwrap's), the kernel with the variables of
+  ``_PASS_ENV`` (``--clearenv``, ``--setenv``); no grader variable (a token) is visible inside;
+- caps what a cell prints (:data:`_KERNEL_BOOT`, run in the kernel before ipykernel starts): past
+  ``OUTPUT_CAP`` characters of stdout and stderr in one cell (Python's writes and the file
+  descriptors' alike) the rest is dropped with one line saying so, before it is sent to nbgrader,
+  so a cell printing 1 GiB cannot grow the grader. A student who rewrites ipykernel's classes can
+  lift that cap; it only bounds what the grader holds, never a score.
 
 :class:`ProcessGroups` keeps track of every process group started for a grading run and of a
 marker in their environment, so an interrupted run can end them all (:meth:`ProcessGroups.kill_all`).
@@ -28,6 +44,7 @@ Framework-free, standard library only.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -47,19 +64,26 @@ import txcourse
 __all__ = [
     "DEFAULT_MEMORY",
     "DEFAULT_MAX_FILE",
+    "DEFAULT_PROCESSES",
+    "OUTPUT_CAP",
     "MARKER",
     "SandboxUnavailable",
     "parse_size",
     "find_bwrap",
     "Sandbox",
     "write_kernelspec",
+    "cgroup_parents",
+    "confinement",
     "ProcessGroups",
     "marked_processes",
 ]
 
 DEFAULT_MEMORY = "8G"  # address space per kernel: week 2 peaks at 1.9 GB (TF), 1.4 GB (torch); 20 GB fails
 DEFAULT_MAX_FILE = 1 << 30  # RLIMIT_FSIZE: no single file over 1 GiB
-TMP_SIZE = 256 << 20  # the private /tmp (tmpfs, counted in RAM)
+TMP_SIZE = 256 << 20  # the private /tmp and /dev/shm (tmpfs, counted in RAM)
+WORK_SIZE = 512 << 20  # the kernel's working folder (tmpfs)
+DEFAULT_PROCESSES = 256  # tasks (processes and threads) of one sandbox: a TensorFlow kernel runs ~60 threads
+OUTPUT_CAP = 8 << 20  # characters of stdout + stderr one cell may send to nbgrader
 MARKER = "TXCOURSE_GRADE_RUN"  # environment variable carried by every process of a grading run
 
 # Files of /etc the kernel may need (dynamic linker, users, time zone, fonts); nothing else of /etc.
@@ -194,6 +218,179 @@ def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
     return folders
 
 
+_CGROUP_FS = Path("/sys/fs/cgroup")
+_CGROUP_PREFIX = "txcourse-"  # <own cgroup>/txcourse-<run>/<task>: one cgroup per sandboxed kernel
+# the limit files of one sandbox's cgroup, by cgroup version: what each is set to
+_CGROUP_LIMITS = {
+    1: {"memory": ("memory.limit_in_bytes",), "pids": ("pids.max",)},
+    2: {"unified": ("memory.max", "pids.max")},
+}
+
+
+def _own_cgroups() -> list[tuple[str, str]]:
+    """``(controllers, path)`` of each line of ``/proc/self/cgroup`` (``""`` controllers: cgroup v2)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    return [tuple(line.split(":", 2)[1:]) for line in lines if line.count(":") >= 2]  # type: ignore[misc]
+
+
+def _can_make_child(folder: Path, limit_files: Sequence[str]) -> bool:
+    """Whether a cgroup made in ``folder`` gets ``limit_files`` (tried: made, looked at, removed)."""
+    probe = folder / f"{_CGROUP_PREFIX}probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        return all((probe / name).is_file() for name in limit_files)
+    finally:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass
+
+
+@functools.lru_cache(maxsize=1)
+def cgroup_parents() -> tuple[int, dict[str, Path]]:
+    """Where each sandbox gets a cgroup of its own: ``(version, {controller: folder})``, the folders
+    under this process's own cgroups; ``(0, {})`` when none can be made here.
+
+    cgroup v1: the ``memory`` and ``pids`` hierarchies, both writable (as root in a container whose
+    ``/sys/fs/cgroup`` is mounted read-write). cgroup v2: this process's cgroup has ``memory`` and
+    ``pids`` in its ``cgroup.subtree_control`` (a delegated subtree, e.g. a systemd unit with
+    ``Delegate=yes`` whose processes sit in a leaf below) and is writable. Tried once per process.
+    """
+    own = _own_cgroups()
+    v1 = {}
+    for controllers, path in own:
+        for name in controllers.split(","):
+            if name in ("memory", "pids"):
+                v1[name] = _CGROUP_FS / name / path.lstrip("/")
+    if len(v1) == 2 and all(_can_make_child(v1[c], _CGROUP_LIMITS[1][c]) for c in v1):
+        return 1, v1
+    unified = _CGROUP_FS if (_CGROUP_FS / "cgroup.controllers").is_file() else _CGROUP_FS / "unified"
+    for controllers, path in own:
+        if controllers == "":
+            folder = unified / path.lstrip("/")
+            try:
+                delegated = set((folder / "cgroup.subtree_control").read_text().split())
+            except OSError:
+                continue
+            if {"memory", "pids"} <= delegated and _can_make_child(folder, _CGROUP_LIMITS[2]["unified"]):
+                return 2, {"unified": folder}
+    return 0, {}
+
+
+def confinement() -> str:
+    """One line: which memory and process limits hold the sandboxes started from this process."""
+    version, _ = cgroup_parents()
+    if version:
+        return f"cgroup v{version}: --memory and the process limit hold for each sandbox as a whole"
+    return "no usable cgroup: --memory holds per process only (RLIMIT_AS), and the process limit is RLIMIT_NPROC" + (
+        ", which Linux does not enforce for root: no process limit" if os.geteuid() == 0 else ""
+    )
+
+
+def _task_cgroups(marker: str) -> list[Path]:
+    """The cgroup folders of the sandbox whose processes carry ``MARKER=marker`` (``"<run>/<task>/"``);
+    for a run (``"<run>/"``) its folders. None without a usable cgroup or a marker."""
+    parts = [re.sub(r"[^\w.-]", "_", p) for p in marker.strip("/").split("/") if p]
+    if not parts:
+        return []
+    _, parents = cgroup_parents()
+    return [folder / (_CGROUP_PREFIX + parts[0]) / Path(*parts[1:]) for folder in parents.values()]
+
+
+def _remove_cgroups(marker: str) -> None:
+    """Kill what is left in the cgroups of ``marker`` and remove them (deepest first)."""
+    for top in _task_cgroups(marker):
+        if not top.is_dir():
+            continue
+        for folder in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [top]:
+            for _ in range(40):
+                try:
+                    pids = [int(x) for x in (folder / "cgroup.procs").read_text().split()]
+                except OSError:
+                    pids = []
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+# Run by ``python -I -S -c`` with the settings (JSON) as its first argument and bwrap's argv after:
+# join the sandbox's cgroups (made here, limits written), set the rlimits, execute bwrap with a
+# minimal environment of its own (inside the sandbox /proc/1/environ is bwrap's).
+_LAUNCH = """\
+import json, os, resource, sys
+c = json.loads(sys.argv[1])
+for folder, limits in c["cgroups"]:
+    os.makedirs(folder, exist_ok=True)
+    for name, value in limits.items():
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(value)
+    with open(os.path.join(folder, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+for name, value in c["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+os.execve(sys.argv[2], sys.argv[2:], c["env"])
+"""
+
+# Run by the sandboxed Python before ipykernel starts (``python -c``, the kernel's argv after it): each
+# cell may send at most {cap} characters of stdout and stderr to nbgrader, and echo as many to the
+# kernel's own stdout (the grader's log); the rest is dropped with one line saying so.
+_KERNEL_BOOT = """\
+import os, sys
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+from ipykernel import iostream
+def _cap(OutStream=iostream.OutStream, write=iostream.OutStream.write, cap={cap}, state={{"cell": None}}):
+    def capped_write(self, string):
+        if not isinstance(string, str):
+            return write(self, string)
+        cell = (self.parent_header or {{}}).get("msg_id")
+        if cell != state["cell"]:
+            state.update(cell=cell, sent=0, cut=False)
+        room = cap - state["sent"]
+        state["sent"] += len(string)
+        if len(string) <= room:
+            return write(self, string)
+        if not state["cut"]:
+            state["cut"] = True
+            write(self, string[: max(room, 0)] + "\\n[txcourse grade: output cut: a cell may print {cap} characters]\\n")
+        return len(string)
+    def capped_watch(self):
+        if self._fid is None:
+            return
+        echoed = 0
+        try:
+            data = os.read(self._fid, iostream.PIPE_BUFFER_SIZE)
+            while data and self._should_watch:
+                self.write(data.decode(errors="replace"))
+                if echoed < cap:
+                    os.write(self._original_stdstream_copy, data[: cap - echoed])
+                    echoed += len(data)
+                data = os.read(self._fid, iostream.PIPE_BUFFER_SIZE)
+        except Exception:
+            self._exc = sys.exc_info()
+    OutStream.write, OutStream._watch_pipe_fd = capped_write, capped_watch
+_cap()
+del _cap
+from ipykernel.kernelapp import launch_new_instance
+launch_new_instance()
+"""
+
+
 def _package_dir() -> Path:
     """The folder of the ``txcourse`` package that is running (the kernel imports the same one)."""
     return Path(txcourse.__file__).resolve().parent
@@ -205,19 +402,30 @@ class Sandbox:
 
     Args:
         bwrap: path of the bwrap binary (:func:`find_bwrap`).
-        memory: address-space limit of the kernel in bytes (``RLIMIT_AS``).
+        memory: bytes of memory of the whole sandbox (its cgroup, where there is one) and of address
+            space of each of its processes (``RLIMIT_AS``).
         max_file: size limit of any file it writes (``RLIMIT_FSIZE``).
+        processes: tasks (processes and threads) the whole sandbox may run at once (its cgroup's
+            ``pids.max``; without a cgroup ``RLIMIT_NPROC``, not enforced for root).
+        output_cap: characters of stdout and stderr one cell may send to nbgrader.
+        work_size: bytes of the tmpfs that is the kernel's working folder.
     """
 
     bwrap: str
     memory: int = parse_size(DEFAULT_MEMORY)
     max_file: int = DEFAULT_MAX_FILE
     extra_ro: tuple[Path, ...] = field(default=())
+    processes: int = DEFAULT_PROCESSES
+    output_cap: int = OUTPUT_CAP
+    work_size: int = WORK_SIZE
 
     def kernel_argv(self, workdir: Path, runtime: Path, env: dict[str, str]) -> list[str]:
-        """The kernelspec ``argv`` of a confined IPython kernel that works in ``workdir`` (read-write)
-        and finds its connection file and sockets in ``runtime`` (read-write). ``env`` is the
-        grader's environment: the variables of ``_PASS_ENV`` are passed on, the rest dropped."""
+        """The kernelspec ``argv`` of a confined IPython kernel that works in ``workdir`` (a tmpfs of
+        ``work_size`` bytes at that path; the host folder is not visible inside) and finds its
+        connection file and sockets in ``runtime`` (read-write). ``env`` is the grader's environment:
+        the variables of ``_PASS_ENV`` are passed on to the kernel, the rest dropped; bwrap itself
+        gets only ``PATH`` and ``MARKER``. With ``MARKER`` in ``env`` (:meth:`ProcessGroups.env`) and
+        a usable cgroup the sandbox gets its own (removed by :meth:`ProcessGroups.done`)."""
         python = Path(sys.prefix) / "bin" / "python"
         package = _package_dir()
         args = [
@@ -238,7 +446,8 @@ class Sandbox:
         args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
         # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it, and
         # the folders bwrap makes there to hold those mount points are read-only (0555), like the root's
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/dev/shm"]
+        args += ["--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
         bound = [*_python_dirs(), package, *self.extra_ro]
         for folder in _skeleton_under_tmp([*bound, runtime, workdir]):
             args += ["--perms", "0555", "--dir", str(folder)]
@@ -248,14 +457,17 @@ class Sandbox:
             "--bind",
             str(runtime),
             str(runtime),
-            "--bind",
-            str(workdir),
+            "--size",
+            str(self.work_size),
+            "--tmpfs",
             str(workdir),
             "--chdir",
             str(workdir),
             "--remount-ro",
             "/",
-        ]  # the skeleton bwrap made for the mount points: read-only too
+            "--remount-ro",
+            "/dev",
+        ]  # the skeleton bwrap made for the mount points, and /dev (a tmpfs of bwrap's): read-only too
         inside = {
             "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
             "HOME": "/tmp",
@@ -267,12 +479,25 @@ class Sandbox:
         inside.update({k: env[k] for k in _PASS_ENV if k in env})
         for key, value in inside.items():
             args += ["--setenv", key, value]
-        args += ["--", str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-        limits = (
-            f"import os,resource as r,sys;r.setrlimit(r.RLIMIT_AS,({self.memory},{self.memory}));"
-            f"r.setrlimit(r.RLIMIT_FSIZE,({self.max_file},{self.max_file}));os.execv(sys.argv[1],sys.argv[1:])"
-        )
-        return [sys.executable, "-I", "-S", "-c", limits, *args]
+        boot = _KERNEL_BOOT.format(cap=int(self.output_cap))
+        args += ["--", str(python), "-c", boot, "-f", "{connection_file}"]
+        rlimits = {"RLIMIT_AS": self.memory, "RLIMIT_FSIZE": self.max_file}
+        version, _ = cgroup_parents()
+        cgroups = []
+        if version and env.get(MARKER):
+            values = {"memory": str(self.memory), "pids": str(self.processes)}
+            for folder in _task_cgroups(env[MARKER]):
+                controller = folder.relative_to(_CGROUP_FS).parts[0]
+                names = _CGROUP_LIMITS[version].get(controller, _CGROUP_LIMITS[version].get("unified"))
+                cgroups.append((str(folder), {n: values[n.split(".")[0]] for n in names}))
+        else:
+            rlimits["RLIMIT_NPROC"] = self.processes
+        launch = {
+            "cgroups": cgroups,
+            "rlimits": rlimits,
+            "env": {"PATH": "/usr/bin:/bin", **({MARKER: env[MARKER]} if env.get(MARKER) else {})},
+        }
+        return [sys.executable, "-I", "-S", "-c", _LAUNCH, json.dumps(launch), *args]
 
 
 def write_kernelspec(folder: Path, argv: Sequence[str], name: str = "python3") -> Path:
@@ -346,6 +571,7 @@ class ProcessGroups:
         """``proc`` has been waited for: end what its group and its task left behind, forget it."""
         _killpg(proc.pid)
         _kill_until_gone(f"{self.run}/{task}/")
+        _remove_cgroups(f"{self.run}/{task}/")
         with self._lock:
             self._groups.discard(proc.pid)
 
@@ -357,7 +583,9 @@ class ProcessGroups:
             groups = list(self._groups)
         for pgid in groups:
             _killpg(pgid)
-        return _kill_until_gone(f"{self.run}/")
+        left = _kill_until_gone(f"{self.run}/")
+        _remove_cgroups(f"{self.run}/")
+        return left
 
 
 def _kill_until_gone(marker: str, rounds: int = 40) -> list[int]:
