@@ -196,16 +196,10 @@ def _score(a, student, notebook=TORCH):
     return r["score"], r["status"]
 
 
-# On the base of this branch a correct week-2 notebook scores 7.00000001 / 9: the last line of
-# test_shared_frequency's hidden test is an assert_close(...), whose return value (the largest
-# difference) nbgrader takes as partial credit. A lab bug, not a grading one: the correct notebook's
-# score is the reference the others are held to, and it may miss only that test.
-KNOWN = ("", "test_shared_frequency")
-
-
 def _full(a, notebook=TORCH):
+    """The correct notebook's score: full marks (9 of 9), the reference its neighbours are held to."""
     r = a["rows"]["correct", notebook]
-    assert r["status"] == "graded" and r["failed_tests"] in KNOWN and r["score"] >= 7.0, r
+    assert (r["status"], r["failed_tests"], r["score"]) == ("graded", "", r["max_score"]) and r["max_score"] == 9, r
     return r["score"]
 
 
