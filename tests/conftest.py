@@ -103,3 +103,13 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# `txcourse train` options for a model that trains in seconds (the CLI suites share them).
+TINY_MODEL_ARGS = [
+    *("--set", "d_model=16"),
+    *("--set", "num_heads=2"),
+    *("--set", "d_ff=32"),
+    *("--set", "num_encoder_layers=1"),
+    *("--set", "num_decoder_layers=1"),
+]

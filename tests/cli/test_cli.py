@@ -5,22 +5,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.training import read_history
 
-TINY = [
-    "--set",
-    "d_model=16",
-    "--set",
-    "num_heads=2",
-    "--set",
-    "d_ff=32",
-    "--set",
-    "num_encoder_layers=1",
-    "--set",
-    "num_decoder_layers=1",
-]
+TINY = TINY_MODEL_ARGS
 
 
 @pytest.fixture(scope="module")

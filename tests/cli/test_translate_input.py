@@ -10,6 +10,7 @@ import io
 import json
 
 import pytest
+from conftest import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.data import get_task
@@ -18,18 +19,7 @@ from txcourse.registry import FRAMEWORKS
 from txcourse.training.checkpoint import read_checkpoint_meta
 
 SIZES = "sizes=(200,8,8)"
-TINY = [
-    "--set",
-    "d_model=16",
-    "--set",
-    "num_heads=2",
-    "--set",
-    "d_ff=32",
-    "--set",
-    "num_encoder_layers=1",
-    "--set",
-    "num_decoder_layers=1",
-]
+TINY = TINY_MODEL_ARGS
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from conftest import TINY_MODEL_ARGS
 from matplotlib.figure import Figure  # noqa: E402
 
 from txcourse.cli import main  # noqa: E402
@@ -48,18 +49,7 @@ CHEAP = [
     "week5_look_ahead_mask",
     "week1_bahdanau_alignment",
 ]
-TINY_TRANSFORMER = [
-    "--set",
-    "d_model=16",
-    "--set",
-    "num_heads=2",
-    "--set",
-    "d_ff=32",
-    "--set",
-    "num_encoder_layers=1",
-    "--set",
-    "num_decoder_layers=1",
-]
+TINY_TRANSFORMER = TINY_MODEL_ARGS
 
 
 def _sha256(path: Path) -> str:

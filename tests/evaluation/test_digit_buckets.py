@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.data import get_task, numbers_to_words, round_numbers
@@ -36,16 +37,7 @@ def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
                 "--no-progress",
                 "--out",
                 str(out),
-                "--set",
-                "d_model=16",
-                "--set",
-                "num_heads=2",
-                "--set",
-                "d_ff=32",
-                "--set",
-                "num_encoder_layers=1",
-                "--set",
-                "num_decoder_layers=1",
+                *TINY_MODEL_ARGS,
             ]
         )
         == 0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.cli.errors import error_line
@@ -30,20 +31,7 @@ from txcourse.training import TrainConfig, read_history
 from txcourse.training.checkpoint import read_checkpoint, read_checkpoint_meta, write_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = [
-    "--set",
-    "d_model=16",
-    "--set",
-    "num_heads=2",
-    "--set",
-    "d_ff=32",
-    "--set",
-    "num_encoder_layers=1",
-    "--set",
-    "num_decoder_layers=1",
-    "--set",
-    "max_len=16",
-]
+TINY = [*TINY_MODEL_ARGS, "--set", "max_len=16"]
 TASK = ["--task", "copy", "--task-arg", "sizes=(64,8,8)"]
 TRAIN = ["train", *TASK, *TINY, "--batch-size", "8", "--log-every", "1", "--no-progress"]
 
