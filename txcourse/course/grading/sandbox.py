@@ -306,9 +306,9 @@ def _task_cgroups(marker: str) -> list[Path]:
 def _remove_cgroups(marker: str) -> None:
     """Kill what is left in the cgroups of ``marker`` and remove them (deepest first)."""
     for top in _task_cgroups(marker):
-        if not top.is_dir():
-            continue
-        for folder in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [top]:
+        # os.walk, deepest first, skips a folder another thread removed meanwhile (a run's kill_all and a
+        # task's done() may clean up the same folders at once); Path.rglob would raise FileNotFoundError
+        for folder in [Path(root) for root, _, _ in os.walk(top, topdown=False)]:
             for _ in range(40):
                 try:
                     pids = [int(x) for x in (folder / "cgroup.procs").read_text().split()]
