@@ -39,7 +39,7 @@ nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
 from txcourse.course import grading  # noqa: E402
-from txcourse.course.grading import course, grade, nbgrader_run, sandbox, submissions  # noqa: E402
+from txcourse.course.grading import cgroups, command, course, grade, nbgrader_run, sandbox, submissions  # noqa: E402
 from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -432,13 +432,13 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
     )
     for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
         monkeypatch.setattr(grade, "grade_submissions", lambda *a, status=status, **k: [{**row, "status": status}])
-        assert grade.grade_command(args, 5) == code, status
+        assert command.grade_command(args, 5) == code, status
     err = capsys.readouterr().err
     assert "1 submission(s) could not be graded" in err
     # no notebook ran: the message names no log folder that does not exist
     assert "g-logs" not in err and "no notebook ran, so there are no logs" in err
     (tmp_path / "g-logs").mkdir()
-    assert grade.grade_command(args, 5) == 1
+    assert command.grade_command(args, 5) == 1
     assert f"logs in {tmp_path / 'g-logs'}" in capsys.readouterr().err
 
 
@@ -772,7 +772,7 @@ def test_cgroup_cleanup_survives_folders_removed_meanwhile(tmp_path, monkeypatch
     top = tmp_path / "txcourse-run"
     (top / "0" / "inner").mkdir(parents=True)
     (top / "1").mkdir()
-    monkeypatch.setattr(sandbox, "_task_cgroups", lambda marker: [top])
+    monkeypatch.setattr(cgroups, "_task_cgroups", lambda marker: [top])
     real_scandir = os.scandir
 
     class Listed:  # what os.scandir returns, read at once: an iterator and context manager over its entries
@@ -801,6 +801,6 @@ def test_cgroup_cleanup_survives_folders_removed_meanwhile(tmp_path, monkeypatch
         return entries
 
     monkeypatch.setattr(os, "scandir", scandir_then_vanish)
-    sandbox._remove_cgroups("run/")
+    cgroups._remove_cgroups("run/")
     assert not top.exists()
-    sandbox._remove_cgroups("run/")  # nothing left: nothing to do, no error
+    cgroups._remove_cgroups("run/")  # nothing left: nothing to do, no error

@@ -22,15 +22,9 @@ framework, no nbgrader).
 """
 
 from txcourse.course.grading.check import LabCheck, check_labs, format_check_table
+from txcourse.course.grading.command import add_grade_options, failures, grade_command
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS, TRAINING_LABS, notebook_name
-from txcourse.course.grading.grade import (
-    DEFAULT_NOTEBOOK_TIMEOUT,
-    GradingInterrupted,
-    add_grade_options,
-    failures,
-    grade_command,
-    grade_submissions,
-)
+from txcourse.course.grading.grade import DEFAULT_NOTEBOOK_TIMEOUT, GradingInterrupted, grade_submissions
 from txcourse.course.grading.hidden import feedback_leaks, hidden_test_lines
 from txcourse.course.grading.release import release
 from txcourse.course.grading.workspace import GRADED, MISSING

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Optional
 
 from txcourse.course.grading.check import check_labs, format_check_table
+from txcourse.course.grading.command import add_grade_options, grade_command
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, FRAMEWORKS, LABS
-from txcourse.course.grading.grade import add_grade_options, grade_command
 from txcourse.course.grading.release import release
 from txcourse.course.grading.workspace import grade_workspace
 

@@ -44,22 +44,26 @@ Framework-free, standard library only.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import txcourse
+from txcourse.course.grading.cgroups import (  # noqa: F401  (re-exported: sandbox.confinement)
+    _CGROUP_FS,
+    _CGROUP_LIMITS,
+    _task_cgroups,
+    cgroup_parents,
+    confinement,
+)
+from txcourse.course.grading.processes import MARKER, ProcessGroups, marked_processes  # noqa: F401
 
 __all__ = [
     "DEFAULT_MEMORY",
@@ -84,7 +88,6 @@ TMP_SIZE = 256 << 20  # the private /tmp and /dev/shm (tmpfs, counted in RAM)
 WORK_SIZE = 512 << 20  # the kernel's working folder (tmpfs)
 DEFAULT_PROCESSES = 256  # tasks (processes and threads) of one sandbox: a TensorFlow kernel runs ~60 threads
 OUTPUT_CAP = 8 << 20  # characters of stdout + stderr one cell may send to nbgrader
-MARKER = "TXCOURSE_GRADE_RUN"  # environment variable carried by every process of a grading run
 
 # Files of /etc the kernel may need (dynamic linker, users, time zone, fonts); nothing else of /etc.
 _ETC = (
@@ -216,116 +219,6 @@ def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
                 if Path("/tmp") in folder.parents and folder not in folders:
                     folders.append(folder)
     return folders
-
-
-_CGROUP_FS = Path("/sys/fs/cgroup")
-_CGROUP_PREFIX = "txcourse-"  # <own cgroup>/txcourse-<run>/<task>: one cgroup per sandboxed kernel
-# the limit files of one sandbox's cgroup, by cgroup version: what each is set to
-_CGROUP_LIMITS = {
-    1: {"memory": ("memory.limit_in_bytes",), "pids": ("pids.max",)},
-    2: {"unified": ("memory.max", "pids.max")},
-}
-
-
-def _own_cgroups() -> list[tuple[str, str]]:
-    """``(controllers, path)`` of each line of ``/proc/self/cgroup`` (``""`` controllers: cgroup v2)."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return []
-    return [tuple(line.split(":", 2)[1:]) for line in lines if line.count(":") >= 2]  # type: ignore[misc]
-
-
-def _can_make_child(folder: Path, limit_files: Sequence[str]) -> bool:
-    """Whether a cgroup made in ``folder`` gets ``limit_files`` (tried: made, looked at, removed)."""
-    probe = folder / f"{_CGROUP_PREFIX}probe-{os.getpid()}-{threading.get_ident()}"
-    try:
-        probe.mkdir()
-    except OSError:
-        return False
-    try:
-        return all((probe / name).is_file() for name in limit_files)
-    finally:
-        try:
-            probe.rmdir()
-        except OSError:
-            pass
-
-
-@functools.lru_cache(maxsize=1)
-def cgroup_parents() -> tuple[int, dict[str, Path]]:
-    """Where each sandbox gets a cgroup of its own: ``(version, {controller: folder})``, the folders
-    under this process's own cgroups; ``(0, {})`` when none can be made here.
-
-    cgroup v1: the ``memory`` and ``pids`` hierarchies, both writable (as root in a container whose
-    ``/sys/fs/cgroup`` is mounted read-write). cgroup v2: this process's cgroup has ``memory`` and
-    ``pids`` in its ``cgroup.subtree_control`` (a delegated subtree, e.g. a systemd unit with
-    ``Delegate=yes`` whose processes sit in a leaf below) and is writable. Tried once per process.
-    """
-    own = _own_cgroups()
-    v1 = {}
-    for controllers, path in own:
-        for name in controllers.split(","):
-            if name in ("memory", "pids"):
-                v1[name] = _CGROUP_FS / name / path.lstrip("/")
-    if len(v1) == 2 and all(_can_make_child(v1[c], _CGROUP_LIMITS[1][c]) for c in v1):
-        return 1, v1
-    unified = _CGROUP_FS if (_CGROUP_FS / "cgroup.controllers").is_file() else _CGROUP_FS / "unified"
-    for controllers, path in own:
-        if controllers == "":
-            folder = unified / path.lstrip("/")
-            try:
-                delegated = set((folder / "cgroup.subtree_control").read_text().split())
-            except OSError:
-                continue
-            if {"memory", "pids"} <= delegated and _can_make_child(folder, _CGROUP_LIMITS[2]["unified"]):
-                return 2, {"unified": folder}
-    return 0, {}
-
-
-def confinement() -> str:
-    """One line: which memory and process limits hold the sandboxes started from this process."""
-    version, _ = cgroup_parents()
-    if version:
-        return f"cgroup v{version}: --memory and the process limit hold for each sandbox as a whole"
-    return "no usable cgroup: --memory holds per process only (RLIMIT_AS), and the process limit is RLIMIT_NPROC" + (
-        ", which Linux does not enforce for root: no process limit" if os.geteuid() == 0 else ""
-    )
-
-
-def _task_cgroups(marker: str) -> list[Path]:
-    """The cgroup folders of the sandbox whose processes carry ``MARKER=marker`` (``"<run>/<task>/"``);
-    for a run (``"<run>/"``) its folders. None without a usable cgroup or a marker."""
-    parts = [re.sub(r"[^\w.-]", "_", p) for p in marker.strip("/").split("/") if p]
-    if not parts:
-        return []
-    _, parents = cgroup_parents()
-    return [folder / (_CGROUP_PREFIX + parts[0]) / Path(*parts[1:]) for folder in parents.values()]
-
-
-def _remove_cgroups(marker: str) -> None:
-    """Kill what is left in the cgroups of ``marker`` and remove them (deepest first)."""
-    for top in _task_cgroups(marker):
-        # os.walk, deepest first, skips a folder another thread removed meanwhile (a run's kill_all and a
-        # task's done() may clean up the same folders at once); Path.rglob would raise FileNotFoundError
-        for folder in [Path(root) for root, _, _ in os.walk(top, topdown=False)]:
-            for _ in range(40):
-                try:
-                    pids = [int(x) for x in (folder / "cgroup.procs").read_text().split()]
-                except OSError:
-                    pids = []
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
 
 
 # Run by ``python -I -S -c`` with the settings (JSON) as its first argument and bwrap's argv after:
@@ -519,92 +412,3 @@ def write_kernelspec(folder: Path, argv: Sequence[str], name: str = "python3") -
         )
     )
     return spec
-
-
-def marked_processes(marker: str) -> list[int]:
-    """The pids (other than ours) whose environment holds ``MARKER=marker...`` (a prefix match:
-    ``"run1/"`` finds every task of run1)."""
-    needle = f"\0{MARKER}={marker}".encode()
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in b"\0" + f.read():
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-class ProcessGroups:
-    """The process groups started for one grading run, so that all of them can be ended at once.
-
-    Every command started with :meth:`popen` gets a session (and process group) of its own and
-    ``MARKER=<run>/<task>`` in its environment, which its children inherit (the sandboxed kernel
-    gets it through ``_PASS_ENV``). :meth:`done` ends what one command left behind (its group and
-    its task's marked processes: a kernel's forked children); :meth:`kill_all` ends every group
-    still registered and every marked process of the run, until none is left.
-    """
-
-    def __init__(self, run: str):
-        self.run = run
-        self._groups: set[int] = set()
-        self._lock = threading.Lock()
-        self.closed = False
-
-    def env(self, env: dict[str, str], task: str) -> dict[str, str]:
-        """``env`` with the marker of ``task`` (give every command running at the same time its own
-        task: :meth:`done` ends all processes of the task)."""
-        return {**env, MARKER: f"{self.run}/{task}/"}
-
-    def popen(self, cmd: Sequence[str], env: dict[str, str], task: str = "", **kwargs) -> subprocess.Popen:
-        with self._lock:
-            if self.closed:
-                raise KeyboardInterrupt("grading was interrupted")
-            proc = subprocess.Popen(list(cmd), env=self.env(env, task), start_new_session=True, **kwargs)
-            self._groups.add(proc.pid)
-        return proc
-
-    def done(self, proc: subprocess.Popen, task: str = "") -> None:
-        """``proc`` has been waited for: end what its group and its task left behind, forget it."""
-        _killpg(proc.pid)
-        _kill_until_gone(f"{self.run}/{task}/")
-        _remove_cgroups(f"{self.run}/{task}/")
-        with self._lock:
-            self._groups.discard(proc.pid)
-
-    def kill_all(self) -> list[int]:
-        """SIGKILL every registered group and every marked process of the run; returns the pids
-        still alive at the end (none, unless they cannot be killed)."""
-        with self._lock:
-            self.closed = True
-            groups = list(self._groups)
-        for pgid in groups:
-            _killpg(pgid)
-        left = _kill_until_gone(f"{self.run}/")
-        _remove_cgroups(f"{self.run}/")
-        return left
-
-
-def _kill_until_gone(marker: str, rounds: int = 40) -> list[int]:
-    left: list[int] = []
-    for _ in range(rounds):
-        left = marked_processes(marker)
-        if not left:
-            break
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.05)
-    return left
-
-
-def _killpg(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass

@@ -30,7 +30,7 @@ from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernel
 
 __all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace", "copy_out"]
 
-GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see grade.failures)
+GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see command.failures)
 
 
 # Appended to each workspace's nbgrader_config.py when the kernel is sandboxed: the kernel has no
