@@ -38,6 +38,7 @@ c.OverwriteCells.add_missing_cells = True
 # DeprecationWarning, a library's log line) would lose the cell without an error message. Right
 # after the notebook has run, every stderr output becomes a stdout output with the same text:
 # still shown in the feedback, never a failure. Only an exception (a failed assert) fails a cell.
+import json  # noqa: E402
 import re  # noqa: E402
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor  # noqa: E402
@@ -45,7 +46,13 @@ from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades  # noqa: E402
 from traitlets import Bool  # noqa: E402
 
-from txcourse.course.grading.hidden import HIDDEN_BEGIN, HIDDEN_END, hidden_lines, normalise_line  # noqa: E402
+from txcourse.course.grading.hidden import (  # noqa: E402
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    encoded_runs,
+    hidden_lines,
+    normalise_line,
+)
 
 
 class StderrToStdout(Preprocessor):
@@ -65,39 +72,120 @@ c.Autograde.autograde_preprocessors = (
     _steps[: _steps.index(Execute) + 1] + [StderrToStdout] + _steps[_steps.index(Execute) + 1 :]
 )
 
-# Feedback (`make grade`): students see their autograded notebook with the scores, the hidden
-# tests' code taken out (ClearHiddenTests) -- also from the outputs: IPython's traceback of a
-# failing test shows the lines around the failure, hidden ones included. HideHiddenTestOutput
-# replaces each traceback frame of a test cell that has hidden tests by one line and blanks any
-# other output line that holds a hidden line's code; the error's type and message stay.
+# Feedback (`make grade`): students see their autograded notebook with the scores. Every output of
+# every cell was made by a kernel that ran student code, so none is trusted:
+# - InertOutput keeps plain text and PNG/JPEG images only; HTML, JavaScript, Markdown, SVG, LaTeX,
+#   widgets (any other type) are shown as text, so no output can draw a fake score or run a script;
+# - HideHiddenTestOutput takes the hidden tests' code out of the outputs (ClearHiddenTests takes it
+#   out of the source): IPython's traceback of a failing test shows the lines around the failure,
+#   hidden ones included, and student code can read a test cell's source (a pre_run_cell hook) and
+#   print it in any later cell, plain, base64 or hex. Each traceback frame of a test cell that has
+#   hidden tests becomes one line; any output line of any cell that holds a hidden line, and any
+#   base64 or hex run that decodes to one, is blanked; the error's type and message stay.
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_SHOWN_IMAGES = ("image/png", "image/jpeg")
+_BASE64_DATA = re.compile(r"[A-Za-z0-9+/=\s]*")
+_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
+
+
+class InertOutput(Preprocessor):
+    """Outputs the feedback renders as they are: plain text and PNG/JPEG images (base64 data only, no
+    metadata but integer width/height, which the template writes unquoted). Any other type (text/html,
+    application/javascript, text/markdown, image/svg+xml, widgets...) is dropped; its content is shown
+    as plain text, which nbconvert escapes, unless the output has its own text (a DataFrame's), which is
+    kept with a note. The notebook's widget state (which would load widget scripts) is dropped too."""
+
+    enabled = Bool(True)
+
+    def preprocess(self, nb, resources):
+        nb.metadata.pop("widgets", None)
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell, resources, index):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") not in ("execute_result", "display_data"):
+                continue  # stream and error outputs are text, escaped by nbconvert
+            data = output.get("data", {})
+            inert = {}
+            for mime, value in data.items():
+                value = "".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
+                if not isinstance(value, str):
+                    continue
+                if mime == "text/plain" or (mime in _SHOWN_IMAGES and _BASE64_DATA.fullmatch(value)):
+                    inert[mime] = value
+            dropped = [mime for mime in data if mime not in inert]
+            if dropped:
+                plain = inert.get("text/plain", "")
+                if not plain.strip() or _REPR.fullmatch(plain.strip()):
+                    value = data[dropped[0]]
+                    if not isinstance(value, str):
+                        value = "".join(value) if isinstance(value, list) else json.dumps(value, indent=1)
+                    plain = f"[{dropped[0]} output, shown as text]\n{value}"
+                else:
+                    plain += f"\n[{', '.join(dropped)} output not rendered in the feedback]"
+                inert["text/plain"] = plain
+            output["data"] = inert
+            meta = output.get("metadata", {})
+            output["metadata"] = {
+                mime: {
+                    k: v
+                    for k, v in meta[mime].items()
+                    if k in ("width", "height") and isinstance(v, int) and not isinstance(v, bool)
+                }
+                for mime in _SHOWN_IMAGES
+                if mime in inert and isinstance(meta.get(mime), dict)
+            }
+        return cell, resources
 
 
 class HideHiddenTestOutput(Preprocessor):
-    """Hidden test code out of the outputs of test cells (before ClearHiddenTests removes it from the source).
+    """Hidden test code out of the outputs of every cell (before ClearHiddenTests removes it from the source).
 
     Which lines are hidden is decided by the one scanner the grader's own leak check uses too
-    (txcourse.course.grading.hidden.hidden_lines, threshold MIN_HIDDEN_LINE characters, explained there)."""
+    (txcourse.course.grading.hidden.hidden_lines, threshold MIN_HIDDEN_LINE characters, explained there),
+    over the whole notebook (:meth:`preprocess`) and over the test cell itself; encoded copies are found
+    as the leak check finds them (txcourse.course.grading.hidden.encoded_runs)."""
 
     enabled = Bool(True)
     begin = HIDDEN_BEGIN
     end = HIDDEN_END
+    notebook_hidden = frozenset()  # the hidden lines of the notebook being processed
+
+    def preprocess(self, nb, resources):
+        self.notebook_hidden = frozenset(hidden_lines([cell.get("source", "") for cell in nb.cells]))
+        return super().preprocess(nb, resources)
+
+    def leaks(self, view, hidden):
+        return self.begin in view or self.end in view or any(h in view for h in hidden)
 
     def scrub(self, text, hidden):
         lines = []
         for line in text.split("\n"):
             plain = _ANSI.sub("", line)
             flat = normalise_line(plain)  # compared as the scanner keeps them: whitespace collapsed
-            if self.begin in plain or self.end in plain or any(h in flat for h in hidden):
+            if self.leaks(plain, ()) or any(h in flat for h in hidden):
                 line = "    [a hidden test line]"
             lines.append(line)
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        spans = sorted((a, b) for a, b, views in encoded_runs(text) if any(self.leaks(v, hidden) for v in views))
+        merged = []
+        for a, b in spans:  # base64 and hex runs overlap (hex digits are base64 characters)
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        for a, b in reversed(merged):
+            text = text[:a] + "[hidden test code, encoded]" + text[b:]
+        return text
 
     def preprocess_cell(self, cell, resources, index):
         source = cell.get("source", "")
-        if cell.get("cell_type") != "code" or self.begin not in source:
+        if cell.get("cell_type") != "code":
             return cell, resources
-        hidden = hidden_lines([source])
+        tests = self.begin in source
+        hidden = set(self.notebook_hidden) | (hidden_lines([source]) if tests else set())
+        if not hidden:
+            return cell, resources
         here = re.compile(r"^\s*(Cell In\s*\[\s*%s\s*\]|Input In \[%s\])" % ((cell.get("execution_count"),) * 2))
         for output in cell.get("outputs", []):
             kind = output.get("output_type")
@@ -105,7 +193,7 @@ class HideHiddenTestOutput(Preprocessor):
                 frames = []
                 for frame in output.get("traceback", []):
                     plain = _ANSI.sub("", frame)
-                    if here.match(plain):
+                    if tests and here.match(plain):
                         line = re.search(r"line (\d+)", plain.splitlines()[0])
                         frame = (
                             f"Cell In[{cell.get('execution_count')}]"
@@ -115,11 +203,21 @@ class HideHiddenTestOutput(Preprocessor):
                     frames.append(self.scrub(frame, hidden))
                 output["traceback"] = frames
                 output["evalue"] = self.scrub(output.get("evalue", ""), hidden)
+                output["ename"] = self.scrub(output.get("ename", ""), hidden)
             elif kind == "stream":
                 output["text"] = self.scrub(output.get("text", ""), hidden)
-            elif kind in ("execute_result", "display_data") and "text/plain" in output.get("data", {}):
-                output["data"]["text/plain"] = self.scrub(output["data"]["text/plain"], hidden)
+            elif kind in ("execute_result", "display_data"):
+                data = output.get("data", {})
+                for mime, value in data.items():
+                    if isinstance(value, str):
+                        data[mime] = self.scrub(value, hidden)
         return cell, resources
 
 
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTestOutput, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    InertOutput,
+    HideHiddenTestOutput,
+    ClearHiddenTests,
+    CSSHTMLHeaderPreprocessor,
+]

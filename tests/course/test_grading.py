@@ -804,3 +804,62 @@ def test_cgroup_cleanup_survives_folders_removed_meanwhile(tmp_path, monkeypatch
     cgroups._remove_cgroups("run/")
     assert not top.exists()
     cgroups._remove_cgroups("run/")  # nothing left: nothing to do, no error
+
+
+@pytest.mark.timeout(600)
+def test_feedback_renders_student_output_inert_and_hides_encoded_hidden_tests(tmp_path):
+    """Graded as students are, beside a correct notebook: a student's HTML/JS/Markdown/SVG outputs are
+    shown as text (no fake score banner, no script), and a pre_run_cell hook that prints the test cell's
+    source in the next (non-test) cell, plain or base64/hex, shows no hidden line."""
+    labs, source = _toy_course(tmp_path)
+    subs = tmp_path / "submissions"
+    html = nbformat.from_dict(source)
+    html.cells[3].source = (
+        "from IPython.display import HTML, SVG, Javascript, Markdown, display\n"
+        "display(HTML(\"<div id='fake'>Score: 9 / 9</div><script>alert('pwned-html')</script>\"))\n"
+        "display(Javascript(\"alert('pwned-js')\"))\n"
+        "display(Markdown(\"<b id='fake-md'>Score: 9 / 9</b>\"))\n"
+        "display(SVG(\"<svg xmlns='http://www.w3.org/2000/svg'><script>alert('pwned-svg')</script></svg>\"))\n"
+        "def g(x):\n    return x + 1\n"
+        "HTML(\"<div id='fake-result'>Score: 9 / 9</div>\")"
+    )
+    hook = (
+        "import base64\n_seen = []\n\ndef _leak(info):\n    for src in _seen:\n{prints}"
+        "    _seen.append(info.raw_cell)\n\nget_ipython().events.register('pre_run_cell', _leak)\n\n"
+        "def f(x):\n    return 2 * x"
+    )
+    plain = nbformat.from_dict(source)
+    plain.cells[1].source = hook.format(prints="        print(src)\n")
+    encoded = nbformat.from_dict(source)
+    encoded.cells[1].source = hook.format(
+        prints="        print(base64.b64encode(src.encode()).decode())\n"
+        "        print('x', base64.encodebytes(src.encode() * 3).decode())\n"
+        "        print(base64.urlsafe_b64encode(b'..' + src.encode()).decode())\n"
+        "        print(src.encode().hex(), src.encode().hex(' '))\n"
+    )
+    for student, nb in (("alice", source), ("html", html), ("plain", plain), ("encoded", encoded)):
+        (subs / student).mkdir(parents=True)
+        nbformat.write(nb, subs / student / "toy_torch.ipynb")
+    out = tmp_path / "grades" / "toy.csv"
+    rows = {
+        r["student"]: r
+        for r in grading.grade_submissions(
+            subs, "toy", out, timeout=30, labs_dir=labs, verbose=False, jobs=2, sandbox=SANDBOX_PROBLEM is None
+        )
+    }
+    assert {s: (r["score"], r["status"]) for s, r in rows.items()} == {
+        s: (5.0, "graded") for s in ("alice", "html", "plain", "encoded")
+    }
+    hidden = grading.hidden_test_lines(labs / "source" / "toy" / "toy_torch.ipynb")
+    feedback = {s: (out.parent / r["feedback"]).read_text(encoding="utf-8") for s, r in rows.items()}
+    correct = feedback["alice"]
+    assert "test_f" in correct and "shown as text" not in correct and "[a hidden test line]" not in correct
+    assert "[hidden test code, encoded]" not in correct
+    page = feedback["html"]
+    assert page.count("Score: 9 / 9") == 6  # three in the cell's source, three outputs shown as text
+    assert not re.search(r"<(div|b) id=['\"]fake", page), "student HTML rendered live"
+    assert not re.search(r"<script[^>]*>[^<]*pwned", page), "student script embedded live"
+    assert "text/html output, shown as text" in page and "pwned-js" in page and "pwned-svg" in page
+    for student, note in (("plain", "[a hidden test line]"), ("encoded", "[hidden test code, encoded]")):
+        assert note in feedback[student], f"{student}: the hook printed nothing the scrubber found"
+        assert grading.feedback_leaks(feedback[student], hidden) == [], student

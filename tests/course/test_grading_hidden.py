@@ -147,3 +147,42 @@ def hidden_test_lines(nb):
     )
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     assert sorted(s.split()[1] for s in _scanners(copy)) == ["hidden_lines", "hidden_test_lines"]
+
+
+def test_leak_check_and_scrubber_find_encoded_hidden_lines_in_any_cell():
+    """A hook can print a test cell's source in a later, non-test cell, base64 or hex encoded: the leak
+    check reports it and the scrubber blanks it (notebook-wide hidden lines, one decoder)."""
+    import base64
+
+    pytest.importorskip("nbgrader")
+    import nbformat
+    from traitlets.config import Config
+
+    source = _cell("x  =  f(1)", "assert x == 99")
+    found = hidden_lines([source])
+    raw = source.encode()
+    prints = [
+        source,
+        base64.b64encode(raw).decode(),
+        base64.encodebytes(raw * 3).decode(),
+        base64.urlsafe_b64encode(b".." + raw).decode(),
+        raw.hex(" "),
+    ]
+    for text in prints:
+        assert feedback_leaks(f"<pre>leaked: {text}</pre>", found), text
+    assert feedback_leaks("<pre>" + base64.b64encode(b"nothing hidden here").decode() + "</pre>", found) == []
+    config = runpy.run_path(str(ROOT / "labs" / "nbgrader_config.py"), init_globals={"get_config": Config})
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(source),
+            nbformat.v4.new_code_cell(
+                "print(leaked)",
+                outputs=[nbformat.v4.new_output("stream", name="stdout", text=t + "\nfine\n") for t in prints],
+            ),
+        ]
+    )
+    nb, _ = config["HideHiddenTestOutput"]().preprocess(nb, {})
+    shown = "".join(o["text"] for o in nb.cells[1].outputs)
+    assert (
+        feedback_leaks(shown, found) == [] and "[hidden test code, encoded]" in shown
+    )  # a run may take a neighbouring word with it

@@ -10,12 +10,18 @@ need to know which lines those are, and both use :func:`hidden_lines`:
 - :func:`feedback_leaks` (``make test-labs``, ``labs/mutants/run.py``) checks a feedback file for
   the markers and for every hidden line of the notebook (:func:`hidden_test_lines`).
 
+Student code runs in the kernel that runs the tests, so it can read a test cell's source (an IPython
+``pre_run_cell`` hook) and print it in any later cell, encoded. Both places therefore also look inside
+each base64 or hex run of a text (:func:`encoded_runs`): a hidden line in what one decodes to is a leak.
+
 One scanner and one threshold, so the check looks for exactly the lines the feedback promises to
 hide. Standard library only at import time (the nbgrader config imports this module).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html as html_module
 import os
 import re
@@ -28,6 +34,7 @@ __all__ = [
     "normalise_line",
     "hidden_lines",
     "hidden_test_lines",
+    "encoded_runs",
     "feedback_leaks",
 ]
 
@@ -98,12 +105,56 @@ def hidden_test_lines(source_notebook: str | os.PathLike) -> set[str]:
     return hidden_lines([cell.source for cell in nb.cells])
 
 
+# Runs of base64 (standard or URL-safe alphabet) and of hex digits, whitespace inside allowed (base64
+# wrapped at 76 characters, a hex dump in pairs). "=" ends a base64 run: padding, or a new string.
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]+(?:\s+[A-Za-z0-9+/_-]+)*")
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]+(?:\s+[0-9A-Fa-f]+)*")
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _decoded(run: str, block: int) -> list[str]:
+    """What ``run`` decodes to (base64 if ``block`` is 4, hex if 2), from each start offset in a block
+    (a run may begin mid-block, after a word that happens to use the same alphabet), as UTF-8 text
+    with undecodable bytes dropped, lines whitespace-collapsed (:func:`normalise_line`)."""
+    chars = "".join(run.split())
+    views = []
+    for offset in range(block):
+        part = chars[offset:]
+        part = part[: len(part) - len(part) % block]
+        try:
+            data = base64.b64decode(part.translate(_URLSAFE)) if block == 4 else bytes.fromhex(part)
+        except (binascii.Error, ValueError):
+            continue
+        text = data.decode("utf-8", errors="ignore")
+        views.append("\n".join(normalise_line(line) for line in text.splitlines()))
+    return views
+
+
+def encoded_runs(text: str, min_bytes: int = MIN_HIDDEN_LINE) -> list[tuple[int, int, list[str]]]:
+    """The base64 and hex runs of ``text`` long enough to encode ``min_bytes`` bytes, each as ``(start,
+    end, decoded)``: its span in ``text`` and what it decodes to (:func:`_decoded`, one text per start
+    offset). The feedback scrubber replaces a run whose decoded text holds a hidden line;
+    :func:`feedback_leaks` reports that line.
+
+    Example:
+        >>> [views[0] for _, _, views in encoded_runs("leaked: YXNzZXJ0IGYoLTMpID09IC02")]
+        ['assert f(-3) == -6']
+    """
+    runs = []
+    for pattern, block, per_byte in ((_BASE64_RUN, 4, 4 / 3), (_HEX_RUN, 2, 2)):
+        for match in pattern.finditer(text):
+            if len("".join(match.group().split())) >= min_bytes * per_byte:
+                runs.append((match.start(), match.end(), _decoded(match.group(), block)))
+    return runs
+
+
 def feedback_leaks(html: str, hidden: Iterable[str]) -> list[str]:
     """What a feedback file shows of the hidden tests: the markers, and each line of ``hidden`` (from
     :func:`hidden_test_lines`) found in its text (tags taken out and entities decoded, so a highlighted or
-    escaped line is found too)."""
-    text = html_module.unescape(re.sub(r"<[^>]*>", "", html))
-    text = "\n".join(normalise_line(line) for line in text.splitlines())
-    found = [marker for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if marker in text]
-    found += sorted(line for line in hidden if line in text)
+    escaped line is found too) or in what one of its base64 or hex runs decodes to (:func:`encoded_runs`)."""
+    raw = html_module.unescape(re.sub(r"<[^>]*>", "", html))
+    text = "\n".join(normalise_line(line) for line in raw.splitlines())
+    views = [text] + [view for _, _, decoded in encoded_runs(raw) for view in decoded]
+    found = [m for m in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if any(m in view for view in views)]
+    found += sorted(line for line in set(hidden) if any(line in view for view in views))
     return found
