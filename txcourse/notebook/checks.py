@@ -82,12 +82,7 @@ def assert_close(
         raise AssertionError(f"{what}: shape {a.shape}, expected {e.shape}")
     if a.size == 0:
         return
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(a - e)
-    same = (a == e) & ~np.isfinite(a)  # the same infinity on both sides
-    if equal_nan:
-        same |= np.isnan(a) & np.isnan(e)
-    diff = np.where(same, 0.0, diff)
+    diff = _differences(a, e, equal_nan)
     bad = np.isnan(diff) | (diff > atol)
     if bad.any():
         i = _location(diff)
@@ -110,9 +105,18 @@ def largest_difference(actual: Any, expected: Any) -> float:
         raise ValueError(f"actual has shape {a.shape}, expected {e.shape}: the same shape is needed")
     if a.size == 0:
         return 0.0
-    with np.errstate(invalid="ignore"):
-        diff = np.where((a == e) & ~np.isfinite(a), 0.0, np.abs(a - e))
+    diff = _differences(a, e)
     return float(np.nan if np.isnan(diff).any() else diff.max())
+
+
+def _differences(a: np.ndarray, e: np.ndarray, equal_nan: bool = False) -> np.ndarray:
+    """|a - e| elementwise, 0 where both hold the same infinity (or, with ``equal_nan``, both NaN)."""
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - e)
+    same = (a == e) & ~np.isfinite(a)  # the same infinity on both sides
+    if equal_nan:
+        same |= np.isnan(a) & np.isnan(e)
+    return np.where(same, 0.0, diff)
 
 
 def assert_equal(actual: Any, expected: Any, what: str = "value") -> None:
