@@ -46,6 +46,7 @@ from nbgrader.converters import Autograde  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades  # noqa: E402
 from traitlets import Bool  # noqa: E402
 
+from txcourse.course.grading.execute import RestartingExecute  # noqa: E402
 from txcourse.course.grading.hidden import (  # noqa: E402
     HIDDEN_BEGIN,
     HIDDEN_END,
@@ -67,10 +68,11 @@ class StderrToStdout(Preprocessor):
         return cell, resources
 
 
-_steps = list(Autograde.class_traits()["autograde_preprocessors"].default())  # nbgrader's own list
-c.Autograde.autograde_preprocessors = (
-    _steps[: _steps.index(Execute) + 1] + [StderrToStdout] + _steps[_steps.index(Execute) + 1 :]
-)
+# nbgrader's own list, with its Execute replaced by one that restarts a kernel which ignores the
+# interrupt (a hung cell then fails only the tests after it; txcourse/course/grading/execute.py).
+_steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
+_at = _steps.index(Execute)
+c.Autograde.autograde_preprocessors = _steps[:_at] + [RestartingExecute, StderrToStdout] + _steps[_at + 1 :]
 
 # Feedback (`make grade`): students see their autograded notebook with the scores. Every output of
 # every cell was made by a kernel that ran student code, so none is trusted:

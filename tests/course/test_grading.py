@@ -533,6 +533,44 @@ def test_notebook_timeout_kills_the_notebook(tmp_path):
     assert grading.failures(rows) == rows
 
 
+@pytest.mark.timeout(300)
+def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
+    """A cell that ignores SIGINT and sleeps past the cell timeout: the kernel is restarted, the test before
+    it keeps its points, the test after it fails, the notebook is graded (not an error), nothing keeps running.
+    With nbgrader's own Execute the whole notebook was an error with 0 points."""
+    need_sandbox()
+    labs, source = _toy_course(tmp_path)
+    token = uuid.uuid4().hex
+    stubborn = nbformat.from_dict(source)
+    stubborn.cells[3].source = (
+        f"import signal, subprocess, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
+        f"time.sleep(3600)\n\ndef g(x):\n    return x + 1"
+    )
+    (tmp_path / "subs" / "stubborn").mkdir(parents=True)
+    nbformat.write(stubborn, tmp_path / "subs" / "stubborn" / "toy_torch.ipynb")
+    (tmp_path / "subs" / "honest").mkdir(parents=True)
+    nbformat.write(source, tmp_path / "subs" / "honest" / "toy_torch.ipynb")
+    rows = grading.grade_submissions(
+        tmp_path / "subs",
+        "toy",
+        tmp_path / "g.csv",
+        timeout=5,
+        labs_dir=labs,
+        verbose=False,
+        jobs=1,
+        notebook_timeout=150,
+        feedback=True,
+    )
+    by_student = {row["student"]: row for row in rows}
+    row = by_student["stubborn"]
+    assert (row["status"], row["score"], row["failed_tests"]) == ("graded", 2.0, "test_g"), row
+    assert (by_student["honest"]["status"], by_student["honest"]["score"]) == ("graded", 5.0)
+    assert processes_with(token) == []
+    feedback = (tmp_path / row["feedback"]).read_text(encoding="utf-8")
+    assert "the kernel was restarted" in feedback, "the feedback does not say why the later tests failed"
+
+
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
