@@ -11,9 +11,10 @@ are grouped by role:
   (:mod:`~txcourse.course.grading.workspace`, :mod:`~txcourse.course.grading.submissions`) with its kernel in
   a bubblewrap sandbox (:mod:`~txcourse.course.grading.sandbox`);
 - shared: :mod:`~txcourse.course.grading.course` (lab names, notebook ids),
-  :mod:`~txcourse.course.grading.nbgrader_run` (the tools as subprocesses, the gradebook) and
+  :mod:`~txcourse.course.grading.nbgrader_run` (the tools as subprocesses, the gradebook),
   :mod:`~txcourse.course.grading.hidden` (the one scanner of hidden-test lines, used by the feedback
-  and by ``labs/nbgrader_config.py``).
+  and by ``labs/nbgrader_config.py``) and :mod:`~txcourse.course.grading.execute` (nbgrader's Execute,
+  restarting a kernel that ignores the interrupt; nbgrader is imported there, so only the config does).
 
 The commands: ``python -m txcourse.course.grading release | check | grade`` (:mod:`txcourse.course.grading.__main__`).
 Nothing of the student package (``txcourse.torch``, ``txcourse.tf``, ``txcourse.data`` ...)
