@@ -537,13 +537,20 @@ def test_notebook_timeout_kills_the_notebook(tmp_path):
 def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     """A cell that ignores SIGINT and sleeps past the cell timeout: the kernel is restarted, the test before
     it keeps its points, the test after it fails, the notebook is graded (not an error), nothing keeps running.
-    With nbgrader's own Execute the whole notebook was an error with 0 points."""
+    With nbgrader's own Execute the whole notebook was an error with 0 points. The cell also replaces the
+    kernel's connection file by a link to a host path, which the restart (unconfined) must not write through, and
+    its sockets by folders, which would keep the new kernel from starting unless the restart clears them."""
     need_sandbox()
     labs, source = _toy_course(tmp_path)
     token = uuid.uuid4().hex
     stubborn = nbformat.from_dict(source)
+    planted = tmp_path / "written-through"  # the restart must not write the connection file through a link
     stubborn.cells[3].source = (
-        f"import signal, subprocess, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        f"import json\nfrom ipykernel import get_connection_file\nconnection = get_connection_file()\n"
+        f"info = json.load(open(connection))\nos.remove(connection)\nos.symlink({str(planted)!r}, connection)\n"
+        f"for name in ('shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port'):\n"
+        f"    socket_path = f\"{{info['ip']}}-{{info[name]}}\"\n    os.remove(socket_path)\n    os.mkdir(socket_path)\n"
         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
         f"time.sleep(3600)\n\ndef g(x):\n    return x + 1"
     )
@@ -567,6 +574,7 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     assert (row["status"], row["score"], row["failed_tests"]) == ("graded", 2.0, "test_g"), row
     assert (by_student["honest"]["status"], by_student["honest"]["score"]) == ("graded", 5.0)
     assert processes_with(token) == []
+    assert not planted.exists() and not planted.is_symlink(), "the restart wrote through the planted link"
     feedback = (tmp_path / row["feedback"]).read_text(encoding="utf-8")
     assert "the kernel was restarted" in feedback, "the feedback does not say why the later tests failed"
 

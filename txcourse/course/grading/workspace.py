@@ -40,6 +40,7 @@ _SANDBOX_CONFIG = """
 c.KernelManager.transport = "ipc"
 c.KernelManager.ip = {ip!r}
 c.KernelManager.connection_file = {connection!r}
+c.RestartingExecute.sandboxed_runtime = True
 """
 
 
