@@ -14,7 +14,9 @@
 #   make mutants     grade every mutant of labs/mutants/catalogue.py (wrong answers and shortcuts, one
 #                    exercise each) like a student's notebook: each must lose points on its exercise,
 #                    the solutions and the correct variants keep full marks, no feedback shows hidden tests
-#   make test-mutants   the same for the subset marked in the catalogue (part of `make test`)
+#                    and every attack of labs/attacks/attack_catalogue.py (hostile submissions: each must get its
+#                    expected outcome, the solution beside it full marks, the host files unchanged)
+#   make test-mutants   the same for the subsets marked in both catalogues (part of `make test`)
 
 LABS_DIR      := labs
 LABS_BUILD    := _build/labs
@@ -56,9 +58,11 @@ test-python test-labs: export TXCOURSE_SANDBOX_TESTS = 1
 # Mutants are graded as students are: in the sandbox (sandbox-deps); the runner fails without bwrap.
 mutants: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/mutants/run.py --jobs $(LABS_JOBS) --out _build/mutants $(MUTANT_ARGS)
+	rm -rf _build/attacks && $(PY) $(LABS_DIR)/attacks/run.py --jobs $(LABS_JOBS) --out _build/attacks
 
 test-mutants: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/mutants/run.py --subset --jobs $(LABS_JOBS) --out _build/mutants-subset --quiet $(MUTANT_ARGS)
+	rm -rf _build/attacks-subset && $(PY) $(LABS_DIR)/attacks/run.py --subset --jobs $(LABS_JOBS) --out _build/attacks-subset --quiet
 
 labs: $(VENV_STAMP)
 	$(PY) $(LABS_DIR)/make_sources.py

@@ -1,0 +1,193 @@
+"""The attacks: hostile submissions a student who knows Python could hand in, each with its expected outcome.
+
+Every attack starts from the blank student notebook of a lab (labs/release: no exercise solved) and adds
+something: code at the top of the first exercise cell (``code``), a new unmarked cell before the first
+test (``cell``), a change of the notebook's JSON (``notebook``), or a file layout (``layout``: the
+submission is a link, or too big). A blank notebook earns 0, so whatever an attack earns it earned
+without solving. ``labs/attacks/run.py`` grades them exactly as students are (``grade_submissions``,
+the sandbox, ``--jobs``), beside the lab's solution, and checks the host afterwards.
+
+Expected outcomes (``expect``):
+
+- ``"zero"``: graded, 0 points; the attack changes nothing outside its workspace.
+- ``"error"``: nbgrader cannot grade it (the kernel died, a test cell nbgrader does not know), 0 points.
+- ``"refused"``: not graded, status ``refused: <why>``, 0 points, the target's contents shown nowhere.
+- ``"hole"``: known to earn points without solving (issue 21, item 2: nbgrader scores a test by what
+  the student's own kernel reports). Listed so that the catalogue says what is still open; the run
+  fails when a hole stops earning points, so the entry is moved to ``"zero"`` when it is fixed.
+
+``subset`` marks the attacks ``make test`` grades (torch, week 2); ``make attacks`` grades them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Optional
+
+LABS = ("week2_positional", "week3_attention")
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    what: str  # one line: what it tries
+    expect: str  # "zero", "error", "refused" or "hole"
+    code: str = ""  # put at the top of the lab's first exercise cell
+    cell: str = ""  # a new cell without nbgrader metadata, before the first test cell
+    notebook: Optional[Callable] = None  # nb -> None, edits the notebook node
+    layout: str = ""  # "link-to-solution", "huge"
+    subset: bool = False
+    labs: tuple[str, ...] = field(default=LABS)
+
+
+def _tests(nb):
+    return [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
+def _delete_tests(nb):
+    nb.cells = [c for c in nb.cells if c not in _tests(nb)]
+
+
+def _retag_tests(nb):
+    for c in _tests(nb):
+        c.metadata["nbgrader"]["grade_id"] = "mine-" + c.metadata["nbgrader"]["grade_id"]
+        c.source = "pass"
+
+
+def _points_1000(nb):
+    for c in _tests(nb):
+        c.metadata["nbgrader"]["points"] = 1000
+        c.source = "pass"
+
+
+def _untag_tests(nb):
+    for c in _tests(nb):
+        c.metadata.pop("nbgrader")
+        c.source = "pass"
+
+
+def _kernelspec(nb):
+    nb.metadata["kernelspec"] = {"name": "bash", "display_name": "Bash", "language": "bash"}
+
+
+ATTACKS = [
+    # --- scoring without solving: nbgrader trusts the student's kernel (item 2) ---
+    Attack(
+        "blank_later_cells",
+        "an input transformer empties every later cell, the tests too",
+        "hole",
+        code="get_ipython().input_transformers_post.append(lambda lines: [])",
+        subset=True,
+    ),
+    Attack(
+        "blank_later_cells_cleanup",
+        "the same through input_transformers_cleanup",
+        "hole",
+        code="get_ipython().input_transformers_cleanup.append(lambda lines: [])",
+    ),
+    Attack(
+        "wrap_in_try",
+        "an input transformer wraps every later cell in try/except",
+        "hole",
+        code=(
+            "def _wrap(lines):\n"
+            "    return ['try:\\n'] + ['    ' + line for line in lines] + ['\\n    pass\\nexcept BaseException:\\n    pass\\n']\n"
+            "get_ipython().input_transformers_post.append(_wrap)"
+        ),
+    ),
+    Attack(
+        "display_ok",
+        "a pre_run_cell hook displays 'ok' (a non-numeric result nbgrader takes as full credit)",
+        "zero",
+        code="import sys\nget_ipython().events.register('pre_run_cell', lambda *a: sys.displayhook('ok'))",
+    ),
+    Attack(
+        "clear_error",
+        "a post_run_cell hook clears the error of every cell",
+        "zero",
+        code=(
+            "def _clear(result):\n    result.error_in_exec = None\n    result.error_before_exec = None\n"
+            "get_ipython().events.register('post_run_cell', _clear)"
+        ),
+    ),
+    Attack(
+        "replace_run_cell",
+        "run_cell replaced by one that runs nothing",
+        "hole",
+        code=(
+            "_ip = get_ipython()\n_run = _ip.run_cell\n"
+            "_ip.run_cell = lambda raw_cell, *a, **k: _run('pass', *a, **k)\n"
+            "_run_async = _ip.run_cell_async\n"
+            "async def _nothing(raw_cell, *a, **k):\n    return await _run_async('pass', *a, **k)\n"
+            "_ip.run_cell_async = _nothing"
+        ),
+    ),
+    Attack(
+        "session_send",
+        "the kernel's session.send rewrites every error reply as ok",
+        "hole",
+        code=(
+            "_kernel = get_ipython().kernel\n_send = _kernel.session.send\n"
+            "def _send_ok(stream, msg_or_type, content=None, *a, **k):\n"
+            "    if isinstance(content, dict) and content.get('status') == 'error':\n"
+            "        content = {'status': 'ok', 'execution_count': content.get('execution_count', 0),\n"
+            "                   'user_expressions': {}, 'payload': []}\n"
+            "    if msg_or_type == 'error':\n"
+            "        return None\n"
+            "    return _send(stream, msg_or_type, content, *a, **k)\n"
+            "_kernel.session.send = _send_ok"
+        ),
+    ),
+    Attack(
+        "unmarked_cell",
+        "a new cell, not in the master copy, empties the later cells",
+        "hole",
+        cell="get_ipython().input_transformers_post.append(lambda lines: [])",
+    ),
+    # --- attacks that hold: the blank notebook keeps its 0 ---
+    Attack(
+        "custom_exc",
+        "set_custom_exc swallows every exception",
+        "zero",
+        code="get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)",
+        subset=True,
+    ),
+    Attack("system_exit", "SystemExit in the first exercise", "zero", code="raise SystemExit(0)"),
+    Attack("keyboard_interrupt", "KeyboardInterrupt in the first exercise", "zero", code="raise KeyboardInterrupt"),
+    Attack("os_exit", "os._exit(0): the kernel dies", "error", code="import os\nos._exit(0)", subset=True),
+    Attack(
+        "kill_9", "the kernel kills itself", "error", code="import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+    ),
+    Attack(
+        "ignore_interrupt",
+        "ignores SIGINT and sleeps past the cell timeout (the kernel is restarted)",
+        "zero",
+        code="import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(3600)",
+    ),
+    Attack(
+        "network",
+        "opens a connection out",
+        "zero",
+        code=(
+            "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n"
+            "    print('NETWORK OPEN')\nexcept OSError as err:\n    print('no network', type(err).__name__)"
+        ),
+    ),
+    Attack(
+        "delete_tests", "every test cell deleted (they come back from the master copy)", "zero", notebook=_delete_tests
+    ),
+    Attack("retag_tests", "every test cell renamed and emptied", "error", notebook=_retag_tests, subset=True),
+    Attack(
+        "untag_tests", "every test cell stripped of its nbgrader metadata and emptied", "zero", notebook=_untag_tests
+    ),
+    Attack("points_1000", "every test cell worth 1000 points and emptied", "zero", notebook=_points_1000),
+    Attack("kernelspec", "asks for another kernel (bash)", "zero", notebook=_kernelspec),
+    Attack(
+        "link_to_solution",
+        "the notebook is a link to the course's solution notebook",
+        "refused",
+        layout="link-to-solution",
+    ),
+    Attack("huge", "a notebook over the size limit (60 MB of output)", "refused", layout="huge"),
+]

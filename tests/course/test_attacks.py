@@ -1,0 +1,73 @@
+"""The attack catalogue of the labs (labs/attacks): every attack builds, and the runner judges outcomes right.
+
+Grading the attacks takes minutes: ``make test-mutants`` (part of ``make test``) grades the subset,
+``make mutants`` all of them (labs/attacks/run.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "labs" / "attacks"))
+_spec = importlib.util.spec_from_file_location("attacks_run", ROOT / "labs" / "attacks" / "run.py")
+attacks_run = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(attacks_run)
+
+from attack_catalogue import ATTACKS, Attack  # noqa: E402
+
+from txcourse.registry import FRAMEWORKS  # noqa: E402
+
+
+def test_names_unique_and_expectations_known():
+    names = [a.name for a in ATTACKS]
+    assert len(names) == len(set(names))
+    assert {a.expect for a in ATTACKS} <= {"zero", "error", "refused", "hole"}
+    assert any(a.subset for a in ATTACKS if a.expect == "hole"), "make test grades no known hole"
+
+
+@pytest.mark.parametrize("attack", [a for a in ATTACKS if not a.layout], ids=lambda a: a.name)
+def test_every_attack_builds_on_the_blank_notebook(attack, tmp_path):
+    for lab in attack.labs:
+        for fw in FRAMEWORKS:
+            nb = attacks_run.attack_notebook(attack, lab, fw)
+            text = "\n".join(c.source for c in nb.cells)
+            assert "### BEGIN SOLUTION" not in text and 'raise NotImplementedError("write your code here")' in text
+            if attack.code:
+                assert attack.code in text
+            attacks_run.place(attack, lab, fw, tmp_path / f"{lab}-{fw}-{attack.name}")
+
+
+def test_link_layout_is_a_link(tmp_path):
+    attack = next(a for a in ATTACKS if a.layout == "link-to-solution")
+    attacks_run.place(attack, "week2_positional", "torch", tmp_path)
+    assert (tmp_path / "week2_positional_torch.ipynb").is_symlink()
+
+
+def test_outcome_judges_each_expectation():
+    row = lambda status, score: {"status": status, "score": score, "max_score": 9.0}  # noqa: E731
+    zero, hole = Attack("z", "", "zero"), Attack("h", "", "hole")
+    assert attacks_run.outcome(zero, row("graded", 0.0))[0]
+    assert not attacks_run.outcome(zero, row("graded", 2.0))[0]
+    assert not attacks_run.outcome(zero, row("error: kernel died", 0.0))[0]
+    assert attacks_run.outcome(Attack("e", "", "error"), row("error: kernel died", 0.0))[0]
+    assert attacks_run.outcome(Attack("r", "", "refused"), row("refused: a link", 0.0))[0]
+    assert attacks_run.outcome(hole, row("graded", 9.0))[0]
+    ok, said = attacks_run.outcome(hole, row("graded", 0.0))
+    assert not ok and "move to zero" in said  # a fixed hole fails the run until the catalogue says so
+
+
+def test_digest_sees_a_changed_file_and_a_new_link(tmp_path):
+    (tmp_path / "a").write_text("one")
+    before = attacks_run.digest(tmp_path)
+    (tmp_path / "a").write_text("two")
+    (tmp_path / "b").symlink_to("/etc/passwd")
+    after = attacks_run.digest(tmp_path)
+    assert before[str(tmp_path / "a")] != after[str(tmp_path / "a")]
+    assert after[str(tmp_path / "b")] == "link /etc/passwd"
