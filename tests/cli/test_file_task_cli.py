@@ -106,3 +106,15 @@ def test_data_goes_with_the_file_task_only(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", *argv, "--steps", "1", "--out", str(tmp_path / "run"), "--no-progress"])
     assert message in capsys.readouterr().err
+
+
+def test_resume_a_file_run(corpus, tmp_path, capsys):
+    argv = [*TRAIN, "--data", str(corpus), "--task-arg", "tokens=char", "--out", str(tmp_path), *TINY_MODEL_ARGS]
+    assert main(argv) == 0
+    longer = [a if a != "4" else "6" for a in argv]  # --steps 4 -> 6
+    assert main([*longer, "--resume"]) == 0
+    assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 6
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # another split seed is another task: refused, as for any task argument
+        main([*[a if a != "4" else "8" for a in argv], "--task-arg", "seed=1", "--resume"])
+    assert "--task-arg seed 0 (checkpoint) vs 1 (now)" in capsys.readouterr().err
