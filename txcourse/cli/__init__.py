@@ -98,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--model", choices=MODELS, default="transformer")
     train.add_argument("--task", default="numbers", help=f"one of {sorted(TASKS)}")
     train.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="--task file: the tab-separated file to train on, source<TAB>target[<TAB>anything] lines "
+        "(an Anki export too); its options are --task-arg fractions=(0.8,0.1,0.1) seed=0 tokens=bpe|char "
+        "vocab_size=8000 shared_vocab=True",
+    )
+    train.add_argument(
         "--task-arg",
         type=setting,
         action="append",

@@ -9,6 +9,7 @@ one just set), and a model setting's :class:`~txcourse._validation.ArgumentError
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,38 @@ __all__ = ["prepare", "train_config", "model_config", "check_model_config", "che
 
 
 def prepare(args: argparse.Namespace) -> Any:
-    """The task of ``--task`` with ``--task-arg``; a value the task refuses is named with ``--task-arg``."""
+    """The task of ``--task`` with ``--task-arg``; a value the task refuses is named with ``--task-arg``.
+
+    ``--task file`` reads the file of ``--data``; what is wrong with the file is named with ``--data``.
+    """
     from txcourse.data.prepare import prepare_task
 
+    data = getattr(args, "data", None)
+    if (args.task == "file") != (data is not None):
+        raise OptionError(
+            f"--data {str(data)!r} is only read by --task file, not --task {args.task}; drop --data"
+            if data is not None
+            else "--task file needs --data PATH, the tab-separated file of source<TAB>target lines to train on",
+            "--data",
+        )
+    if data is not None:
+        from txcourse.data.file_task import make_file_task
+
+        accepted = [name for name in inspect.signature(make_file_task).parameters if name != "path"]
+        unknown = [key for key, _ in args.task_arg if key not in accepted]
+        if unknown:
+            raise OptionError(
+                f"--task-arg {unknown[0]}: the file task has no such argument; it accepts {accepted} "
+                f"(and the file itself as --data PATH)",
+                "--task-arg",
+            )
+        try:
+            return prepare_task(args.task, path=data, **dict(args.task_arg))
+        except ArgumentError as err:  # a task argument (fractions, tokens, vocab_size ...) or an unknown one
+            given = " ".join(f"{key}={value!r}" for key, value in args.task_arg)
+            raise OptionError(f"--task-arg {given}: {err}", "--task-arg") from None
+        except (FileNotFoundError, ValueError) as err:  # the file: missing, empty, a line without a tab ...
+            raise OptionError(f"--data {str(data)!r}: {err}", "--data") from None
     try:
         return prepare_task(args.task, **dict(args.task_arg))
     except ValueError as err:

@@ -18,7 +18,16 @@ Example:
 from txcourse.data.batching import Batch, EncodedPairs, encode_pairs, iterate_batches, make_batches, pad_sequences
 from txcourse.data.bpe import BPETokenizer
 from txcourse.data.char_word import CharTokenizer, WordTokenizer
-from txcourse.data.corpora import ANKI_SHA256, ANKI_URL, default_cache_dir, download_anki, load_anki, load_pairs_csv
+from txcourse.data.corpora import (
+    ANKI_SHA256,
+    ANKI_URL,
+    default_cache_dir,
+    download_anki,
+    load_anki,
+    load_pairs_csv,
+    load_tsv,
+)
+from txcourse.data.file_task import file_tokenizers, make_file_task, split_pairs
 from txcourse.data.numbers import (
     SUPPORTED_LANGS,
     TARGET_LANGS,
@@ -80,8 +89,12 @@ __all__ = [
     "make_copy_task",
     "make_reverse_task",
     "LETTERS",
+    "make_file_task",
+    "split_pairs",
+    "file_tokenizers",
     # corpora
     "load_anki",
+    "load_tsv",
     "download_anki",
     "load_pairs_csv",
     "default_cache_dir",

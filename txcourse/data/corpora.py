@@ -1,10 +1,12 @@
-"""Loaders for real parallel corpora: the Anki English-Spanish file and CSV pair files.
+"""Loaders for real parallel corpora: the Anki English-Spanish file, tab-separated and CSV pair files.
 
 Nothing here touches the network except :func:`download_anki`, which runs
 only when you call it; loading is always from a local file.
 
 * ``spa.txt`` (Anki / manythings.org, used in the source notes): one pair per
   line, ``English<TAB>Spanish<TAB>attribution``; the attribution is optional.
+* any tab-separated pair file, ``source<TAB>target[<TAB>anything]`` (:func:`load_tsv`;
+  ``txcourse train --task file --data PATH`` reads it).
 * CSV pairs such as the source notes' Korean grammar-correction set: a
   header row naming the columns, extra columns (an index, ...) allowed.
 
@@ -29,7 +31,15 @@ from pathlib import Path
 
 from txcourse.data._checks import check_int
 
-__all__ = ["ANKI_URL", "ANKI_SHA256", "default_cache_dir", "load_anki", "download_anki", "load_pairs_csv"]
+__all__ = [
+    "ANKI_URL",
+    "ANKI_SHA256",
+    "default_cache_dir",
+    "load_anki",
+    "load_tsv",
+    "download_anki",
+    "load_pairs_csv",
+]
 
 # The archive the source notes (and the TensorFlow NMT tutorial) use; it holds spa-eng/spa.txt.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
@@ -79,23 +89,63 @@ def load_anki(path: str | Path, max_pairs: int | None = None) -> list[tuple[str,
     path = _check_file(
         path, hint="; fetch the English-Spanish file with txcourse.data.download_anki() and pass the path it returns"
     )
-    max_pairs = _check_max_pairs(max_pairs)
+    return _read_tab_pairs(path, _check_max_pairs(max_pairs), ("English", "Spanish"))
+
+
+def load_tsv(path: str | Path, max_pairs: int | None = None) -> list[tuple[str, str]]:
+    """Read ``source<TAB>target[<TAB>anything...]`` lines: any tab-separated pair file, an Anki one included.
+
+    The format of :func:`load_anki`, for any pair of languages: fields after the
+    second (an attribution, tags) are ignored, empty lines skipped. The header
+    lines a text export of Anki starts with (``#separator:tab``, ``#html:false``,
+    ``#tags column:3``, ...) are skipped too, before the first pair only.
+
+    Args:
+        path: the file (UTF-8, a byte-order mark and CRLF line ends allowed).
+        max_pairs: stop after this many pairs (default: read all).
+
+    Returns:
+        List of ``(source, target)`` pairs, surrounding whitespace stripped.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: a line has no tab or an empty source/target field (the
+            message names the file and the 1-based line).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
+        >>> _ = p.write_text("#separator:tab\\nseven\\t7\\n\\nforty two\\t42\\tnote\\n", encoding="utf-8")
+        >>> load_tsv(p)
+        [('seven', '7'), ('forty two', '42')]
+    """
+    return _read_tab_pairs(_check_file(path), _check_max_pairs(max_pairs), ("source", "target"))
+
+
+def _is_anki_header(line: str) -> bool:
+    """``#key:value``, the header lines of an Anki text export (``#separator:tab``, ``#tags column:3``)."""
+    key, sep, _ = line[1:].partition(":")
+    return line.startswith("#") and "\t" not in line and bool(sep) and key.replace(" ", "").isalpha()
+
+
+def _read_tab_pairs(path: Path, max_pairs: int | None, names: tuple[str, str]) -> list[tuple[str, str]]:
+    """The pairs of a tab-separated file; ``names`` are the two fields' names in error messages."""
     pairs: list[tuple[str, str]] = []
     lineno = 0
     with open(path, encoding="utf-8-sig", newline=None) as handle:
         try:
             for lineno, line in enumerate(handle, start=1):
                 line = line.rstrip("\n")
-                if not line.strip():
+                if not line.strip() or (not pairs and _is_anki_header(line)):
                     continue
                 fields = line.split("\t")
                 if len(fields) < 2:
                     raise ValueError(
                         f"{path}, line {lineno}: expected at least 2 tab-separated fields "
-                        f"(English<TAB>Spanish[<TAB>attribution]), got {len(fields)}: {line[:80]!r}"
+                        f"({names[0]}<TAB>{names[1]}[<TAB>anything]), got {len(fields)}: {line[:80]!r}"
                     )
                 src, tgt = fields[0].strip(), fields[1].strip()
-                for name, value in (("field 1 (English)", src), ("field 2 (Spanish)", tgt)):
+                for name, value in ((f"field 1 ({names[0]})", src), (f"field 2 ({names[1]})", tgt)):
                     if not value:
                         raise ValueError(f"{path}, line {lineno}: {name} is empty: {line[:80]!r}")
                 pairs.append((src, tgt))

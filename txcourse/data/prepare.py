@@ -10,6 +10,7 @@ from typing import Any
 
 from txcourse.data.batching import EncodedPairs, encode_pairs
 from txcourse.data.char_word import CharTokenizer, WordTokenizer
+from txcourse.data.file_task import file_tokenizers
 from txcourse.data.splits import TranslationSplits
 from txcourse.data.tasks import TASKS, get_task
 from txcourse.data.vocab import Tokenizer, tokenizer_from_json
@@ -38,7 +39,7 @@ NUMBERS_SOURCE_NORMALISATION: dict[str, Any] = dict(lowercase=True, ignore=(",",
 
 def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
     """English words in, characters out for ``numbers`` (Korean has no spaces inside 10^4 groups);
-    words on both sides for the toy tasks.
+    what the task's arguments say for ``file`` (BPE or characters); words on both sides for the toy tasks.
 
     The ``numbers`` source tokenizer lower-cases and drops commas and hyphens
     (:data:`NUMBERS_SOURCE_NORMALISATION`); the toy tasks' words are their
@@ -47,6 +48,8 @@ def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, To
     sources, targets = [s for s, _ in splits.train], [t for _, t in splits.train]
     if task == "numbers":
         return WordTokenizer.fit(sources, **NUMBERS_SOURCE_NORMALISATION), CharTokenizer.fit(targets)
+    if task == "file":  # BPE or characters, shared or not, as the task's arguments say
+        return file_tokenizers(splits)
     return WordTokenizer.fit(sources), WordTokenizer.fit(targets)
 
 
@@ -56,6 +59,9 @@ def prepare_task(task: str, **task_kwargs: Any) -> Prepared:
         raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
     splits = get_task(task, **task_kwargs)
     src_tok, tgt_tok = make_tokenizers(task, splits)
+    # a task that completes its arguments from what it reads (the file task: the absolute path and the
+    # file's SHA-256) gives the arguments that rebuild it; a checkpoint stores them
+    task_kwargs = splits.metadata.get("task_kwargs", task_kwargs)
     return Prepared(task, dict(task_kwargs), splits, src_tok, tgt_tok, encode_pairs(splits.train, src_tok, tgt_tok))
 
 

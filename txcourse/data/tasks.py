@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from txcourse.data.file_task import make_file_task
 from txcourse.data.numbers import make_numbers_task
 from txcourse.data.splits import TranslationSplits
 from txcourse.data.toy import make_copy_task, make_reverse_task
@@ -21,6 +22,7 @@ TASKS: dict[str, Callable[..., TranslationSplits]] = {
     "numbers": make_numbers_task,
     "copy": make_copy_task,
     "reverse": make_reverse_task,
+    "file": make_file_task,  # a user's tab-separated file: `txcourse train --task file --data PATH`
 }
 
 
