@@ -117,8 +117,10 @@ def count_parameters(
             one, as the paper does with its shared byte-pair vocabulary
             (Sec. 3.4: "the same weight matrix between the two embedding
             layers and the pre-softmax linear transformation"). The course's
-            models cannot do this (their vocabularies differ); the count
-            shows what it saves. Needs equal vocabulary sizes.
+            models do not: they keep a source embedding of their own, even
+            where both sides share one vocabulary (the file task's
+            default); the count shows what sharing would save. Needs
+            equal vocabulary sizes.
         attention_bias: count the biases of the attention projections
             (the course's layers have them; tensor2tensor's do not).
 
