@@ -85,11 +85,11 @@ def check_attention_inputs(q: Shape, k: Shape, v: Shape) -> None:
             )
 
 
-def check_mask(mask: Shape, scores: Shape) -> None:
-    """The mask must broadcast to the scores (..., T_q, T_k) without changing their shape."""
+def check_mask(mask: Shape, scores: Shape, name: str = "mask") -> None:
+    """The mask (or an additive ``bias``) must broadcast to the scores (..., T_q, T_k) without changing their shape."""
     if len(mask) > len(scores):
         raise ValueError(
-            f"mask of shape {_fmt(mask)} has more dimensions than the attention "
+            f"{name} of shape {_fmt(mask)} has more dimensions than the attention "
             f"scores {_fmt(scores)} (..., T_q, T_k) it must broadcast to"
         )
     for m, s in zip(reversed(tuple(mask)), reversed(tuple(scores))):
@@ -97,10 +97,14 @@ def check_mask(mask: Shape, scores: Shape) -> None:
             continue
         if m != 1 and m != s:
             raise ValueError(
-                f"mask of shape {_fmt(mask)} does not broadcast to the attention scores of "
-                f"shape {_fmt(scores)} (..., T_q, T_k): each mask dimension must be 1 or equal "
-                f"the score dimension. A padding mask is (B, 1, 1, T_k); a look-ahead mask "
-                f"is (T_q, T_k)"
+                f"{name} of shape {_fmt(mask)} does not broadcast to the attention scores of "
+                f"shape {_fmt(scores)} (..., T_q, T_k): each {name} dimension must be 1 or equal "
+                f"the score dimension. "
+                + (
+                    "A padding mask is (B, 1, 1, T_k); a look-ahead mask is (T_q, T_k)"
+                    if name == "mask"
+                    else "An ALiBi bias is (H, T_q, T_k)"
+                )
             )
 
 

@@ -12,7 +12,21 @@ from typing import Any
 
 from txcourse._validation import ArgumentError
 
-__all__ = ["TransformerConfig"]
+__all__ = ["TransformerConfig", "POSITIONS", "check_positions"]
+
+# Where a Transformer gets its word order from (TransformerConfig.positions). Book: week 2, "Positions as built today".
+POSITIONS = (
+    "sinusoidal",  # fixed sin/cos table added to the embeddings, Vaswani et al. (2017), Sec. 3.5
+    "learned",  # a trained max_len x d_model table added to the embeddings, as BERT and GPT do
+    "rope",  # rotary embedding: queries and keys of self-attention rotated by position, Su et al. (2021)
+    "alibi",  # a per-head linear bias -m_h |i - j| on the self-attention scores, Press et al. (2022)
+)
+
+
+def check_positions(value: Any, name: str = "positions") -> None:
+    """Raise an :class:`~txcourse._validation.ArgumentError` naming ``positions`` unless ``value`` is in POSITIONS."""
+    if not isinstance(value, str) or value not in POSITIONS:
+        raise ArgumentError(f"{name} must be one of {list(POSITIONS)}, got {value!r}", "positions")
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,7 @@ class TransformerConfig:
     tie_embeddings: bool = True  # output projection reuses the target embedding matrix (Sec. 3.4)
     layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the encoder code of notes 000 and 002
     fused: bool = False  # fast path: torch's F.scaled_dot_product_attention / XLA-compiled TF train step
+    positions: str = "sinusoidal"  # one of POSITIONS; the paper's sinusoids (Sec. 3.5) by default
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
@@ -79,6 +94,14 @@ class TransformerConfig:
                 f"Choose for example num_heads={_divisor_near(self.d_model, self.num_heads)}.",
                 "num_heads",
                 "d_model",
+            )
+        check_positions(self.positions, "TransformerConfig.positions")
+        if self.positions == "rope" and self.d_k % 2 != 0:
+            raise ArgumentError(
+                f"TransformerConfig.positions='rope' rotates pairs of dimensions, so each head's width "
+                f"d_model / num_heads must be even, got {self.d_model} / {self.num_heads} = {self.d_k}",
+                "positions",
+                "num_heads",
             )
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if self.pad_id >= smallest:

@@ -33,6 +33,7 @@ EXERCISES = {
             ("test_positional_encoding", "test_shared_frequency", "test_distance_depends_on_offset"),
         ),
         "ex2 worked table": ("worked_table", ("test_worked_table",)),
+        "ex3 apply_rotary": ("apply_rotary", ("test_apply_rotary", "test_rotary_relative")),
     },
     "week3_attention": {
         "ex1 attention": (
@@ -106,7 +107,7 @@ W1, W2, W3, W4, W5, W6 = (
     "week6_training",
 )
 BAH, LOSS, GREEDY = "ex1 BahdanauAttention", "ex1 label smoothing", "ex2 greedy decoding"
-PE, WT = "ex1 positional_encoding", "ex2 worked table"
+PE, WT, ROPE = "ex1 positional_encoding", "ex2 worked table", "ex3 apply_rotary"
 SDPA, MASKS, HEADS, MHA = "ex1 attention", "ex2 masks", "ex3 heads", "ex4 multi-head"
 ENC = "ex1 EncoderLayer"
 DEC, DMASK, LEAK = "ex1 DecoderLayer", "ex2 decoder mask", "ex3 future_leak"
@@ -206,6 +207,52 @@ MUTANTS = [
             )
         ],
         tf=[("return tf.constant(table, dtype=tf.float32)", WARN + "return tf.constant(table, dtype=tf.float32)")],
+    ),
+    # week 2, exercise 3 (RoPE)
+    M(
+        W2,
+        ROPE,
+        "rotates_the_wrong_way",
+        subset=("tf",),
+        both=[
+            ("x_even * cos - x_odd * sin", "x_even * cos + x_odd * sin"),
+            ("x_even * sin + x_odd * cos", "-x_even * sin + x_odd * cos"),
+        ],
+    ),
+    M(W2, ROPE, "frequency_of_dimension_not_pair", both=[("10000.0 ** (-2 * i / d_k)", "10000.0 ** (-i / d_k)")]),
+    M(
+        W2,
+        ROPE,
+        "forgets_the_cos_term",
+        both=[
+            ("x_even * cos - x_odd * sin", "x_even - x_odd * sin"),
+            ("x_even * sin + x_odd * cos", "x_even * sin + x_odd"),
+        ],
+    ),
+    M(W2, ROPE, "ignores_the_offset", both=[("np.arange(offset, offset + length,", "np.arange(0, length,")]),
+    M(
+        W2,
+        ROPE,
+        "rotates_halves_not_pairs",
+        both=[("x[..., 0::2], x[..., 1::2]", "x[..., : d_k // 2], x[..., d_k // 2 :]")],
+    ),
+    M(
+        W2,
+        ROPE,
+        "calls_tx_apply_rotary",
+        subset=FRAMEWORKS,
+        torch=[
+            (
+                "return torch.stack([rotated_even, rotated_odd], dim=-1).reshape(x.shape)",
+                "return tx.apply_rotary(x, offset)",
+            )
+        ],
+        tf=[
+            (
+                "return tf.reshape(tf.stack([rotated_even, rotated_odd], axis=-1), tf.shape(x))",
+                "return tx.apply_rotary(x, offset)",
+            )
+        ],
     ),
     # week 2, exercise 2
     M(

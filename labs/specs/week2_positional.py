@@ -1,4 +1,4 @@
-"""Week 2 lab: sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5)."""
+"""Week 2 lab: sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5) and rotary positions (Su et al. 2021)."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
@@ -17,7 +17,8 @@ CELLS = [
 
         Dimensions $2i$ and $2i+1$ share one frequency: a sine and a cosine of the **same** angle.
         In this lab you write the table, check it against two mistakes of the source notes
-        (errata E1 and E8 of the course) and look at it.
+        (errata E1 and E8 of the course) and look at it; then you write the rotary position embedding (RoPE) that
+        most language models use today.
         """,
             HOW_IT_WORKS,
         )
@@ -208,6 +209,108 @@ CELLS = [
     md("""
         In the model the table is added to the scaled token embeddings, `Embedding(tokens) * sqrt(d_model) + PE`
         (`tx.TransformerEmbedding`); the source notes built that layer and never applied it (errata E4).
-        Next week: attention.
+        """),
+    md("""
+        ## Exercise 3: rotary position embedding, RoPE (3 + 2 points)
+
+        RoPE (Su et al. 2021) adds nothing to the embeddings. Inside self-attention, after the heads are split, it
+        **rotates** each query and each key by its position $m$: the pair of dimensions $(2i, 2i+1)$ is turned by
+        the angle $m\\,\\theta_i$, with the frequencies of the sinusoidal table, $\\theta_i = 10000^{-2i/d_k}$:
+
+        $$\\begin{pmatrix} x'_{2i} \\\\ x'_{2i+1} \\end{pmatrix} =
+          \\begin{pmatrix} \\cos m\\theta_i & -\\sin m\\theta_i \\\\ \\sin m\\theta_i & \\cos m\\theta_i \\end{pmatrix}
+          \\begin{pmatrix} x_{2i} \\\\ x_{2i+1} \\end{pmatrix}$$
+
+        Write `apply_rotary(x, offset=0)`: `x` has shape `(..., T, d_k)` (positions along the second-to-last axis,
+        `d_k` even), row `m` sits at position `offset + m`, and the result has the shape and dtype of `x`.
+        Compute the angles in float64 (NumPy is fine) and do the rotation with [[FW]] operations.
+        `tx.MultiHeadAttention(..., positions="rope")` calls txcourse's version on $Q$ and $K$.
+        """),
+    solution(
+        "apply_rotary",
+        {
+            "torch": """
+            def apply_rotary(x, offset=0):
+                \"\"\"Rotate each pair (2i, 2i+1) of x (..., T, d_k) by (offset + m) * 10000^(-2i/d_k), Su et al. (2021).\"\"\"
+                ### BEGIN SOLUTION
+                length, d_k = x.shape[-2], x.shape[-1]
+                m = np.arange(offset, offset + length, dtype=np.float64)[:, None]  # (T, 1) positions
+                i = np.arange(d_k // 2)[None, :]  # (1, d_k/2) pairs
+                angles = m * 10000.0 ** (-2 * i / d_k)  # (T, d_k/2)
+                cos = torch.tensor(np.cos(angles), dtype=x.dtype)  # (T, d_k/2)
+                sin = torch.tensor(np.sin(angles), dtype=x.dtype)  # (T, d_k/2)
+                x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+                rotated_even = x_even * cos - x_odd * sin  # (..., T, d_k/2)
+                rotated_odd = x_even * sin + x_odd * cos  # (..., T, d_k/2)
+                return torch.stack([rotated_even, rotated_odd], dim=-1).reshape(x.shape)  # (..., T, d_k)
+                ### END SOLUTION
+        """,
+            "tf": """
+            def apply_rotary(x, offset=0):
+                \"\"\"Rotate each pair (2i, 2i+1) of x (..., T, d_k) by (offset + m) * 10000^(-2i/d_k), Su et al. (2021).\"\"\"
+                ### BEGIN SOLUTION
+                length, d_k = x.shape[-2], x.shape[-1]
+                m = np.arange(offset, offset + length, dtype=np.float64)[:, None]  # (T, 1) positions
+                i = np.arange(d_k // 2)[None, :]  # (1, d_k/2) pairs
+                angles = m * 10000.0 ** (-2 * i / d_k)  # (T, d_k/2)
+                cos = tf.constant(np.cos(angles), dtype=x.dtype)  # (T, d_k/2)
+                sin = tf.constant(np.sin(angles), dtype=x.dtype)  # (T, d_k/2)
+                x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+                rotated_even = x_even * cos - x_odd * sin  # (..., T, d_k/2)
+                rotated_odd = x_even * sin + x_odd * cos  # (..., T, d_k/2)
+                return tf.reshape(tf.stack([rotated_even, rotated_odd], axis=-1), tf.shape(x))  # (..., T, d_k)
+                ### END SOLUTION
+        """,
+        },
+    ),
+    tests(
+        "test_apply_rotary",
+        3,
+        """
+        # Shape, dtype, position 0 left as it is, and agreement with txcourse's apply_rotary.
+        x = tensor(normal(2, 5, 8, seed=0))
+        out = apply_rotary(x)
+        assert tuple(out.shape) == (2, 5, 8), f"shape {tuple(out.shape)}, expected (2, 5, 8)"
+        assert out.dtype == x.dtype, f"dtype {out.dtype}, expected {x.dtype}"
+        assert_close(out[:, 0], x[:, 0], 1e-7, "position 0 is rotated by the angle 0")
+        assert_close(out, tx.apply_rotary(x), 1e-5, "apply_rotary(x) for x of shape (2, 5, 8)")
+        assert_close(apply_rotary(x, offset=3), tx.apply_rotary(x, 3), 1e-5, "apply_rotary(x, offset=3)")
+        ### BEGIN HIDDEN TESTS
+        from txcourse.notebook.checks import no_calls_to
+        for shape, offset in (((3, 2), 0), ((4, 1, 64), 7), ((2, 3, 6, 4), 2), ((1, 9, 16), 100)):
+            x = tensor(normal(*shape, seed=len(shape) + offset))
+            with no_calls_to(tx.apply_rotary, what="apply_rotary"):
+                mine = apply_rotary(x, offset)
+            assert_close(mine, tx.apply_rotary(x, offset), 1e-5, f"apply_rotary of shape {shape}, offset {offset}")
+        ### END HIDDEN TESTS
+    """,
+    ),
+    tests(
+        "test_rotary_relative",
+        2,
+        """
+        # RoPE's point (Su et al. 2021): after rotation, q_m . k_n depends on the offset m - n only.
+        q, k = normal(1, 16, seed=1), normal(1, 16, seed=2)
+        qs = to_numpy(apply_rotary(tensor(np.repeat(q, 30, axis=0)))).astype(np.float64)  # q at positions 0..29
+        ks = to_numpy(apply_rotary(tensor(np.repeat(k, 30, axis=0)))).astype(np.float64)  # k at positions 0..29
+        scores = qs @ ks.T  # (m, n)
+        for delta in (0, 1, 4, -3):
+            along = np.diagonal(scores, offset=-delta)
+            assert np.ptp(along) < 1e-4, f"scores at m - n = {delta} differ by {np.ptp(along):.3g}"
+        ### BEGIN HIDDEN TESTS
+        # a rotation keeps lengths; the pair (1, 0) at position m becomes (cos m theta_i, sin m theta_i)
+        assert_close(np.linalg.norm(qs, axis=-1), np.full(30, np.linalg.norm(q)), 1e-4, "norms are kept")
+        unit = np.tile([1.0, 0.0], 3)[None, :].repeat(5, axis=0).astype(np.float32)  # (5, 6)
+        turned = to_numpy(apply_rotary(tensor(unit))).astype(np.float64)
+        theta = 10000.0 ** (-np.arange(0, 6, 2) / 6)
+        angles = np.arange(5)[:, None] * theta[None, :]
+        assert_close(turned[:, 0::2], np.cos(angles), 1e-5, "cos m theta_i in the even dimensions")
+        assert_close(turned[:, 1::2], np.sin(angles), 1e-5, "sin m theta_i in the odd dimensions")
+        ### END HIDDEN TESTS
+    """,
+    ),
+    md("""
+        The book's week 2 ("Positions as built today") puts RoPE beside learned positions and ALiBi and measures
+        which of them carries over from short training inputs to longer ones. Next week: attention.
         """),
 ]

@@ -235,3 +235,65 @@ def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_im
     result = _run_blocked(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "written by the 'torch' half" in result.stdout
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_header_without_positions_loads_as_sinusoidal(saved, framework, tmp_path):
+    """Checkpoints written before TransformerConfig.positions existed lack the key: they load with the default."""
+    meta, arrays = read_checkpoint(saved[framework])
+    assert meta["model"]["config"]["positions"] == "sinusoidal", "new checkpoints record the field"
+    meta = {k: v for k, v in meta.items() if k != "format"}
+    meta["model"] = {
+        "kind": "transformer",
+        "config": {k: v for k, v in meta["model"]["config"].items() if k != "positions"},
+    }
+    old = tmp_path / "old.npz"
+    write_checkpoint(old, meta, arrays)
+    model, header = importlib.import_module(f"txcourse.{framework}.train").load_model(str(old))
+    assert "positions" not in header["model"]["config"]
+    assert model.config.positions == "sinusoidal"
+    meta["model"]["config"]["positions"] = "rotary"
+    write_checkpoint(old, meta, arrays)
+    with pytest.raises(ValueError, match=r"positions must be one of"):
+        importlib.import_module(f"txcourse.{framework}.train").load_model(str(old))
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_a_learned_positions_checkpoint_saves_and_loads(framework, tmp_path):
+    """The learned table is a weight: it is saved, checked against the header and loaded back."""
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    cfg = TransformerConfig(
+        src_vocab_size=9,
+        tgt_vocab_size=9,
+        d_model=8,
+        num_heads=2,
+        num_encoder_layers=1,
+        num_decoder_layers=1,
+        d_ff=16,
+        max_len=12,
+        positions="learned",
+    ).to_dict()
+    train.set_seed(0)
+    model = train.build_model("transformer", cfg)
+    trainer = train.Trainer(
+        model,
+        "transformer",
+        cfg,
+        [([3, 4], [5, 6])] * 4,
+        TrainConfig(steps=1, batch_size=2, progress=False, device="cpu"),
+    )
+    trainer.save(str(tmp_path / "learned.npz"))
+    loaded, header = train.load_model(str(tmp_path / "learned.npz"))
+    assert header["model"]["config"]["positions"] == "learned"
+    table = loaded.decoder.embedding.positional_encoding.table
+    original = model.decoder.embedding.positional_encoding.table
+    if framework == "torch":
+        np.testing.assert_array_equal(table.weight.detach().numpy(), original.weight.detach().numpy())
+    else:
+        np.testing.assert_array_equal(table.embeddings.numpy(), original.embeddings.numpy())
+    meta, arrays = read_checkpoint(tmp_path / "learned.npz")
+    meta = {k: v for k, v in meta.items() if k != "format"}
+    meta["model"]["config"]["positions"] = "rope"  # the header no longer describes the weights
+    write_checkpoint(tmp_path / "edited.npz", meta, arrays)
+    with pytest.raises(ValueError, match=r"does not fit"):
+        train.load_model(str(tmp_path / "edited.npz"))

@@ -12,6 +12,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "txcourse.tf needs TensorFlow and Keras 3: pip install 'txcourse[tf]' (see README.md for GPU builds)"
     ) from error
 
+from txcourse.tf.alibi import alibi_bias, alibi_slopes
 from txcourse.tf.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
 from txcourse.tf.decode import DecodeOutput, beam_search, greedy_decode
 from txcourse.tf.decoder import Decoder, DecoderLayer
@@ -21,7 +22,8 @@ from txcourse.tf.feed_forward import PositionwiseFeedForward
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.masks import look_ahead_mask, padding_mask
 from txcourse.tf.model import Transformer
-from txcourse.tf.positional import PositionalEncoding, positional_encoding
+from txcourse.tf.positional import LearnedPositionalEmbedding, PositionalEncoding, positional_encoding
+from txcourse.tf.rotary import apply_rotary, rotary_tables, rotate_pairs
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.tf.train import Trainer, build_model, load_model
 
@@ -32,6 +34,7 @@ __all__ = [
     "DecoderLayer",
     "Encoder",
     "EncoderLayer",
+    "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "PositionalEncoding",
     "PositionwiseFeedForward",
@@ -41,6 +44,9 @@ __all__ = [
     "Trainer",
     "Transformer",
     "TransformerEmbedding",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rotary",
     "beam_search",
     "build_model",
     "fused_attention",
@@ -50,6 +56,8 @@ __all__ = [
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
+    "rotary_tables",
+    "rotate_pairs",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]

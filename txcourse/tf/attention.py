@@ -10,8 +10,11 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput, KVCache
+from txcourse.config import check_positions
 from txcourse.tf._checks import check_float
+from txcourse.tf.alibi import alibi_bias
 from txcourse.tf.init import linear
+from txcourse.tf.rotary import apply_rotary
 
 __all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
 
@@ -21,6 +24,7 @@ def scaled_dot_product_attention(
     key: tf.Tensor,
     value: tf.Tensor,
     mask: Optional[tf.Tensor] = None,
+    bias: Optional[tf.Tensor] = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, Eq. (1) of Vaswani et al. (2017).
 
@@ -36,6 +40,9 @@ def scaled_dot_product_attention(
         value: V, one row per key position.
         mask: optional, bool or 0/1; ``True``/1 marks a key that may NOT be
             attended. Must broadcast to the scores (..., T_q, T_k).
+        bias: optional, added to the scaled scores before the mask and the
+            softmax (ALiBi's -m_h |i - j|, :func:`alibi_bias`). Must
+            broadcast to the scores.
 
     Shape:
         query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
@@ -51,6 +58,9 @@ def scaled_dot_product_attention(
     V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
     d_k = query.shape[-1]
     scores = tf.matmul(query, key, transpose_b=True) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if bias is not None:
+        V.check_mask(tuple(bias.shape), tuple(scores.shape), "bias")
+        scores = scores + bias  # (..., T_q, T_k)
     if mask is not None:
         V.check_mask(tuple(mask.shape), tuple(scores.shape))
         mask = mask if mask.dtype == tf.bool else tf.not_equal(mask, 0)  # (..., T_q, T_k) broadcastable
@@ -62,15 +72,22 @@ def scaled_dot_product_attention(
     return output, weights
 
 
-def fused_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor, mask: Optional[tf.Tensor] = None) -> tf.Tensor:
+def fused_attention(
+    query: tf.Tensor,
+    key: tf.Tensor,
+    value: tf.Tensor,
+    mask: Optional[tf.Tensor] = None,
+    bias: Optional[tf.Tensor] = None,
+) -> tf.Tensor:
     """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
     TensorFlow has no fused attention op of its own: the fused path is the
     same computation compiled with ``jit_compile=True`` (the trainer does
     this on a GPU when ``TransformerConfig.fused`` is set), so the result
-    equals the teaching path (Sec. 3.2.1).
+    equals the teaching path (Sec. 3.2.1). An additive ``bias`` (ALiBi)
+    joins the additive mask.
     """
-    output, _ = scaled_dot_product_attention(query, key, value, mask)  # (..., T_q, d_v)
+    output, _ = scaled_dot_product_attention(query, key, value, mask, bias)  # (..., T_q, d_v)
     return output
 
 
@@ -95,6 +112,14 @@ class MultiHeadAttention(keras.layers.Layer):
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
             same ops, left for XLA to fuse). It computes no weights.
+        positions: one of :data:`~txcourse.config.POSITIONS`; only two act
+            here, in self-attention: "rope" rotates the queries and keys
+            after the heads are split (:func:`apply_rotary`, Su et al. 2021)
+            and "alibi" adds -m_h |i - j| to the scores (:func:`alibi_bias`,
+            Press et al. 2022), both on the fused path too. The queries sit
+            after the cached positions, so cached decoding equals full
+            decoding; the cache holds rotated keys. The others (the default)
+            leave the attention as it is.
 
     Call arguments:
         query, key, value, mask: as above.
@@ -125,10 +150,16 @@ class MultiHeadAttention(keras.layers.Layer):
         ((1, 3, 8), (1, 2, 3, 3))
     """
 
-    def __init__(self, d_model: int, num_heads: int, fused: bool = False, **kwargs):
+    def __init__(self, d_model: int, num_heads: int, fused: bool = False, positions: str = "sinusoidal", **kwargs):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_heads(d_model, num_heads)
+        check_positions(positions)
+        if positions == "rope" and (d_model // num_heads) % 2 != 0:
+            raise ValueError(
+                f"positions='rope' needs an even head width d_model / num_heads, got {d_model // num_heads}"
+            )
         self.fused = fused
+        self.positions = positions
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -154,6 +185,23 @@ class MultiHeadAttention(keras.layers.Layer):
         """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
         return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
 
+    def _offset(self, cache: Optional[KVCache], memory: bool) -> int:
+        """The position of the first query: the number of cached positions (0 without a cache)."""
+        if memory and self.positions in ("rope", "alibi"):
+            raise ValueError(
+                f"positions={self.positions!r} acts in self-attention only, but key and value are None "
+                f"(a cache attended as it is, such as the encoder memory); build this layer with the default positions"
+            )
+        if cache is None:
+            return 0
+        return (
+            cache.key.shape[2] if cache.key.shape[2] is not None else tf.shape(cache.key)[2]
+        )  # a tensor when compiled
+
+    def _rotate(self, x: tf.Tensor, offset: int) -> tf.Tensor:
+        """RoPE (Su et al. 2021) on queries or keys (B, H, T, d_k) at positions offset, offset + 1, ...; else x."""
+        return apply_rotary(x, offset) if self.positions == "rope" else x  # (B, H, T, d_k)
+
     def call(
         self,
         query: tf.Tensor,
@@ -172,19 +220,24 @@ class MultiHeadAttention(keras.layers.Layer):
                 V.check_width(name, tuple(x.shape), self.d_model)
         if key is not None:
             V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
-        q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
+        offset = self._offset(cache, key is None)  # T_cached: the position of the first query
+        q = self._rotate(self.split_heads(self.w_q(query)), offset)  # (B, H, T_q, d_k)
         if cache is None:
             k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
+            k = self._rotate(k, offset)  # (B, H, T_k, d_k)
         elif key is None:
             k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
         else:  # self-attention: the new positions after the cached ones
             new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
-            k = tf.concat([cache.key, new.key], axis=2)  # (B, H, T_cached + T_new, d_k)
+            k = tf.concat([cache.key, self._rotate(new.key, offset)], axis=2)  # (B, H, T_cached + T_new, d_k)
             v = tf.concat([cache.value, new.value], axis=2)  # (B, H, T_cached + T_new, d_k)
+        bias = None
+        if self.positions == "alibi":  # -m_h |i - j| on the scores, Press et al. (2022)
+            bias = alibi_bias(self.num_heads, tf.shape(q)[2], tf.shape(k)[2], q.dtype)  # (H, T_q, T_k)
         if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights
-            heads, weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+            heads, weights = fused_attention(q, k, v, mask, bias), None  # (B, H, T_q, d_k)
         else:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, bias)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output

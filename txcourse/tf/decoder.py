@@ -35,6 +35,9 @@ class DecoderLayer(keras.layers.Layer):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
+            self-attention ("rope" and "alibi" act there; see
+            :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -62,12 +65,13 @@ class DecoderLayer(keras.layers.Layer):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        positions: str = "sinusoidal",
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
         self.cross_attn = MultiHeadAttention(d_model, num_heads, fused, name="cross_attn")
         self.cross_attn_norm = layer_norm(d_model, layer_norm_eps, name="cross_attn_norm")
@@ -147,7 +151,7 @@ class Decoder(keras.layers.Layer):
         super().__init__(**kwargs)
         self.config = config
         self.embedding = TransformerEmbedding(
-            config.tgt_vocab_size, config.d_model, config.max_len, config.dropout, name="embedding"
+            config.tgt_vocab_size, config.d_model, config.max_len, config.dropout, config.positions, name="embedding"
         )
         self.layers = [
             DecoderLayer(
@@ -158,6 +162,7 @@ class Decoder(keras.layers.Layer):
                 config.norm_first,
                 config.layer_norm_eps,
                 config.fused,
+                config.positions,
                 name=f"layers_{i}",
             )
             for i in range(config.num_decoder_layers)

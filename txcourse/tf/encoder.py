@@ -35,6 +35,9 @@ class EncoderLayer(keras.layers.Layer):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
+            self-attention ("rope" and "alibi" act there; see
+            :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -53,12 +56,13 @@ class EncoderLayer(keras.layers.Layer):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        positions: str = "sinusoidal",
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps, name="feed_forward_norm")
@@ -105,7 +109,7 @@ class Encoder(keras.layers.Layer):
         super().__init__(**kwargs)
         self.config = config
         self.embedding = TransformerEmbedding(
-            config.src_vocab_size, config.d_model, config.max_len, config.dropout, name="embedding"
+            config.src_vocab_size, config.d_model, config.max_len, config.dropout, config.positions, name="embedding"
         )
         self.layers = [
             EncoderLayer(
@@ -116,6 +120,7 @@ class Encoder(keras.layers.Layer):
                 config.norm_first,
                 config.layer_norm_eps,
                 config.fused,
+                config.positions,
                 name=f"layers_{i}",
             )
             for i in range(config.num_encoder_layers)

@@ -1,4 +1,4 @@
-"""Sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5). Book: week 2."""
+"""Sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5) and a learned table (BERT, GPT). Book: week 2."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.tf._checks import check_float
+from txcourse.tf.init import embedding
 
-__all__ = ["positional_encoding", "PositionalEncoding"]
+__all__ = ["positional_encoding", "PositionalEncoding", "LearnedPositionalEmbedding"]
 
 
 def positional_encoding(max_len: int, d_model: int, dtype: tf.DType = tf.float32) -> tf.Tensor:
@@ -79,3 +80,45 @@ class PositionalEncoding(keras.layers.Layer):
                 offset + tf.shape(x)[1], self.max_len, message=f"x is longer than max_len={self.max_len}"
             )
         return x + tf.cast(self.table[offset : offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)
+
+
+class LearnedPositionalEmbedding(keras.layers.Layer):
+    """Adds a trained position embedding to a batch of embeddings, as BERT (Devlin et al. 2019) and GPT do.
+
+    The table is a weight, ``table`` (max_len x d_model, initialised like
+    the token embeddings, N(0, d^-1/2)), trained with the rest of the model.
+    Vaswani et al. (2017, Sec. 3.5 and Table 3, row (E)) found it about as
+    good as the sinusoids; unlike them it has no row for a position beyond
+    max_len, and rows for positions never seen in training stay as
+    initialised.
+
+    Args:
+        max_len: longest sequence the table covers.
+        d_model: width of the embeddings.
+
+    Shape:
+        x: (B, T, D) with offset + T <= max_len; ``offset`` is the position
+        of the first row (non-zero when decoding one token at a time).
+        Returns (B, T, D).
+    """
+
+    def __init__(self, max_len: int, d_model: int, **kwargs):
+        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        V.check_positive("max_len", max_len)
+        V.check_positive("d_model", d_model)
+        self.max_len = max_len
+        self.d_model = d_model
+        self.table = embedding(max_len, d_model, name="table")  # (max_len, D) one trained row per position
+        self.built = True
+
+    def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
+        check_float("x", x, self)
+        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
+        V.check_width("x", tuple(x.shape), self.d_model)
+        known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
+        V.check_length("x", offset + x.shape[1] if known else None, self.max_len)
+        if not known:
+            tf.debugging.assert_less_equal(
+                offset + tf.shape(x)[1], self.max_len, message=f"x is longer than max_len={self.max_len}"
+            )
+        return x + tf.cast(self.table.embeddings[offset : offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)

@@ -11,6 +11,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "txcourse.torch needs PyTorch: pip install 'txcourse[torch]' (or torch itself, see README.md)"
     ) from error
 
+from txcourse.torch.alibi import alibi_bias, alibi_slopes
 from txcourse.torch.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
 from txcourse.torch.decode import DecodeOutput, beam_search, greedy_decode
 from txcourse.torch.decoder import Decoder, DecoderLayer
@@ -20,7 +21,8 @@ from txcourse.torch.feed_forward import PositionwiseFeedForward
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.masks import look_ahead_mask, padding_mask
 from txcourse.torch.model import Transformer
-from txcourse.torch.positional import PositionalEncoding, positional_encoding
+from txcourse.torch.positional import LearnedPositionalEmbedding, PositionalEncoding, positional_encoding
+from txcourse.torch.rotary import apply_rotary, rotary_tables, rotate_pairs
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.torch.train import Trainer, build_model, load_model
 
@@ -31,6 +33,7 @@ __all__ = [
     "DecoderLayer",
     "Encoder",
     "EncoderLayer",
+    "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "PositionalEncoding",
     "PositionwiseFeedForward",
@@ -40,6 +43,9 @@ __all__ = [
     "Trainer",
     "Transformer",
     "TransformerEmbedding",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rotary",
     "beam_search",
     "build_model",
     "fused_attention",
@@ -49,6 +55,8 @@ __all__ = [
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
+    "rotary_tables",
+    "rotate_pairs",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]

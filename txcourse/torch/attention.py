@@ -11,8 +11,11 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput, KVCache
+from txcourse.config import check_positions
 from txcourse.torch._checks import check_float
+from txcourse.torch.alibi import alibi_bias
 from txcourse.torch.init import linear
+from txcourse.torch.rotary import apply_rotary
 
 __all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
 
@@ -22,6 +25,7 @@ def scaled_dot_product_attention(
     key: torch.Tensor,
     value: torch.Tensor,
     mask: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, Eq. (1) of Vaswani et al. (2017).
 
@@ -37,6 +41,9 @@ def scaled_dot_product_attention(
         value: V, one row per key position.
         mask: optional, bool or 0/1; ``True``/1 marks a key that may NOT be
             attended. Must broadcast to the scores (..., T_q, T_k).
+        bias: optional, added to the scaled scores before the mask and the
+            softmax (ALiBi's -m_h |i - j|, :func:`alibi_bias`). Must
+            broadcast to the scores.
 
     Shape:
         query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
@@ -52,6 +59,9 @@ def scaled_dot_product_attention(
     V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
     d_k = query.shape[-1]
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
+    if bias is not None:
+        V.check_mask(tuple(bias.shape), tuple(scores.shape), "bias")
+        scores = scores + bias  # (..., T_q, T_k)
     if mask is not None:
         V.check_mask(tuple(mask.shape), tuple(scores.shape))
         mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
@@ -64,22 +74,32 @@ def scaled_dot_product_attention(
 
 
 def fused_attention(
-    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """The output of :func:`scaled_dot_product_attention`, computed by the framework's fused path.
 
     PyTorch: ``F.scaled_dot_product_attention``, whose boolean mask means
     MAY attend; we pass an additive mask (0 or the dtype's most negative
     number) and zero the rows whose keys are all masked, so the result
-    equals the teaching path (Sec. 3.2.1).
+    equals the teaching path (Sec. 3.2.1). An additive ``bias`` (ALiBi)
+    joins the additive mask.
     """
+    scores_shape = tuple(query.shape[:-1]) + (key.shape[-2],)  # (..., T_q, T_k)
+    if bias is not None:
+        V.check_mask(tuple(bias.shape), scores_shape, "bias")
     if mask is None:
-        return F.scaled_dot_product_attention(query, key, value)  # (..., T_q, d_v)
-    V.check_mask(tuple(mask.shape), tuple(query.shape[:-1]) + (key.shape[-2],))
+        return F.scaled_dot_product_attention(query, key, value, attn_mask=bias)  # (..., T_q, d_v)
+    V.check_mask(tuple(mask.shape), scores_shape)
     mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
     additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device).masked_fill(
         mask, torch.finfo(query.dtype).min
     )  # (..., T_q, T_k)
+    if bias is not None:  # a masked score stays the most negative number: the bias is added where it may attend
+        additive = torch.where(mask, additive, additive + bias)  # (..., T_q, T_k) broadcast
     output = F.scaled_dot_product_attention(query, key, value, attn_mask=additive)  # (..., T_q, d_v)
     return output.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)  # fully masked rows: 0
 
@@ -105,6 +125,14 @@ class MultiHeadAttention(nn.Module):
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
             same ops, left for XLA to fuse). It computes no weights.
+        positions: one of :data:`~txcourse.config.POSITIONS`; only two act
+            here, in self-attention: "rope" rotates the queries and keys
+            after the heads are split (:func:`apply_rotary`, Su et al. 2021)
+            and "alibi" adds -m_h |i - j| to the scores (:func:`alibi_bias`,
+            Press et al. 2022), both on the fused path too. The queries sit
+            after the cached positions, so cached decoding equals full
+            decoding; the cache holds rotated keys. The others (the default)
+            leave the attention as it is.
 
     Call arguments:
         query, key, value, mask: as above.
@@ -135,10 +163,16 @@ class MultiHeadAttention(nn.Module):
         ((1, 3, 8), (1, 2, 3, 3))
     """
 
-    def __init__(self, d_model: int, num_heads: int, fused: bool = False):
+    def __init__(self, d_model: int, num_heads: int, fused: bool = False, positions: str = "sinusoidal"):
         super().__init__()
         V.check_heads(d_model, num_heads)
+        check_positions(positions)
+        if positions == "rope" and (d_model // num_heads) % 2 != 0:
+            raise ValueError(
+                f"positions='rope' needs an even head width d_model / num_heads, got {d_model // num_heads}"
+            )
         self.fused = fused
+        self.positions = positions
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
@@ -163,6 +197,19 @@ class MultiHeadAttention(nn.Module):
         """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
         return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
 
+    def _offset(self, cache: Optional[KVCache], memory: bool) -> int:
+        """The position of the first query: the number of cached positions (0 without a cache)."""
+        if memory and self.positions in ("rope", "alibi"):
+            raise ValueError(
+                f"positions={self.positions!r} acts in self-attention only, but key and value are None "
+                f"(a cache attended as it is, such as the encoder memory); build this layer with the default positions"
+            )
+        return 0 if cache is None else cache.key.shape[2]
+
+    def _rotate(self, x: torch.Tensor, offset: int) -> torch.Tensor:
+        """RoPE (Su et al. 2021) on queries or keys (B, H, T, d_k) at positions offset, offset + 1, ...; else x."""
+        return apply_rotary(x, offset) if self.positions == "rope" else x  # (B, H, T, d_k)
+
     def forward(
         self,
         query: torch.Tensor,
@@ -180,19 +227,24 @@ class MultiHeadAttention(nn.Module):
                 V.check_width(name, tuple(x.shape), self.d_model)
         if key is not None:
             V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
-        q = self.split_heads(self.w_q(query))  # (B, H, T_q, d_k)
+        offset = self._offset(cache, key is None)  # T_cached: the position of the first query
+        q = self._rotate(self.split_heads(self.w_q(query)), offset)  # (B, H, T_q, d_k)
         if cache is None:
             k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
+            k = self._rotate(k, offset)  # (B, H, T_k, d_k)
         elif key is None:
             k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
         else:  # self-attention: the new positions after the cached ones
             new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
-            k = torch.cat([cache.key, new.key], dim=2)  # (B, H, T_cached + T_new, d_k)
+            k = torch.cat([cache.key, self._rotate(new.key, offset)], dim=2)  # (B, H, T_cached + T_new, d_k)
             v = torch.cat([cache.value, new.value], dim=2)  # (B, H, T_cached + T_new, d_k)
+        bias = None
+        if self.positions == "alibi":  # -m_h |i - j| on the scores, Press et al. (2022)
+            bias = alibi_bias(self.num_heads, q.shape[2], k.shape[2], q.dtype).to(q.device)  # (H, T_q, T_k)
         if self.fused:  # the same numbers through PyTorch's fused kernel, which computes no weights
-            heads, weights = fused_attention(q, k, v, mask), None  # (B, H, T_q, d_k)
+            heads, weights = fused_attention(q, k, v, mask, bias), None  # (B, H, T_q, d_k)
         else:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            heads, weights = scaled_dot_product_attention(q, k, v, mask, bias)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output

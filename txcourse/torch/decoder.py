@@ -35,6 +35,9 @@ class DecoderLayer(nn.Module):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
+            self-attention ("rope" and "alibi" act there; see
+            :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -62,11 +65,12 @@ class DecoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        positions: str = "sinusoidal",
     ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, fused)
         self.cross_attn_norm = layer_norm(d_model, layer_norm_eps)
@@ -143,7 +147,9 @@ class Decoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(config.tgt_vocab_size, config.d_model, config.max_len, config.dropout)
+        self.embedding = TransformerEmbedding(
+            config.tgt_vocab_size, config.d_model, config.max_len, config.dropout, config.positions
+        )
         self.layers = nn.ModuleList(
             [
                 DecoderLayer(
@@ -154,6 +160,7 @@ class Decoder(nn.Module):
                     config.norm_first,
                     config.layer_norm_eps,
                     config.fused,
+                    config.positions,
                 )
                 for _ in range(config.num_decoder_layers)
             ]

@@ -8,15 +8,16 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.config import check_positions
 from txcourse.torch._checks import check_tokens
 from txcourse.torch.init import embedding
-from txcourse.torch.positional import PositionalEncoding
+from txcourse.torch.positional import LearnedPositionalEmbedding, PositionalEncoding
 
 __all__ = ["TransformerEmbedding"]
 
 
 class TransformerEmbedding(nn.Module):
-    """dropout(Embedding(tokens) * sqrt(d_model) + PE), Sec. 3.4 and 3.5.
+    """dropout(Embedding(tokens) * sqrt(d_model) + PE), Sec. 3.4 and 3.5 (PE: the table ``positions`` names).
 
     The source notes built ``PositionalEncoding(vocab_size, d_model)`` and
     never called it on the embeddings (errata E4); here the encoding is
@@ -27,24 +28,39 @@ class TransformerEmbedding(nn.Module):
         d_model: width D.
         max_len: longest sequence allowed.
         dropout: dropout rate applied to the sum (P_drop).
+        positions: one of :data:`~txcourse.config.POSITIONS`: "sinusoidal"
+            adds :class:`PositionalEncoding`, "learned" a
+            :class:`LearnedPositionalEmbedding`; "rope" and "alibi" add
+            nothing here (attention sees the positions, and no length
+            limit applies).
 
     Shape:
         tokens (B, T) integer ids in [0, V); ``offset`` is the position of
         the first token (see :class:`PositionalEncoding`). Returns (B, T, D).
     """
 
-    def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1):
+    def __init__(
+        self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, positions: str = "sinusoidal"
+    ):
         super().__init__()
         V.check_positive("vocab_size", vocab_size)
         V.check_probability("dropout", dropout)
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.token_embedding = embedding(vocab_size, d_model)  # (V, D) lookup table
-        self.positional_encoding = PositionalEncoding(max_len, d_model)
+        check_positions(positions)
+        self.positions = positions
+        self.positional_encoding = None  # rope, alibi: the positions enter in the self-attention
+        if positions == "sinusoidal":
+            self.positional_encoding = PositionalEncoding(max_len, d_model)
+        elif positions == "learned":
+            self.positional_encoding = LearnedPositionalEmbedding(max_len, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: torch.Tensor, offset: int = 0) -> torch.Tensor:
         V.check_rank("tokens", tuple(tokens.shape), 2, "(B, T)")
         check_tokens("tokens", tokens, self.vocab_size)
         x = self.token_embedding(tokens) * math.sqrt(self.d_model)  # (B, T, D)
-        return self.dropout(self.positional_encoding(x, offset=offset))  # (B, T, D)
+        if self.positional_encoding is not None:
+            x = self.positional_encoding(x, offset=offset)  # (B, T, D)
+        return self.dropout(x)  # (B, T, D)

@@ -35,6 +35,9 @@ class EncoderLayer(nn.Module):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
+            self-attention ("rope" and "alibi" act there; see
+            :class:`MultiHeadAttention`).
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -53,11 +56,12 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        positions: str = "sinusoidal",
     ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
@@ -98,7 +102,9 @@ class Encoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(config.src_vocab_size, config.d_model, config.max_len, config.dropout)
+        self.embedding = TransformerEmbedding(
+            config.src_vocab_size, config.d_model, config.max_len, config.dropout, config.positions
+        )
         self.layers = nn.ModuleList(
             [
                 EncoderLayer(
@@ -109,6 +115,7 @@ class Encoder(nn.Module):
                     config.norm_first,
                     config.layer_norm_eps,
                     config.fused,
+                    config.positions,
                 )
                 for _ in range(config.num_encoder_layers)
             ]

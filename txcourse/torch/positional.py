@@ -1,4 +1,4 @@
-"""Sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5). Book: week 2."""
+"""Sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5) and a learned table (BERT, GPT). Book: week 2."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.torch._checks import check_float
+from txcourse.torch.init import embedding
 
-__all__ = ["positional_encoding", "PositionalEncoding"]
+__all__ = ["positional_encoding", "PositionalEncoding", "LearnedPositionalEmbedding"]
 
 
 def positional_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -73,3 +74,39 @@ class PositionalEncoding(nn.Module):
         V.check_width("x", tuple(x.shape), self.d_model)
         V.check_length("x", offset + x.shape[1], self.max_len)
         return x + self.table[offset : offset + x.shape[1]].to(x.dtype)  # (B, T, D)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """Adds a trained position embedding to a batch of embeddings, as BERT (Devlin et al. 2019) and GPT do.
+
+    The table is a weight, ``table`` (max_len x d_model, initialised like
+    the token embeddings, N(0, d^-1/2)), trained with the rest of the model.
+    Vaswani et al. (2017, Sec. 3.5 and Table 3, row (E)) found it about as
+    good as the sinusoids; unlike them it has no row for a position beyond
+    max_len, and rows for positions never seen in training stay as
+    initialised.
+
+    Args:
+        max_len: longest sequence the table covers.
+        d_model: width of the embeddings.
+
+    Shape:
+        x: (B, T, D) with offset + T <= max_len; ``offset`` is the position
+        of the first row (non-zero when decoding one token at a time).
+        Returns (B, T, D).
+    """
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        V.check_positive("max_len", max_len)
+        V.check_positive("d_model", d_model)
+        self.max_len = max_len
+        self.d_model = d_model
+        self.table = embedding(max_len, d_model)  # (max_len, D) one trained row per position
+
+    def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
+        check_float("x", x, self)
+        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
+        V.check_width("x", tuple(x.shape), self.d_model)
+        V.check_length("x", offset + x.shape[1], self.max_len)
+        return x + self.table.weight[offset : offset + x.shape[1]].to(x.dtype)  # (B, T, D)
