@@ -43,7 +43,7 @@ STEP = {"torch": "train_step_by_hand", "tf": "train_step_by_hand_tf"}
 # The page's settings: its TrainConfig, with a record every step, and its model, with dropout on here.
 CONFIG = TrainConfig(steps=40, batch_size=32, warmup_steps=20, log_every=1, progress=False, device="cpu")
 MODEL = {"d_model": 32, "num_heads": 2, "d_ff": 64, "num_encoder_layers": 1, "num_decoder_layers": 1, "dropout": 0.1}
-SAME = 1e-5  # the same operations, rounded alike or nearly: they agree to about 1e-7 (the page prints it)
+SAME = 1e-5  # the same operations, rounded alike or nearly: bit for bit on the page, about 1e-7 with dropout on
 
 
 def section_cells(text: str) -> list[str]:
