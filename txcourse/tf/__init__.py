@@ -22,6 +22,7 @@ from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.masks import look_ahead_mask, padding_mask
 from txcourse.tf.model import Transformer
 from txcourse.tf.positional import PositionalEncoding, positional_encoding
+from txcourse.tf.sample import filter_logits, sample_decode
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.tf.train import Trainer, build_model, load_model
 
@@ -43,6 +44,7 @@ __all__ = [
     "TransformerEmbedding",
     "beam_search",
     "build_model",
+    "filter_logits",
     "fused_attention",
     "greedy_decode",
     "label_smoothed_cross_entropy",
@@ -50,6 +52,7 @@ __all__ = [
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
+    "sample_decode",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]

@@ -21,6 +21,7 @@ from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.masks import look_ahead_mask, padding_mask
 from txcourse.torch.model import Transformer
 from txcourse.torch.positional import PositionalEncoding, positional_encoding
+from txcourse.torch.sample import filter_logits, sample_decode
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.torch.train import Trainer, build_model, load_model
 
@@ -42,6 +43,7 @@ __all__ = [
     "TransformerEmbedding",
     "beam_search",
     "build_model",
+    "filter_logits",
     "fused_attention",
     "greedy_decode",
     "label_smoothed_cross_entropy",
@@ -49,6 +51,7 @@ __all__ = [
     "look_ahead_mask",
     "padding_mask",
     "positional_encoding",
+    "sample_decode",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]
