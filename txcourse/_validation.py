@@ -10,6 +10,8 @@ option) without reading the message.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from typing import Optional
 
@@ -186,3 +188,19 @@ def check_cache(cache, kind: type, key_missing: bool, value_missing: bool) -> No
             f"memory projected once), got key={'None' if key_missing else 'a tensor'}, "
             f"value={'None' if value_missing else 'a tensor'}, cache={type(cache).__name__}"
         )
+
+
+def check_sampling(temperature, top_k, top_p) -> None:
+    """Sampling's settings: ``temperature`` a finite number > 0, ``top_k`` None or an integer >= 1,
+    ``top_p`` None or a number in (0, 1]."""
+    real = lambda x: isinstance(x, numbers.Real) and not isinstance(x, bool)  # noqa: E731
+    if not (real(temperature) and math.isfinite(temperature) and temperature > 0):
+        raise ArgumentError(
+            f"temperature must be a finite number > 0, got {temperature!r}; temperature 0 is not a "
+            f"distribution: its limit is greedy decoding, use greedy_decode",
+            "temperature",
+        )
+    if top_k is not None and (not isinstance(top_k, numbers.Integral) or isinstance(top_k, bool) or top_k < 1):
+        raise ArgumentError(f"top_k must be None (no limit) or an integer >= 1, got {top_k!r}", "top_k")
+    if top_p is not None and not (real(top_p) and 0.0 < top_p <= 1.0):
+        raise ArgumentError(f"top_p must be None (no limit) or a number in (0, 1], got {top_p!r}", "top_p")

@@ -66,6 +66,7 @@ EXERCISES = {
             ("test_loss_without_smoothing", "test_loss_matches_reference", "test_loss_ignores_padding"),
         ),
         "ex2 greedy decoding": ("greedy_decode", ("test_greedy_decode", "test_your_decoder_translates")),
+        "ex3 top-p": ("top_p_filter", ("test_top_p_worked", "test_top_p_matches_reference")),
     },
 }
 
@@ -106,7 +107,7 @@ W1, W2, W3, W4, W5, W6 = (
     "week5_decoder",
     "week6_training",
 )
-BAH, LOSS, GREEDY = "ex1 BahdanauAttention", "ex1 label smoothing", "ex2 greedy decoding"
+BAH, LOSS, GREEDY, TOP_P = "ex1 BahdanauAttention", "ex1 label smoothing", "ex2 greedy decoding", "ex3 top-p"
 PE, WT, ROPE = "ex1 positional_encoding", "ex2 worked table", "ex3 apply_rotary"
 SDPA, MASKS, HEADS, MHA = "ex1 attention", "ex2 masks", "ex3 heads", "ex4 multi-head"
 ENC = "ex1 EncoderLayer"
@@ -742,5 +743,73 @@ MUTANTS = [
         "calls_tx_greedy_decode",
         torch=[("model.eval()", "return tx_greedy_decode(model, src, max_len=max_len).tokens")],
         tf=[("state = model.start_decoding(src)", "return tx_greedy_decode(model, src, max_len=max_len).tokens")],
+    ),
+    M(  # keeps the tokens whose running total, their own probability included, is below p: one too few
+        W6,
+        TOP_P,
+        "keeps_tokens_strictly_below_p",
+        torch=[
+            ("above = torch.cumsum(sorted_probs, dim=-1) - sorted_probs", "above = torch.cumsum(sorted_probs, dim=-1)")
+        ],
+        tf=[("above = tf.cumsum(sorted_probs, axis=-1) - sorted_probs", "above = tf.cumsum(sorted_probs, axis=-1)")],
+    ),
+    M(  # a confident model (the best token alone above p) is left with no token at all
+        W6,
+        TOP_P,
+        "drops_the_top_token",
+        both=[("keep_sorted = above < top_p", "keep_sorted = (above < top_p) & (above > 0)")],
+    ),
+    M(
+        W6,
+        TOP_P,
+        "forgets_to_renormalise",
+        torch=[("return kept / kept.sum(dim=-1, keepdim=True)", "return kept")],
+        tf=[("return kept / tf.reduce_sum(kept, axis=-1, keepdims=True)", "return kept")],
+    ),
+    M(
+        W6,
+        TOP_P,
+        "sorts_ascending",
+        torch=[("torch.sort(probs, dim=-1, descending=True)", "torch.sort(probs, dim=-1, descending=False)")],
+        tf=[
+            ('tf.argsort(probs, axis=-1, direction="DESCENDING")', 'tf.argsort(probs, axis=-1, direction="ASCENDING")')
+        ],
+    ),
+    M(  # the mask is left in sorted order: right only where the logits happen to be sorted already
+        W6,
+        TOP_P,
+        "keeps_the_sorted_order",
+        torch=[("keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)", "keep = keep_sorted")],
+        tf=[("keep = tf.gather(keep_sorted, tf.argsort(order, axis=-1), batch_dims=1)", "keep = keep_sorted")],
+    ),
+    M(
+        W6,
+        TOP_P,
+        "calls_tx_filter_logits",
+        torch=[("probs = torch.softmax(logits.float(), dim=-1)", "return tx_filter_logits(logits, top_p=top_p).exp()")],
+        tf=[
+            (
+                "probs = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)",
+                "return tf.exp(tx_filter_logits(logits, top_p=top_p))",
+            )
+        ],
+    ),
+    M(  # a correct variant: the nucleus found with a stable sort and an exclusive cumulative sum
+        W6,
+        TOP_P,
+        "exclusive_cumsum",
+        kind="correct",
+        torch=[
+            (
+                "above = torch.cumsum(sorted_probs, dim=-1) - sorted_probs",
+                "above = torch.cat([torch.zeros_like(sorted_probs[:, :1]), sorted_probs.cumsum(-1)[:, :-1]], dim=-1)",
+            )
+        ],
+        tf=[
+            (
+                "above = tf.cumsum(sorted_probs, axis=-1) - sorted_probs",
+                "above = tf.cumsum(sorted_probs, axis=-1, exclusive=True)",
+            )
+        ],
     ),
 ]

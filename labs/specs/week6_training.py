@@ -1,4 +1,4 @@
-"""Week 6 lab (GPU): the label-smoothed loss, greedy decoding, and training a Transformer on `numbers`."""
+"""Week 6 lab (GPU): the label-smoothed loss, greedy decoding, top-p filtering, and training a Transformer on `numbers`."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
 
@@ -22,6 +22,7 @@ IMPORTS = {
         from txcourse.evaluation.metrics import exact_match, format_length_table
         from txcourse.torch.decode import greedy_decode as tx_greedy_decode
         from txcourse.torch.loss import label_smoothed_cross_entropy
+        from txcourse.torch.sample import filter_logits as tx_filter_logits
         from txcourse.training import TrainConfig, validation_curve
 
 
@@ -40,6 +41,7 @@ IMPORTS = {
         from txcourse.evaluation.metrics import exact_match, format_length_table
         from txcourse.tf.decode import greedy_decode as tx_greedy_decode
         from txcourse.tf.loss import label_smoothed_cross_entropy
+        from txcourse.tf.sample import filter_logits as tx_filter_logits
         from txcourse.training import TrainConfig, validation_curve
 
 
@@ -79,7 +81,8 @@ CELLS = [
 
         You will write the two pieces that turn the model of weeks 2 to 5 into a translator: the
         **label-smoothed cross-entropy** it is trained with (Sec. 5.4 of Vaswani et al. 2017) and **greedy
-        decoding**, which translates one token at a time. Then you train a small Transformer on the course's
+        decoding**, which translates one token at a time, and the **top-p (nucleus) filter** that sampling
+        decoders draw from. Then you train a small Transformer on the course's
         `numbers` task (an English number in words → the same number in Korean, e.g. "twelve thousand, three
         hundred and forty-five" → "만 이천삼백사십오"), score it (exact match, chrF) with your decoder and
         txcourse's, and look at its training curves and attention.
@@ -336,6 +339,92 @@ CELLS = [
             mine = greedy_decode(model, src, max_len=12)
         assert_equal(mine, tx_greedy_decode(model, src, max_len=12).tokens,
                      "a (random, fixed-seed) Transformer: your tokens vs txcourse's")
+        ### END HIDDEN TESTS
+    """,
+    ),
+    md("""
+        ## Exercise 3: top-p (nucleus) filtering (2 + 2 points)
+
+        Instead of taking the most probable token, a decoder can **sample** it from the model's
+        distribution. Nucleus sampling (Holtzman et al. 2020) first cuts the unreliable tail: it keeps the
+        *smallest* set of most probable tokens whose probability reaches `top_p`, sets the others to 0 and
+        renormalises. Sort the probabilities in decreasing order; a token is kept when the tokens ranked
+        above it hold **less than** `top_p` together, so the most probable token is always kept. With
+        probabilities `(0.5, 0.3, 0.15, 0.05)` and `top_p = 0.6`, the first two are kept (0.5 above the
+        second is less than 0.6, 0.8 above the third is not): `(0.625, 0.375, 0, 0)`.
+
+        Write `top_p_filter(logits, top_p)`: `logits` `(B, V)`, `0 < top_p <= 1`; return the filtered
+        **probabilities** `(B, V)` (each row sums to 1), in the original token order. Use [[FW]]
+        operations (a sort, a cumulative sum); txcourse's `filter_logits` does this among other things:
+        write it yourself. Sampling from the result is one call (`torch.multinomial` /
+        `tf.random.categorical` of its log).
+        """),
+    solution(
+        "top_p_filter",
+        {
+            "torch": """
+            def top_p_filter(logits, top_p):
+                \"\"\"The probabilities (B, V) of the nucleus: the fewest most probable tokens reaching top_p, renormalised.\"\"\"
+                ### BEGIN SOLUTION
+                probs = torch.softmax(logits.float(), dim=-1)  # (B, V)
+                sorted_probs, order = torch.sort(probs, dim=-1, descending=True)  # (B, V), (B, V)
+                above = torch.cumsum(sorted_probs, dim=-1) - sorted_probs  # (B, V) mass ranked above each token
+                keep_sorted = above < top_p  # (B, V)
+                keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)  # (B, V) in token order
+                kept = torch.where(keep, probs, torch.zeros_like(probs))  # (B, V)
+                return kept / kept.sum(dim=-1, keepdim=True)
+                ### END SOLUTION
+        """,
+            "tf": """
+            def top_p_filter(logits, top_p):
+                \"\"\"The probabilities (B, V) of the nucleus: the fewest most probable tokens reaching top_p, renormalised.\"\"\"
+                ### BEGIN SOLUTION
+                probs = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)  # (B, V)
+                order = tf.argsort(probs, axis=-1, direction="DESCENDING")  # (B, V)
+                sorted_probs = tf.gather(probs, order, batch_dims=1)  # (B, V)
+                above = tf.cumsum(sorted_probs, axis=-1) - sorted_probs  # (B, V) mass ranked above each token
+                keep_sorted = above < top_p  # (B, V)
+                keep = tf.gather(keep_sorted, tf.argsort(order, axis=-1), batch_dims=1)  # (B, V) in token order
+                kept = tf.where(keep, probs, tf.zeros_like(probs))  # (B, V)
+                return kept / tf.reduce_sum(kept, axis=-1, keepdims=True)
+                ### END SOLUTION
+        """,
+        },
+    ),
+    tests(
+        "test_top_p_worked",
+        2,
+        """
+        logits = tensor(np.log([[0.5, 0.3, 0.15, 0.05], [0.05, 0.15, 0.3, 0.5]]), "float32")
+        assert_close(top_p_filter(logits, 0.6), [[0.625, 0.375, 0, 0], [0, 0, 0.375, 0.625]], 1e-5, "top_p 0.6")
+        assert_close(top_p_filter(logits, 0.9), [[0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0],
+                                                [0, 0.15 / 0.95, 0.3 / 0.95, 0.5 / 0.95]], 1e-5, "top_p 0.9")
+        assert_close(top_p_filter(logits, 0.4), [[1, 0, 0, 0], [0, 0, 0, 1]], 1e-6, "top_p 0.4: the best alone")
+        ### BEGIN HIDDEN TESTS
+        assert_close(top_p_filter(logits, 1.0), [[0.5, 0.3, 0.15, 0.05], [0.05, 0.15, 0.3, 0.5]], 1e-5, "top_p 1")
+        assert_close(top_p_filter(logits, 1e-6), [[1, 0, 0, 0], [0, 0, 0, 1]], 1e-6, "a tiny top_p keeps the best")
+        ### END HIDDEN TESTS
+    """,
+    ),
+    tests(
+        "test_top_p_matches_reference",
+        2,
+        """
+        logits = tensor(normal(4, 12, seed=7) * 2)
+        for p in (0.5, 0.9):
+            probs = to_numpy(top_p_filter(logits, p))
+            assert probs.shape == (4, 12), f"return (B, V) probabilities, got shape {probs.shape}"
+            assert_close(probs.sum(-1), np.ones(4), 1e-5, f"rows of top_p_filter(logits, {p}) sum to 1")
+        ### BEGIN HIDDEN TESTS
+        from txcourse.notebook.checks import no_calls_to
+        for p in (0.3, 0.75, 0.95):
+            expected = np.exp(to_numpy(tx_filter_logits(logits, top_p=p)))
+            with no_calls_to(tx_filter_logits, what="top_p_filter"):
+                mine = top_p_filter(logits, p)
+            assert_close(mine, expected, 1e-5, f"top_p {p}: your probabilities vs txcourse's filter_logits")
+        wide = tensor(normal(3, 50, seed=8) * 0.3)  # a flat distribution: a large nucleus
+        assert_close(top_p_filter(wide, 0.8), np.exp(to_numpy(tx_filter_logits(wide, top_p=0.8))), 1e-5,
+                     "a flat distribution, top_p 0.8")
         ### END HIDDEN TESTS
     """,
     ),

@@ -214,6 +214,23 @@ def build_parser() -> argparse.ArgumentParser:
                 help="refuse (exit 2, translate nothing) if any "
                 "sentence has words outside the source vocabulary, instead of warning",
             )
+            p.add_argument(
+                "--sample",
+                action="store_true",
+                help="draw every token from the model's distribution (see --temperature, --top-k, --top-p, --seed) "
+                "instead of greedy decoding or beam search",
+            )
+            p.add_argument(
+                "--temperature", type=number(0.0), default=None, help="--sample: divide the logits by T > 0 (1)"
+            )
+            p.add_argument("--top-k", type=count(1), default=None, help="--sample: keep the k most probable tokens")
+            p.add_argument(
+                "--top-p",
+                type=number(0.0, 1.0, low_open=True),
+                default=None,
+                help="--sample: keep the most probable tokens that together reach p, in (0, 1] (nucleus)",
+            )
+            p.add_argument("--seed", type=count(0), default=None, help="--sample: the seed of the draws (0)")
             p.formatter_class = argparse.RawDescriptionHelpFormatter
             p.epilog = TRANSLATE_EPILOG
         else:

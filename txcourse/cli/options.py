@@ -89,20 +89,30 @@ def count(minimum: int, maximum: Optional[int] = None):
     return parse
 
 
-def number(low: float, high: float = math.inf, closed: bool = False, high_open: bool = False):
+def number(low: float, high: float = math.inf, closed: bool = False, high_open: bool = False, low_open: bool = False):
     """An argparse type: a finite float in (low, high), [low, high] when ``closed``, [low, high) when
-    ``high_open``."""
+    ``high_open``, (low, high] when ``low_open``."""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        inside = low <= value < high if high_open else low <= value <= high if closed else low < value < high
+        inside = (
+            low <= value < high
+            if high_open
+            else low < value <= high
+            if low_open
+            else low <= value <= high
+            if closed
+            else low < value < high
+        )
         if not (inside and math.isfinite(value)):
             span = (
                 f"in [{low:g}, {high:g})"
                 if high_open
+                else f"in ({low:g}, {high:g}]"
+                if low_open
                 else f"in [{low:g}, {high:g}]"
                 if closed
                 else f"> {low:g}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Optional
 
 from txcourse.cli.errors import print_rows
 from txcourse.cli.frameworks import load
@@ -34,6 +34,11 @@ output: one line per translated sentence, tab-separated:
   SOURCE<TAB>TRANSLATION                       every word known
   SOURCE<TAB>TRANSLATION<TAB>?unknown: W1 W2   some words unknown (read as <unk>)
 SOURCE is the sentence with its whitespace collapsed.
+
+decoding: greedy by default, beam search with --beam N; --sample draws every
+token from the model's distribution instead, reshaped by --temperature T,
+--top-k K and --top-p P (nucleus), with --seed S (default 0): the same command
+prints the same sampled translations.
 """
 
 
@@ -41,6 +46,7 @@ def translate_command(args: argparse.Namespace) -> int:
     """Translate the sentences of ``args.text`` or standard input; see TRANSLATE_EPILOG for the contract."""
     from txcourse.evaluation.translate import translate
 
+    sampling = _sampling(args)
     lines = args.text if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:
         raise ValueError("nothing to translate: pass sentences or pipe them on standard input")
@@ -111,7 +117,14 @@ def translate_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     targets = translate(
-        fw, model, [text for _, _, text in kept], src_tok, tgt_tok, beam_size=args.beam, device=args.device
+        fw,
+        model,
+        [text for _, _, text in kept],
+        src_tok,
+        tgt_tok,
+        beam_size=args.beam,
+        device=args.device,
+        sampling=sampling,
     )
     print_rows(
         [
@@ -120,6 +133,25 @@ def translate_command(args: argparse.Namespace) -> int:
         ]
     )
     return 0
+
+
+SAMPLING_OPTIONS = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p", "seed": "--seed"}
+
+
+def _sampling(args: argparse.Namespace) -> Optional[dict[str, Any]]:
+    """The keyword arguments of ``sample_decode`` the options give, or None without ``--sample``."""
+    given = {key: getattr(args, key, None) for key in SAMPLING_OPTIONS}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not getattr(args, "sample", False):
+        if given:
+            option = SAMPLING_OPTIONS[next(iter(given))]
+            raise OptionError(f"{option} applies only with --sample (greedy and beam search draw nothing)", option)
+        return None
+    if args.beam != 1:
+        raise OptionError(
+            f"--sample draws one output per sentence: it does not combine with --beam {args.beam}", "--beam"
+        )
+    return given
 
 
 def _number_range(task: dict[str, Any]) -> tuple[int, int]:

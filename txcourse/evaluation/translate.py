@@ -37,8 +37,15 @@ def translate(
     device: str = "cpu",
     length_penalty_alpha: float = 0.6,
     max_len: Optional[int] = None,
+    sampling: Optional[dict[str, Any]] = None,
 ) -> list[str]:
-    """Translate ``sources`` with greedy decoding (beam_size 1) or beam search.
+    """Translate ``sources`` with greedy decoding (beam_size 1) or beam search, or by sampling.
+
+    ``sampling``: the keyword arguments of ``sample_decode`` (``temperature``,
+    ``top_k``, ``top_p``, ``seed``; ``{}`` for plain sampling at temperature
+    1); given, each token is drawn instead of searched for (beam_size must
+    be 1). A batch of ``batch_size`` sources draws with ``seed``, the next
+    batch with ``seed + 1``, and so on.
 
     Each source goes through ``src_tok`` as in training (its normalisation
     included); words outside its vocabulary become ``<unk>`` (find them first
@@ -46,6 +53,8 @@ def translate(
     blank, or only ignored punctuation) is refused with a ValueError: the
     model would otherwise translate nothing into a confident number.
     """
+    if sampling is not None and beam_size != 1:
+        raise ValueError(f"sampling draws one output per source: it does not combine with beam_size={beam_size}")
     encoded = [src_tok.encode(s) for s in sources]
     for i, ids in enumerate(encoded):
         if not ids:
@@ -54,7 +63,18 @@ def translate(
     for start in range(0, len(sources), batch_size):
         src, _ = pad_sequences(encoded[start : start + batch_size], pad_id=src_tok.pad_id)
         src_t = fw.to_tensor(src, device)
-        if beam_size == 1:
+        if sampling is not None:
+            seed = sampling.get("seed", 0) + start // batch_size
+            out = fw.package.sample_decode(
+                model,
+                src_t,
+                max_len=max_len,
+                sos_id=tgt_tok.sos_id,
+                eos_id=tgt_tok.eos_id,
+                pad_id=tgt_tok.pad_id,
+                **{**sampling, "seed": seed},
+            )
+        elif beam_size == 1:
             out = fw.greedy_decode(
                 model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id, pad_id=tgt_tok.pad_id
             )

@@ -24,6 +24,7 @@ from txcourse.tf.masks import look_ahead_mask, padding_mask
 from txcourse.tf.model import Transformer
 from txcourse.tf.positional import LearnedPositionalEmbedding, PositionalEncoding, positional_encoding
 from txcourse.tf.rotary import apply_rotary, rotary_tables, rotate_pairs
+from txcourse.tf.sample import filter_logits, sample_decode
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.tf.train import Trainer, build_model, load_model
 
@@ -49,6 +50,7 @@ __all__ = [
     "apply_rotary",
     "beam_search",
     "build_model",
+    "filter_logits",
     "fused_attention",
     "greedy_decode",
     "label_smoothed_cross_entropy",
@@ -58,6 +60,7 @@ __all__ = [
     "positional_encoding",
     "rotary_tables",
     "rotate_pairs",
+    "sample_decode",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]

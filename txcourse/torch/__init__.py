@@ -23,6 +23,7 @@ from txcourse.torch.masks import look_ahead_mask, padding_mask
 from txcourse.torch.model import Transformer
 from txcourse.torch.positional import LearnedPositionalEmbedding, PositionalEncoding, positional_encoding
 from txcourse.torch.rotary import apply_rotary, rotary_tables, rotate_pairs
+from txcourse.torch.sample import filter_logits, sample_decode
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.torch.train import Trainer, build_model, load_model
 
@@ -48,6 +49,7 @@ __all__ = [
     "apply_rotary",
     "beam_search",
     "build_model",
+    "filter_logits",
     "fused_attention",
     "greedy_decode",
     "label_smoothed_cross_entropy",
@@ -57,6 +59,7 @@ __all__ = [
     "positional_encoding",
     "rotary_tables",
     "rotate_pairs",
+    "sample_decode",
     "scaled_dot_product_attention",
     "token_accuracy",
 ]

@@ -1,0 +1,241 @@
+"""Decoding by sampling in both halves (week 6): filter_logits (temperature, top-k, top-p) and sample_decode.
+
+The filtered distribution is deterministic: both halves agree with each other and with a NumPy reference
+written token by token here. The draws are not comparable across frameworks (their random generators differ),
+so they are tested within each framework: a fixed seed repeats, top-k 1 and a tiny top-p are greedy decoding,
+and many draws from one fixed distribution have the frequencies it gives (a margin test, fixed seed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import Framework, assert_close
+from support.training import _module
+from test_decode import SRC, _prefer_specials, _transformer
+
+from txcourse.data import EOS_ID, PAD_ID, SOS_ID
+from txcourse.registry import FRAMEWORKS
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+SETTINGS = [
+    dict(),
+    dict(temperature=0.5),
+    dict(temperature=2.0),
+    dict(top_k=1),
+    dict(top_k=3),
+    dict(top_k=100),
+    dict(top_p=0.3),
+    dict(top_p=0.9),
+    dict(top_p=1.0),
+    dict(temperature=0.7, top_k=5, top_p=0.8),
+]
+
+
+def reference_filter(logits: np.ndarray, temperature=1.0, top_k=None, top_p=None) -> np.ndarray:
+    """The filtered probabilities of one row (V,), token by token: sort (ties by id), cut, renormalise."""
+    z = np.asarray(logits, np.float64) / temperature
+    order = sorted(range(len(z)), key=lambda i: (-z[i], i))  # best first, equal ones by id
+    kept = [i for i in order if z[i] > -np.inf][: top_k or len(z)]
+    if top_p is not None:
+        p = np.exp(z[kept] - z[kept].max())
+        p = p / p.sum()
+        kept = [i for i, above in zip(kept, np.cumsum(p) - p) if above < top_p]
+    out = np.zeros(len(z))
+    e = np.exp(z[kept] - z[kept].max())
+    out[kept] = e / e.sum()
+    return out
+
+
+def _logits(shape=(2, 3, 11), seed=0) -> np.ndarray:
+    logits = np.random.default_rng(seed).normal(0.0, 2.0, size=shape).astype(np.float32)
+    logits[..., 4] = -np.inf  # a token the model rules out
+    return logits
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+def test_filter_logits_matches_the_reference(fw, settings):
+    logits = _logits()
+    log_probs = fw.numpy(fw.module.filter_logits(fw.tensor(logits), **settings))  # (2, 3, 11)
+    assert log_probs.dtype == np.float32 and log_probs.shape == logits.shape
+    assert np.isfinite(log_probs).all(), "excluded tokens get the most negative finite value, not -inf"
+    probs = np.exp(log_probs)
+    expected = np.apply_along_axis(reference_filter, -1, logits, **settings)
+    assert_close(probs, expected, 1e-6, f"{fw}: filter_logits({settings})")
+    assert (log_probs[expected == 0] == np.finfo(np.float32).min).all()
+    assert_close(probs.sum(-1), np.ones(logits.shape[:-1]), 1e-6, f"{fw}: kept tokens renormalised")
+
+
+@pytest.mark.parametrize("settings", SETTINGS, ids=str)
+def test_filter_logits_agrees_across_frameworks(settings):
+    torch_fw, tf_fw = Framework("torch"), Framework("tf")
+    logits = _logits((5, 19), seed=1)
+    t = np.exp(torch_fw.numpy(torch_fw.module.filter_logits(torch_fw.tensor(logits), **settings)))
+    k = np.exp(tf_fw.numpy(tf_fw.module.filter_logits(tf_fw.tensor(logits), **settings)))
+    assert_close(k, t, 1e-6, f"filter_logits({settings}): TensorFlow vs PyTorch")
+
+
+def test_filter_logits_cuts_ties_by_id_and_always_keeps_the_best(fw):
+    logits = fw.tensor(np.array([[1.0, 3.0, 3.0, 3.0, 0.0], [9.0, 0.0, 0.0, 0.0, 0.0]], np.float32))
+    kept = lambda **kw: (fw.numpy(fw.module.filter_logits(logits, **kw)) > -1e30).astype(int).tolist()  # noqa: E731
+    assert kept(top_k=2) == [[0, 1, 1, 0, 0], [1, 1, 0, 0, 0]], "ties: the lower ids first"
+    assert kept(top_p=1e-9) == [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]], "the most probable token is always kept"
+    assert kept(top_p=0.5) == [[0, 1, 1, 0, 0], [1, 0, 0, 0, 0]], "the smallest set that reaches p"
+    assert kept(top_k=2, top_p=0.999999) == [[0, 1, 1, 0, 0], [1, 1, 0, 0, 0]], "top-p after top-k"
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(temperature=0.0), "temperature"),
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=math.inf), "temperature"),
+        (dict(temperature=math.nan), "temperature"),
+        (dict(top_k=0), "top_k"),
+        (dict(top_k=2.5), "top_k"),
+        (dict(top_k=True), "top_k"),
+        (dict(top_p=0.0), "top_p"),
+        (dict(top_p=1.5), "top_p"),
+        (dict(top_p=math.nan), "top_p"),
+    ],
+    ids=str,
+)
+def test_bad_settings_are_refused_naming_the_argument(fw, kwargs, argument):
+    from txcourse._validation import ArgumentError
+
+    logits = fw.tensor(_logits((1, 5)))
+    with pytest.raises(ArgumentError, match=f"^{argument} must be") as err:
+        fw.module.filter_logits(logits, **kwargs)
+    assert err.value.argument == argument
+    if argument == "temperature" and kwargs[argument] == 0.0:
+        assert "greedy" in str(err.value)
+    with pytest.raises(ArgumentError, match=f"^{argument} must be"):
+        fw.module.sample_decode(_transformer(fw), fw.tensor(SRC), max_len=4, **kwargs)
+
+
+def test_a_negative_seed_is_refused(fw):
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got -1"):
+        fw.module.sample_decode(_transformer(fw), fw.tensor(SRC), max_len=4, seed=-1)
+
+
+# ---------------------------------------------------------------------------
+# sample_decode on a model
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=FRAMEWORKS)
+def sampled(request):
+    """One random Transformer per framework, decoded greedily and by sampling (eager Keras is slow: decode once)."""
+    fw = Framework(request.param)
+    model = _transformer(fw, seed=1)
+    src = fw.tensor(np.repeat(SRC, 4, axis=0))  # (12, 6) each source 4 times
+    runs = {
+        "greedy": fw.module.greedy_decode(model, src, max_len=8),
+        "top_k 1": fw.module.sample_decode(model, src, max_len=8, top_k=1, seed=3),
+        "top_p tiny": fw.module.sample_decode(model, src, max_len=8, top_p=1e-6, temperature=2.0, seed=4),
+        "seed 0": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=0),
+        "seed 0 again": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=0),
+        "seed 1": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=1),
+        "no cache": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=0, use_cache=False),
+    }
+    return fw, model, {key: (fw.numpy(o.tokens), fw.numpy(o.scores), fw.numpy(o.attention)) for key, o in runs.items()}
+
+
+@pytest.mark.parametrize("a,b", [("top_k 1", "greedy"), ("top_p tiny", "greedy"), ("seed 0 again", "seed 0")])
+def test_sampling_repeats(sampled, a, b):
+    """top_k=1 and a tiny top_p are greedy decoding; the same seed draws the same tokens."""
+    fw, _, runs = sampled
+    np.testing.assert_array_equal(runs[a][0], runs[b][0], err_msg=f"{fw}: {a} != {b}")
+    assert_close(runs[a][1], runs[b][1], 1e-5, f"{fw}: scores of {a} and {b}")
+    assert_close(runs[a][2], runs[b][2], 1e-5, f"{fw}: attention of {a} and {b}")
+
+
+def test_sampling_draws(sampled):
+    """Another seed draws other tokens; the cache changes the work, not the draws; scores are log P under the model."""
+    fw, model, runs = sampled
+    assert not np.array_equal(runs["seed 0"][0], runs["seed 1"][0]), f"{fw}: seeds 0 and 1 drew the same tokens"
+    assert len({tuple(row) for row in runs["seed 0"][0]}) > len({tuple(row) for row in runs["greedy"][0]})
+    np.testing.assert_array_equal(runs["no cache"][0], runs["seed 0"][0], err_msg=f"{fw}: cached vs uncached")
+    tokens, scores, attention = runs["seed 0"]
+    assert attention.shape == (12, model.config.num_heads, tokens.shape[1], SRC.shape[1])
+    assert (scores < runs["greedy"][1] + 1e-5).sum() >= 6, "samples are mostly less probable than greedy"
+
+
+def test_sampling_never_generates_pad_or_sos_and_pads_after_eos(fw):
+    model = _transformer(fw, seed=3, tie_embeddings=False)
+    _prefer_specials(fw, model)
+    out = fw.module.sample_decode(model, fw.tensor(np.repeat(SRC, 3, axis=0)), max_len=8, temperature=3.0, seed=2)
+    tokens = fw.numpy(out.tokens)
+    assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
+    for row in tokens:
+        end = list(row).index(EOS_ID) if EOS_ID in row else len(row)
+        assert SOS_ID not in row and PAD_ID not in row[:end], row
+        assert (row[end + 1 :] == PAD_ID).all(), row
+
+
+# ---------------------------------------------------------------------------
+# the draws follow the filtered distribution
+# ---------------------------------------------------------------------------
+
+FIXED = np.array([0.0, 0.0, 2.0, 1.5, 1.5, 1.0, 0.2, -0.5, -1.0, -3.0], np.float32)  # ids 0, 1: <pad>, <sos>
+
+
+class FixedLogits:
+    """A decoder that gives the same logits FIXED at every step: sample_decode draws from filter_logits(FIXED)."""
+
+    training = False
+
+    def __init__(self, fw: Framework):
+        self.fw = fw
+
+    def eval(self):
+        return self
+
+    def train(self, mode: bool = True):
+        return self
+
+    def start_decoding(self, src, use_cache=True):
+        return {"src": src}
+
+    def decode_step(self, token, state):
+        rows = self.fw.tensor(np.ones((1, 1), np.float32))  # (1, 1)
+        rows = rows * (
+            token[:, None].float() if self.fw.name == "torch" else self.fw.lib.cast(token[:, None], "float32")
+        )
+        return 0.0 * rows + self.fw.tensor(FIXED)[None, :], state, None  # (B, V)
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(temperature=0.6), dict(top_k=4), dict(top_p=0.7)], ids=str)
+def test_draws_have_the_filtered_frequencies(fw, settings):
+    """N = 6000 one-token draws: every token's count within 5 standard deviations of N p; excluded ones never."""
+    n = 6000
+    out = fw.module.sample_decode(FixedLogits(fw), fw.tensor(np.full((n, 1), 5)), max_len=1, seed=11, **settings)
+    counts = np.bincount(fw.numpy(out.tokens)[:, 0], minlength=len(FIXED))
+    banned = FIXED.copy()
+    banned[[PAD_ID, SOS_ID]] = -np.inf
+    p = reference_filter(banned, **settings)
+    assert (counts[p == 0] == 0).all(), f"{fw}: drew excluded tokens: {counts} for p = {p.round(3)}"
+    margin = 5 * np.sqrt(n * p * (1 - p)) + 1
+    assert (np.abs(counts - n * p) <= margin).all(), f"{fw}: counts {counts}, expected {(n * p).round(0)}"
+    chi2 = (((counts - n * p) ** 2)[p > 0] / (n * p[p > 0])).sum()
+    assert chi2 < 30.0, f"{fw}: chi-square {chi2:.1f} over {(p > 0).sum() - 1} degrees of freedom"
+
+
+def test_the_tf_sampling_step_is_traced_once(monkeypatch):
+    """TensorFlow: one trace of the sampling step for every step and seed (the seed is a tensor)."""
+    fw = Framework("tf")
+    model = _transformer(fw, seed=1)
+    traced = []
+    method = type(model).decode_step
+
+    def counted(self, *args):
+        traced.append(self)
+        return method(self, *args)
+
+    monkeypatch.setattr(type(model), "decode_step", counted)
+    for seed in (0, 1):
+        fw.module.sample_decode(model, fw.tensor(SRC), max_len=6, eos_id=-1, seed=seed, top_k=3)
+    assert len(traced) == 1, f"traced {len(traced)} times"
+    _module(fw, "sample")  # the module is importable by its name, as the drift test expects

@@ -1,0 +1,159 @@
+"""Decoding by sampling: temperature, top-k (Fan et al. 2018) and top-p, nucleus (Holtzman et al. 2020). Book: week 6.
+
+Greedy decoding and beam search look for the most probable output;
+sampling draws every token from the model's distribution, reshaped by
+:func:`filter_logits`. :func:`sample_decode` runs the model's
+``start_decoding`` and ``decode_step`` exactly as
+:func:`~txcourse.tf.decode.greedy_decode` does (each step traced into a graph,
+once per model) and returns the same :class:`~txcourse.tf.decode.DecodeOutput`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import tensorflow as tf
+
+from txcourse import _validation as V
+from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+from txcourse.tf.decode import DecodeOutput, _compiled, _max_steps, _never, _start_decoding
+
+__all__ = ["filter_logits", "sample_decode"]
+
+
+def filter_logits(
+    logits: tf.Tensor, temperature: float = 1.0, top_k: Optional[int] = None, top_p: Optional[float] = None
+) -> tf.Tensor:
+    """The log-probabilities sampling draws from: logits / temperature, then top-k, then top-p, renormalised.
+
+    Temperature divides the logits, softmax(z / T): T < 1 sharpens the
+    distribution, T > 1 flattens it. Top-k keeps the k most probable tokens
+    (Fan et al. 2018, Sec. 5.4). Top-p, nucleus sampling (Holtzman et al.
+    2020, Sec. 3.1, Eq. 3), keeps the smallest set of most probable tokens
+    whose probability (after top-k) reaches p: a token is kept when the
+    tokens ranked above it hold less than p, so the most probable token is
+    always kept. Tokens are ranked by probability, equal ones by id (the
+    lower id first), so ties are cut the same way every time. A token
+    whose logit is -inf is never kept.
+
+    Args:
+        logits: (..., V) logits or log-probabilities.
+        temperature: T, a finite number > 0 (T -> 0 is greedy decoding).
+        top_k: None (no limit) or k >= 1.
+        top_p: None (no limit) or p in (0, 1]; 1 keeps every token.
+
+    Shape:
+        logits: (..., V) -> (..., V)
+
+    Returns:
+        float32 log-probabilities (..., V) over the kept tokens, which sum
+        to 1 in probability; every excluded token gets the most negative
+        finite float32 (probability 0 after ``exp``, and no inf or nan
+        downstream).
+    """
+    V.check_sampling(temperature, top_k, top_p)
+    scaled = tf.cast(logits, tf.float32) / temperature  # (..., V)
+    order = tf.argsort(scaled, axis=-1, direction="DESCENDING", stable=True)  # (..., V) best first, ties: low id
+    batch_dims = scaled.shape.rank - 1
+    ranked = tf.gather(scaled, order, axis=-1, batch_dims=batch_dims)  # (..., V) sorted
+    keep = ranked > float("-inf")  # (..., V) in sorted order
+    if top_k is not None:
+        keep = keep & (tf.range(tf.shape(ranked)[-1]) < top_k)  # (..., V) the k first
+    if top_p is not None and top_p < 1.0:
+        probs = tf.nn.softmax(tf.where(keep, ranked, float("-inf")), axis=-1)  # (..., V) after top-k
+        above = tf.math.cumsum(probs, axis=-1, exclusive=True)  # (..., V)
+        keep = keep & (above < top_p)  # (..., V) the tokens ranked above hold less than p
+    keep = tf.gather(keep, tf.argsort(order, axis=-1), axis=-1, batch_dims=batch_dims)  # (..., V) vocabulary order
+    log_probs = tf.nn.log_softmax(tf.where(keep, scaled, float("-inf")), axis=-1)  # (..., V)
+    return tf.where(keep, log_probs, tf.float32.min)  # (..., V)
+
+
+def _sample_step(
+    model: Any,
+    token: tf.Tensor,
+    finished: tf.Tensor,
+    scores: tf.Tensor,
+    state: dict,
+    seed: Any,
+    temperature: float,
+    top_k: Optional[int],
+    top_p: Optional[float],
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
+    """Feed ``token`` (B,), draw the next token of every row from :func:`filter_logits`; a finished row gets ``<pad>``.
+
+    ``seed`` (2,) seeds this step's stateless draws: (seed, step). Returns the
+    next tokens (B,), which rows have finished (B,), the scores (B,) with
+    the new tokens' log-probabilities under the model added, the new
+    decoding state and the attention (B, H, T_src) or None.
+    """
+    logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
+    log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
+    filtered = filter_logits(log_probs, temperature, top_k, top_p)  # (B, V)
+    token = tf.random.stateless_categorical(filtered, 1, seed=seed, dtype=tf.int64)[:, 0]  # (B,) one draw per row
+    token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
+    scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
+    finished = finished | (token == eos_id)  # (B,)
+    return token, finished, scores, state, attention
+
+
+def sample_decode(
+    model: Any,
+    src: tf.Tensor,
+    max_len: Optional[int] = None,
+    temperature: float = 1.0,
+    top_k: Optional[int] = None,
+    top_p: Optional[float] = None,
+    seed: int = 0,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
+    """Draw every token from the model's distribution, filtered by :func:`filter_logits`, until ``<eos>``.
+
+    Every row draws on its own: a source repeated N times gives N samples.
+    The same ``seed`` gives the same tokens within a framework (the two
+    frameworks' random generators differ, the distributions do not).
+    ``top_k=1`` or a tiny ``top_p`` is greedy decoding. ``<pad>`` and
+    ``<sos>`` are never generated; after ``<eos>`` a row is padded.
+
+    Args:
+        model: a Transformer or Seq2Seq (run in inference mode: no dropout).
+        src: (B, T_src) source ids.
+        max_len: most output tokens (default 2 T_src + 10, within the model's max_len).
+        temperature: T > 0, finite.
+        top_k: None or k >= 1.
+        top_p: None or p in (0, 1].
+        seed: an integer >= 0 that fixes the draws.
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer); False recomputes the prefix.
+
+    Returns:
+        A :class:`DecodeOutput`; its scores are log P(Y|X) under the
+        model, unfiltered, as greedy decoding reports them.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    V.check_sampling(temperature, top_k, top_p)
+    V.check_non_negative("seed", seed)
+    src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
+    steps = _max_steps(model, src, max_len)
+    state = _compiled(model, _start_decoding)(src, use_cache)  # PyTorch: model.start_decoding(src, use_cache)
+    step = _compiled(model, _sample_step)  # this step traced into a graph, once per model and settings
+    token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
+    finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
+    scores = tf.zeros(src.shape[0])  # (B,)
+    tokens, weights = [], []
+    for t in range(steps):
+        draw = tf.constant([seed, t], tf.int64)  # (2,) PyTorch: one torch.Generator seeded once
+        token, finished, scores, state, attention = step(
+            token, finished, scores, state, draw, temperature, top_k, top_p, sos_id, eos_id, pad_id
+        )
+        tokens.append(token)  # (B,)
+        weights.append(attention)  # (B, H, T_src)
+        if bool(tf.reduce_all(finished)):
+            break
+    attention = None if weights[0] is None else tf.stack(weights, axis=2)  # (B, H, T_out, T_src)
+    return DecodeOutput(tf.stack(tokens, axis=1), scores, attention)  # (B, T_out)

@@ -1,0 +1,159 @@
+"""Decoding by sampling: temperature, top-k (Fan et al. 2018) and top-p, nucleus (Holtzman et al. 2020). Book: week 6.
+
+Greedy decoding and beam search look for the most probable output;
+sampling draws every token from the model's distribution, reshaped by
+:func:`filter_logits`. :func:`sample_decode` runs the model's
+``start_decoding`` and ``decode_step`` exactly as
+:func:`~txcourse.torch.decode.greedy_decode` does and returns the same
+:class:`~txcourse.torch.decode.DecodeOutput`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import torch
+
+from txcourse import _validation as V
+from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+from txcourse.torch.decode import DecodeOutput, _inference, _max_steps, _never
+
+__all__ = ["filter_logits", "sample_decode"]
+
+
+def filter_logits(
+    logits: torch.Tensor, temperature: float = 1.0, top_k: Optional[int] = None, top_p: Optional[float] = None
+) -> torch.Tensor:
+    """The log-probabilities sampling draws from: logits / temperature, then top-k, then top-p, renormalised.
+
+    Temperature divides the logits, softmax(z / T): T < 1 sharpens the
+    distribution, T > 1 flattens it. Top-k keeps the k most probable tokens
+    (Fan et al. 2018, Sec. 5.4). Top-p, nucleus sampling (Holtzman et al.
+    2020, Sec. 3.1, Eq. 3), keeps the smallest set of most probable tokens
+    whose probability (after top-k) reaches p: a token is kept when the
+    tokens ranked above it hold less than p, so the most probable token is
+    always kept. Tokens are ranked by probability, equal ones by id (the
+    lower id first), so ties are cut the same way every time. A token
+    whose logit is -inf is never kept.
+
+    Args:
+        logits: (..., V) logits or log-probabilities.
+        temperature: T, a finite number > 0 (T -> 0 is greedy decoding).
+        top_k: None (no limit) or k >= 1.
+        top_p: None (no limit) or p in (0, 1]; 1 keeps every token.
+
+    Shape:
+        logits: (..., V) -> (..., V)
+
+    Returns:
+        float32 log-probabilities (..., V) over the kept tokens, which sum
+        to 1 in probability; every excluded token gets the most negative
+        finite float32 (probability 0 after ``exp``, and no inf or nan
+        downstream).
+    """
+    V.check_sampling(temperature, top_k, top_p)
+    scaled = logits.float() / temperature  # (..., V)
+    order = torch.sort(scaled, dim=-1, descending=True, stable=True).indices  # (..., V) best first, ties: low id
+    ranked = scaled.gather(-1, order)  # (..., V) sorted
+    keep = ranked > float("-inf")  # (..., V) in sorted order
+    if top_k is not None:
+        keep = keep & (torch.arange(ranked.shape[-1], device=ranked.device) < top_k)  # (..., V) the k first
+    if top_p is not None and top_p < 1.0:
+        probs = torch.softmax(ranked.masked_fill(~keep, float("-inf")), dim=-1)  # (..., V) after top-k
+        above = torch.cat([torch.zeros_like(probs[..., :1]), probs.cumsum(dim=-1)[..., :-1]], dim=-1)  # (..., V)
+        keep = keep & (above < top_p)  # (..., V) the tokens ranked above hold less than p
+    keep = keep.gather(-1, order.argsort(dim=-1))  # (..., V) back in vocabulary order
+    log_probs = torch.log_softmax(scaled.masked_fill(~keep, float("-inf")), dim=-1)  # (..., V)
+    return log_probs.masked_fill(~keep, torch.finfo(torch.float32).min)  # (..., V)
+
+
+def _sample_step(
+    model: Any,
+    token: torch.Tensor,
+    finished: torch.Tensor,
+    scores: torch.Tensor,
+    state: dict,
+    seed: Any,
+    temperature: float,
+    top_k: Optional[int],
+    top_p: Optional[float],
+    sos_id: int,
+    eos_id: int,
+    pad_id: int,
+) -> tuple:
+    """Feed ``token`` (B,), draw the next token of every row from :func:`filter_logits`; a finished row gets ``<pad>``.
+
+    ``seed`` is the ``torch.Generator`` the draws come from. Returns the
+    next tokens (B,), which rows have finished (B,), the scores (B,) with
+    the new tokens' log-probabilities under the model added, the new
+    decoding state and the attention (B, H, T_src) or None.
+    """
+    logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
+    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+    filtered = filter_logits(log_probs, temperature, top_k, top_p)  # (B, V)
+    token = torch.multinomial(filtered.exp(), 1, generator=seed)[:, 0]  # (B,) one draw per row
+    token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
+    scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
+    finished = finished | (token == eos_id)  # (B,)
+    return token, finished, scores, state, attention
+
+
+@_inference
+def sample_decode(
+    model: Any,
+    src: torch.Tensor,
+    max_len: Optional[int] = None,
+    temperature: float = 1.0,
+    top_k: Optional[int] = None,
+    top_p: Optional[float] = None,
+    seed: int = 0,
+    sos_id: int = SOS_ID,
+    eos_id: int = EOS_ID,
+    pad_id: int = PAD_ID,
+    use_cache: bool = True,
+) -> DecodeOutput:
+    """Draw every token from the model's distribution, filtered by :func:`filter_logits`, until ``<eos>``.
+
+    Every row draws on its own: a source repeated N times gives N samples.
+    The same ``seed`` gives the same tokens within a framework (the two
+    frameworks' random generators differ, the distributions do not).
+    ``top_k=1`` or a tiny ``top_p`` is greedy decoding. ``<pad>`` and
+    ``<sos>`` are never generated; after ``<eos>`` a row is padded.
+
+    Args:
+        model: a Transformer or Seq2Seq (run in inference mode: no dropout).
+        src: (B, T_src) source ids.
+        max_len: most output tokens (default 2 T_src + 10, within the model's max_len).
+        temperature: T > 0, finite.
+        top_k: None or k >= 1.
+        top_p: None or p in (0, 1].
+        seed: an integer >= 0 that fixes the draws.
+        sos_id, eos_id, pad_id: special ids.
+        use_cache: keep keys and values (Transformer); False recomputes the prefix.
+
+    Returns:
+        A :class:`DecodeOutput`; its scores are log P(Y|X) under the
+        model, unfiltered, as greedy decoding reports them.
+    """
+    V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
+    V.check_sampling(temperature, top_k, top_p)
+    V.check_non_negative("seed", seed)
+    steps = _max_steps(model, src, max_len)
+    state = model.start_decoding(src, use_cache)
+    step = functools.partial(_sample_step, model)  # TensorFlow: this step traced into a graph
+    generator = torch.Generator(device=src.device).manual_seed(seed)  # TensorFlow: stateless draws of (seed, step)
+    token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
+    finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
+    scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
+    tokens, weights = [], []
+    for _ in range(steps):
+        token, finished, scores, state, attention = step(
+            token, finished, scores, state, generator, temperature, top_k, top_p, sos_id, eos_id, pad_id
+        )
+        tokens.append(token)  # (B,)
+        weights.append(attention)  # (B, H, T_src)
+        if bool(finished.all()):
+            break
+    attention = None if weights[0] is None else torch.stack(weights, dim=2)  # (B, H, T_out, T_src)
+    return DecodeOutput(torch.stack(tokens, dim=1), scores, attention)  # (B, T_out)
