@@ -23,6 +23,7 @@ from txcourse.tf.masks import look_ahead_mask, padding_mask
 from txcourse.tf.model import Transformer
 from txcourse.tf.positional import PositionalEncoding, positional_encoding
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.tf.tiled import tiled_attention
 from txcourse.tf.train import Trainer, build_model, load_model
 
 __all__ = [
@@ -51,5 +52,6 @@ __all__ = [
     "padding_mask",
     "positional_encoding",
     "scaled_dot_product_attention",
+    "tiled_attention",
     "token_accuracy",
 ]

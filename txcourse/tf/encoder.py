@@ -35,6 +35,8 @@ class EncoderLayer(keras.layers.Layer):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -53,12 +55,13 @@ class EncoderLayer(keras.layers.Layer):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        num_kv_heads: Optional[int] = None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, num_kv_heads, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps, name="feed_forward_norm")
@@ -116,6 +119,7 @@ class Encoder(keras.layers.Layer):
                 config.norm_first,
                 config.layer_norm_eps,
                 config.fused,
+                config.num_kv_heads,
                 name=f"layers_{i}",
             )
             for i in range(config.num_encoder_layers)

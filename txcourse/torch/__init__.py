@@ -22,6 +22,7 @@ from txcourse.torch.masks import look_ahead_mask, padding_mask
 from txcourse.torch.model import Transformer
 from txcourse.torch.positional import PositionalEncoding, positional_encoding
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.torch.tiled import tiled_attention
 from txcourse.torch.train import Trainer, build_model, load_model
 
 __all__ = [
@@ -50,5 +51,6 @@ __all__ = [
     "padding_mask",
     "positional_encoding",
     "scaled_dot_product_attention",
+    "tiled_attention",
     "token_accuracy",
 ]

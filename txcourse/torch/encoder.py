@@ -35,6 +35,8 @@ class EncoderLayer(nn.Module):
         norm_first: pre-LN instead of post-LN.
         layer_norm_eps: epsilon of the layer norms.
         fused: use the fused attention path (see :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -53,11 +55,12 @@ class EncoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
+        num_kv_heads: Optional[int] = None,
     ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, num_kv_heads)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
@@ -109,6 +112,7 @@ class Encoder(nn.Module):
                     config.norm_first,
                     config.layer_norm_eps,
                     config.fused,
+                    config.num_kv_heads,
                 )
                 for _ in range(config.num_encoder_layers)
             ]
