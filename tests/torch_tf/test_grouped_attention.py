@@ -8,6 +8,8 @@ heads (its bytes are those of ``kv_cache_bytes``), and bad values raise naming `
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import assert_close, small_config
@@ -175,3 +177,21 @@ def test_config_round_trips_num_kv_heads():
     assert TransformerConfig.from_dict({k: v for k, v in config.to_dict().items() if k != "num_kv_heads"}) == (
         config.replace(num_kv_heads=None)
     )
+
+
+def test_checkpoints_written_before_num_kv_heads_still_load(tmp_path):
+    """A header without num_kv_heads (every checkpoint shipped before it) means None: one kv head per query head."""
+    import txcourse.torch as txt
+    from txcourse.training.checkpoint import read_checkpoint, write_checkpoint
+
+    shipped = Path(__file__).resolve().parents[2] / "book" / "data" / "numbers-transformer-torch.npz"
+    meta, arrays = read_checkpoint(shipped)
+    assert "num_kv_heads" not in meta["model"]["config"]  # the shipped file predates the field
+    model, _ = txt.load_model(str(shipped))
+    assert all(layer.self_attn.num_kv_heads == layer.self_attn.num_heads for layer in model.encoder.layers)
+    # the same weights under a header that says num_kv_heads=2 do not fit: w_k has another shape
+    header = {key: value for key, value in meta.items() if key != "format"}
+    header["model"] = {**meta["model"], "config": {**meta["model"]["config"], "num_kv_heads": 2}}
+    write_checkpoint(tmp_path / "gqa.npz", header, arrays)
+    with pytest.raises(ValueError, match=r"does not fit the model: .*w_k\.weight has shape"):
+        txt.load_model(str(tmp_path / "gqa.npz"))

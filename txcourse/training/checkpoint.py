@@ -53,6 +53,9 @@ CONFIG_KEYS = {
     "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
     "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
 }
+# Config fields added after checkpoints were first shipped: a header without one means the field's default,
+# which is what every older model computed (num_kv_heads None: one key/value head per query head).
+LATER_CONFIG_KEYS = {"transformer": ("num_kv_heads",)}
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,8 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
             f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, expected 'torch' or 'tf'"
         )
     keys = CONFIG_KEYS[kind]
-    lacking = [key for key in keys if not isinstance(config, dict) or key not in config]
+    later = LATER_CONFIG_KEYS.get(kind, ())
+    lacking = [key for key in keys if key not in later and (not isinstance(config, dict) or key not in config)]
     unknown = sorted(set(config) - set(keys)) if isinstance(config, dict) else []
     if lacking or unknown:
         raise ValueError(
