@@ -161,7 +161,7 @@ class MultiHeadAttention(keras.layers.Layer):
         group = self.num_heads // self.num_kv_heads  # g query heads per key/value head
         if group == 1:
             return x  # (B, H, T, d_k): multi-head attention, nothing shared
-        return tf.repeat(x, group, axis=1)  # (B, H, T, d_k): each head repeated g times, in place
+        return tf.repeat(x, group, axis=1)  # (B, H, T, d_k): each head repeated g times, side by side
 
     def merge_heads(self, x: tf.Tensor) -> tf.Tensor:
         """(B, H, T, d_k) -> (B, T, D): the concatenation of the heads."""
