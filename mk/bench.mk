@@ -32,6 +32,8 @@ bench: $(VENV_STAMP)
 	  $(PY) benchmarks/decode_cache.py --framework tf --no-onednn $(BENCH_DECODE) | grep '^| tf'; \
 	  $(PY) benchmarks/train_step.py $(BENCH_CPU); \
 	  $(PY) benchmarks/beam_search.py $(BENCH_CPU); \
+	  echo; echo '### Attention memory: plain vs tiled vs F.scaled_dot_product_attention'; echo; \
+	  $(PY) benchmarks/attention_memory.py $(if $(BENCH_QUICK),--quick --out $$(mktemp -d)/attention_memory.json,--lengths 256 512 1024 2048 4096 8192); \
 	  $(PY) benchmarks/gpu_mfu.py $(BENCH_FLAG); \
 	  echo; echo '### Data-parallel training on the CPU: 1 vs 2 torchrun processes'; echo; \
 	  $(PY) benchmarks/distributed_throughput.py $(if $(BENCH_QUICK),--steps 4,); \

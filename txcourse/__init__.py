@@ -30,6 +30,8 @@ Shape legend used in every shape comment of the teaching code::
          T_src: source tokens, T_tgt: target tokens)
     D    model width, ``d_model``
     H    number of attention heads, ``num_heads``
+    H_kv number of key/value heads, ``num_kv_heads`` (H unless multi-query
+         or grouped-query attention)
     d_k  width of one head, ``D // H``
     F    inner width of the feed-forward network, ``d_ff``
     V    vocabulary size

@@ -145,6 +145,21 @@ def check_heads(d_model: int, num_heads: int) -> None:
         )
 
 
+def check_kv_heads(num_heads: int, num_kv_heads: Optional[int]) -> int:
+    """num_kv_heads is None (one key/value head per query head) or divides num_heads; returns the number of kv heads."""
+    if num_kv_heads is None:
+        return num_heads
+    if not isinstance(num_kv_heads, int) or isinstance(num_kv_heads, bool) or num_kv_heads < 1:
+        raise ArgumentError(f"num_kv_heads must be a positive integer or None, got {num_kv_heads!r}", "num_kv_heads")
+    if num_heads % num_kv_heads:
+        raise ArgumentError(
+            f"num_kv_heads ({num_kv_heads}) must divide num_heads ({num_heads}): each key/value head is "
+            f"shared by num_heads / num_kv_heads query heads",
+            "num_kv_heads",
+        )
+    return num_kv_heads
+
+
 def check_positive(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")

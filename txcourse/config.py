@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from txcourse._validation import ArgumentError
 
@@ -59,6 +59,7 @@ class TransformerConfig:
     layer_norm_eps: float = 1e-6  # epsilon of LayerNorm, as in the encoder code of notes 000 and 002
     fused: bool = False  # fast path: torch's F.scaled_dot_product_attention / XLA-compiled TF train step
     positions: str = "sinusoidal"  # one of POSITIONS; the paper's sinusoids (Sec. 3.5) by default
+    num_kv_heads: Optional[int] = None  # key/value heads: None = num_heads (the paper), 1 = multi-query, else GQA
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "d_ff", "max_len"):
@@ -103,6 +104,7 @@ class TransformerConfig:
                 "positions",
                 "num_heads",
             )
+        self._check_num_kv_heads()
         smallest = min(self.src_vocab_size, self.tgt_vocab_size)
         if self.pad_id >= smallest:
             raise ArgumentError(
@@ -111,6 +113,20 @@ class TransformerConfig:
                 "pad_id",
                 "src_vocab_size",
                 "tgt_vocab_size",
+            )
+
+    def _check_num_kv_heads(self) -> None:
+        """None, or a divisor of num_heads: each key/value head serves num_heads / num_kv_heads query heads."""
+        if self.num_kv_heads is None:
+            return
+        _check_int("num_kv_heads", self.num_kv_heads, minimum=1)
+        if self.num_heads % self.num_kv_heads != 0:
+            raise ArgumentError(
+                f"TransformerConfig.num_kv_heads ({self.num_kv_heads}) must divide num_heads ({self.num_heads}): "
+                f"each key/value head is shared by num_heads / num_kv_heads query heads. Choose one of "
+                f"{[d for d in range(1, self.num_heads + 1) if self.num_heads % d == 0]}, or None for num_heads.",
+                "num_kv_heads",
+                "num_heads",
             )
 
     @property

@@ -21,10 +21,12 @@ not match raises ``ValueError`` naming the offending path. So do two models
 whose weights fit but whose functions differ: configs (``.config``) that
 differ in any field but ``dropout`` (off at inference) and ``fused`` (the
 same numbers through another kernel), or sublayers that differ in
-``num_heads``, ``norm_first``, ``pad_id``, ``positions`` or a LayerNorm
-epsilon. A learned position table (``positions="learned"``) is an
+``num_heads``, ``num_kv_heads``, ``norm_first``, ``pad_id``, ``positions`` or a
+LayerNorm epsilon. A learned position table (``positions="learned"``) is an
 ``nn.Embedding``/``Embedding`` and converts as one; RoPE and ALiBi have no
-weights. Both
+weights. Grouped-query attention (``num_kv_heads`` < ``num_heads``) needs
+nothing more: its smaller ``w_k`` and ``w_v`` are ``Linear``/``Dense``
+leaves like the others, (H_kv d_k, D) in PyTorch and (D, H_kv d_k) in Keras. Both
 frameworks are imported only when a function is called.
 """
 
@@ -42,7 +44,7 @@ __all__ = ["torch_to_tf", "tf_to_torch"]
 # path computes the same numbers (Sec. 3.2.1). Every other field does, even where the weights fit.
 SAME_FUNCTION_FIELDS = ("dropout", "fused")
 # Attributes of a (sub)layer that change its function without changing its weights' shapes.
-FUNCTION_ATTRIBUTES = ("num_heads", "norm_first", "pad_id", "positions")
+FUNCTION_ATTRIBUTES = ("num_heads", "num_kv_heads", "norm_first", "pad_id", "positions")
 
 
 def torch_to_tf(torch_module: Any, tf_layer: Any) -> None:

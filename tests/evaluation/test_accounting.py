@@ -22,7 +22,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import txcourse.tf as txf
 import txcourse.torch as txt
 from txcourse import TransformerConfig
-from txcourse.evaluation.accounting import count_parameters, forward_flops
+from txcourse.evaluation.accounting import count_parameters, forward_flops, kv_cache_bytes
 
 SMALL = TransformerConfig(
     src_vocab_size=23,
@@ -42,6 +42,8 @@ CONFIGS = {
         d_model=24, num_heads=3, d_ff=17, num_encoder_layers=1, num_decoder_layers=1, norm_first=True
     ),
     "no-encoder-layers": SMALL.replace(num_encoder_layers=0, num_decoder_layers=1),
+    "multi-query": SMALL.replace(num_kv_heads=1),
+    "grouped-query": SMALL.replace(d_model=24, num_heads=6, num_kv_heads=2, norm_first=True, tie_embeddings=False),
 }
 
 
@@ -151,7 +153,14 @@ def _module_sum(per_module: dict[str, int], pattern: str) -> int:
 
 @pytest.mark.parametrize(
     "name,src_len,tgt_len",
-    [("small-tied", 5, 7), ("small-untied", 9, 3), ("odd-sizes", 1, 1), ("no-encoder-layers", 4, 6)],
+    [
+        ("small-tied", 5, 7),
+        ("small-untied", 9, 3),
+        ("odd-sizes", 1, 1),
+        ("no-encoder-layers", 4, 6),
+        ("multi-query", 6, 4),
+        ("grouped-query", 3, 8),
+    ],
 )
 def test_flops_match_torch_flop_counter(name, src_len, tgt_len):
     config = CONFIGS[name]
@@ -226,3 +235,45 @@ def test_numbers_stated_in_why_self_attention():
     for phrase, holds in stated.items():
         assert phrase in " ".join(page.split()), f"the page no longer says {phrase!r}: update this test"
         assert holds, f"the page says {phrase!r}, the account disagrees"
+
+
+def test_grouped_query_attention_shrinks_w_k_and_w_v_only():
+    """H_kv = H / g: W^K and W^V (and their biases) lose (1 - 1/g) of their parameters; W^Q and W^O keep theirs."""
+    base = TransformerConfig()
+    for kv_heads in (1, 2, 4):
+        saved = (
+            count_parameters(base).components["encoder.self_attn"]
+            - (count_parameters(base.replace(num_kv_heads=kv_heads)).components["encoder.self_attn"])
+        )
+        kv_width = kv_heads * base.d_k
+        assert saved == base.num_encoder_layers * 2 * (base.d_model + 1) * (base.d_model - kv_width)
+    assert count_parameters(base.replace(num_kv_heads=8)) == count_parameters(base)
+
+
+def test_kv_cache_bytes_formula():
+    """2 (K and V) x layers x batch x H_kv x positions x d_k x bytes; 24 KiB a position for the base model."""
+    base = TransformerConfig()
+    assert kv_cache_bytes(base, 1) == 2 * 6 * 8 * 64 * 4 == 24 * 1024
+    assert kv_cache_bytes(base, 100, batch=3, bytes_per_value=2) == 3 * 100 * 2 * 6 * 512 * 2
+    assert kv_cache_bytes(base, 10, source_length=30) == kv_cache_bytes(base, 40)
+    assert kv_cache_bytes(base, 0) == 0
+    assert kv_cache_bytes(base.replace(num_kv_heads=2), 50) * 4 == kv_cache_bytes(base, 50)
+    assert kv_cache_bytes(base.replace(num_kv_heads=1), 50) * 8 == kv_cache_bytes(base, 50)
+    assert kv_cache_bytes(base.replace(num_decoder_layers=0), 50) == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(length=-1), r"length must be an integer >= 0, got -1"),
+        (dict(length=2.0), r"length must be an integer >= 0, got 2\.0"),
+        (dict(length=3, batch=0), r"batch must be an integer >= 1, got 0"),
+        (dict(length=3, bytes_per_value=0), r"bytes_per_value must be an integer >= 1, got 0"),
+        (dict(length=3, source_length=-2), r"source_length must be an integer >= 0, got -2"),
+    ],
+)
+def test_kv_cache_bytes_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        kv_cache_bytes(SMALL, **kwargs)
+    with pytest.raises(ValueError, match="config must be a TransformerConfig"):
+        kv_cache_bytes({"d_model": 16}, 3)

@@ -18,15 +18,21 @@ Conventions:
   ``torch.utils.flop_counter.FlopCounterMode`` leaves them out.
 * The attention terms that grow as n^2 d (Table 1, "complexity per layer"
   of self-attention) are kept apart from the terms that grow as n d^2.
+* Grouped-query attention (``config.num_kv_heads`` = H_kv < H, Ainslie et
+  al. 2023; multi-query for H_kv = 1, Shazeer 2019) shrinks W^K and W^V to
+  d x H_kv d_k, their projections' FLOPs with them, and the key/value
+  cache (:func:`kv_cache_bytes`); the scores and the mix still run over all
+  H query heads, so their FLOPs do not change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from txcourse.config import TransformerConfig
 
-__all__ = ["ParameterAccount", "FlopAccount", "count_parameters", "forward_flops"]
+__all__ = ["ParameterAccount", "FlopAccount", "count_parameters", "forward_flops", "kv_cache_bytes"]
 
 
 @dataclass(frozen=True)
@@ -92,9 +98,14 @@ class FlopAccount:
         return self.total / (self.src_len + self.tgt_len)
 
 
-def _attention_parameters(d: int, bias: bool) -> int:
-    """W^Q, W^K, W^V, W^O, each d x d (Sec. 3.2.2, h d_k = d), plus their biases."""
-    return 4 * d * d + (4 * d if bias else 0)
+def _kv_width(config: TransformerConfig) -> int:
+    """Width of the projected keys (and of the values): H_kv d_k, which is d unless num_kv_heads < num_heads."""
+    return (config.num_kv_heads or config.num_heads) * config.d_k
+
+
+def _attention_parameters(d: int, bias: bool, kv_width: int) -> int:
+    """W^Q, W^O, each d x d (Sec. 3.2.2, h d_k = d), W^K, W^V, each d x kv_width, plus their biases."""
+    return 2 * d * d + 2 * d * kv_width + ((2 * d + 2 * kv_width) if bias else 0)
 
 
 def count_parameters(
@@ -103,7 +114,8 @@ def count_parameters(
     """Parameters of :class:`txcourse.torch.model.Transformer` (and its Keras twin) per component.
 
     Per layer (Vaswani et al. 2017): multi-head attention 4 d^2 + 4 d
-    (Sec. 3.2.2), the position-wise FFN 2 d d_ff + d_ff + d (Eq. (2),
+    (Sec. 3.2.2; with H_kv key/value heads of d_k,
+    2 d^2 + 2 d H_kv d_k + 2 d + 2 H_kv d_k), the position-wise FFN 2 d d_ff + d_ff + d (Eq. (2),
     Sec. 3.3), each LayerNorm 2 d (Sec. 3.1); an encoder layer has one
     attention sublayer, a decoder layer two. The embeddings are V x d each
     (Sec. 3.4); the output projection d V + V unless tied to the target
@@ -144,7 +156,7 @@ def count_parameters(
         )
     d, f = config.d_model, config.d_ff
     n_enc, n_dec = config.num_encoder_layers, config.num_decoder_layers
-    attention = _attention_parameters(d, attention_bias)
+    attention = _attention_parameters(d, attention_bias, _kv_width(config))
     ffn = 2 * d * f + f + d  # W_1, b_1, W_2, b_2 (Eq. 2)
     norm = 2 * d  # gain and bias
     final_norm = norm if config.norm_first else 0
@@ -180,7 +192,8 @@ def forward_flops(config: TransformerConfig, src_len: int, tgt_len: int) -> Flop
     With n = ``src_len``, m = ``tgt_len``, d = d_model, N layers, 2 FLOPs per
     multiply-add (Vaswani et al. 2017, Sec. 3 and Table 1):
 
-    * encoder self-attention: projections 4 * 2 n d^2, scores Q K^T 2 n^2 d,
+    * encoder self-attention: projections 4 * 2 n d^2 (with H_kv < H key/value
+      heads, 2 * 2 n d^2 + 2 * 2 n d H_kv d_k), scores Q K^T 2 n^2 d,
       mix (weights V) 2 n^2 d (the h heads of d_k = d / h add up to d);
     * decoder self-attention: the same with m (the masked half of the
       m x m scores is computed and then zeroed, so it counts);
@@ -208,20 +221,80 @@ def forward_flops(config: TransformerConfig, src_len: int, tgt_len: int) -> Flop
     if not isinstance(config, TransformerConfig):
         raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
     n, m = _check_length("src_len", src_len), _check_length("tgt_len", tgt_len)
-    d, f = config.d_model, config.d_ff
+    d, f, kv = config.d_model, config.d_ff, _kv_width(config)
     n_enc, n_dec = config.num_encoder_layers, config.num_decoder_layers
     components = {
-        "encoder.self_attn.projections": n_enc * 4 * 2 * n * d * d,
+        "encoder.self_attn.projections": n_enc * (2 * 2 * n * d * d + 2 * 2 * n * d * kv),
         "encoder.self_attn.scores": n_enc * 2 * n * n * d,
         "encoder.self_attn.mix": n_enc * 2 * n * n * d,
         "encoder.feed_forward": n_enc * 2 * 2 * n * d * f,
-        "decoder.self_attn.projections": n_dec * 4 * 2 * m * d * d,
+        "decoder.self_attn.projections": n_dec * (2 * 2 * m * d * d + 2 * 2 * m * d * kv),
         "decoder.self_attn.scores": n_dec * 2 * m * m * d,
         "decoder.self_attn.mix": n_dec * 2 * m * m * d,
-        "decoder.cross_attn.projections": n_dec * (2 * 2 * m * d * d + 2 * 2 * n * d * d),
+        "decoder.cross_attn.projections": n_dec * (2 * 2 * m * d * d + 2 * 2 * n * d * kv),
         "decoder.cross_attn.scores": n_dec * 2 * m * n * d,
         "decoder.cross_attn.mix": n_dec * 2 * m * n * d,
         "decoder.feed_forward": n_dec * 2 * 2 * m * d * f,
         "output_projection": 2 * m * d * config.tgt_vocab_size,
     }
     return FlopAccount(components, n, m)
+
+
+def kv_cache_bytes(
+    config: TransformerConfig,
+    length: int,
+    batch: int = 1,
+    bytes_per_value: int = 4,
+    source_length: Optional[int] = None,
+) -> int:
+    """Bytes of the decoder's key/value cache after ``length`` target positions.
+
+    What :meth:`Decoder.init_cache` and the decoding steps hold
+    (:mod:`txcourse.cache`), per decoder layer and sequence:
+
+    * the self-attention cache, keys and values of every position decoded so
+      far: 2 x H_kv x length x d_k values;
+    * with ``source_length`` given, also the encoder-decoder cache, the
+      memory's keys and values projected once: 2 x H_kv x source_length x d_k
+      values. Without it that part is not counted (a decoder-only model has
+      none).
+
+    In all, with N = ``num_decoder_layers`` and b = ``bytes_per_value``::
+
+        bytes = 2 * N * batch * H_kv * (length [+ source_length]) * d_k * b
+
+    H_kv = ``config.num_kv_heads`` (``num_heads`` when None). For the
+    paper's base model H_kv d_k = d_model = 512: each position costs
+    2 x 6 x 512 x 4 = 24 KiB in float32. Grouped-query attention divides
+    the cache by H / H_kv (Ainslie et al. 2023). The encoder memory itself
+    (B, T_src, D), the weights and the activations of a step are not counted.
+
+    Args:
+        config: the model's :class:`~txcourse.config.TransformerConfig`.
+        length: target positions in the cache (>= 0).
+        batch: sequences decoded at once, B (beams count as sequences).
+        bytes_per_value: 4 for float32, 2 for float16/bfloat16.
+        source_length: source positions T_src, to count the cross-attention
+            cache; None leaves it out.
+
+    Returns:
+        the number of bytes, an int.
+
+    Example:
+        >>> kv_cache_bytes(TransformerConfig(), length=1)
+        24576
+        >>> kv_cache_bytes(TransformerConfig(num_kv_heads=1), length=1)
+        3072
+    """
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
+    for name, value, minimum in (
+        ("length", length, 0),
+        ("batch", batch, 1),
+        ("bytes_per_value", bytes_per_value, 1),
+        ("source_length", 0 if source_length is None else source_length, 0),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    positions = length + (source_length or 0)  # self-attention keys, then the memory's
+    return 2 * config.num_decoder_layers * batch * _kv_width(config) * positions * bytes_per_value

@@ -26,6 +26,7 @@ from txcourse.tf.positional import LearnedPositionalEmbedding, PositionalEncodin
 from txcourse.tf.rotary import apply_rotary, rotary_tables, rotate_pairs
 from txcourse.tf.sample import filter_logits, sample_decode
 from txcourse.tf.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.tf.tiled import tiled_attention
 from txcourse.tf.train import Trainer, build_model, load_model
 
 __all__ = [
@@ -62,5 +63,6 @@ __all__ = [
     "rotate_pairs",
     "sample_decode",
     "scaled_dot_product_attention",
+    "tiled_attention",
     "token_accuracy",
 ]

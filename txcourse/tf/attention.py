@@ -100,6 +100,14 @@ class MultiHeadAttention(keras.layers.Layer):
     and project with ``w_o`` (W^O). The heads are concatenated, not added
     (errata E5).
 
+    With ``num_kv_heads`` below ``num_heads``, ``w_k`` and ``w_v`` project
+    to fewer heads, H_kv = ``num_kv_heads``, each shared by a group of
+    H / H_kv consecutive query heads: multi-query attention for H_kv = 1
+    (Shazeer 2019), grouped-query attention in between (Ainslie et al.
+    2023). The cache holds the H_kv heads, H / H_kv times less than
+    multi-head attention; they are repeated for their query heads only
+    when the scores are computed (:meth:`expand_kv_heads`).
+
     Called as ``mha(query, key, value, mask)``, the order of
     :func:`scaled_dot_product_attention`. (Keras' own layer takes
     ``(query, value, key)`` and the opposite mask convention.) The layer
@@ -109,6 +117,8 @@ class MultiHeadAttention(keras.layers.Layer):
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
+        num_kv_heads: number of key/value heads H_kv, a divisor of
+            ``num_heads``; None (default) means H_kv = H, the paper's layer.
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
             same ops, left for XLA to fuse). It computes no weights.
@@ -138,7 +148,7 @@ class MultiHeadAttention(keras.layers.Layer):
         mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
         positions). Returns the output (B, T_q, D); with a cache or
         ``return_weights``, an :class:`~txcourse.cache.AttentionOutput`
-        ``(output, cache, weights)``: the new cache, each (B, H, T_k, d_k),
+        ``(output, cache, weights)``: the new cache, each (B, H_kv, T_k, d_k),
         and the weights (B, H, T_q, T_k) (None when fused), each None where
         not asked.
 
@@ -150,7 +160,15 @@ class MultiHeadAttention(keras.layers.Layer):
         ((1, 3, 8), (1, 2, 3, 3))
     """
 
-    def __init__(self, d_model: int, num_heads: int, fused: bool = False, positions: str = "sinusoidal", **kwargs):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        fused: bool = False,
+        positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
+        **kwargs,
+    ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_heads(d_model, num_heads)
         check_positions(positions)
@@ -162,18 +180,27 @@ class MultiHeadAttention(keras.layers.Layer):
         self.positions = positions
         self.d_model = d_model
         self.num_heads = num_heads
+        self.num_kv_heads = V.check_kv_heads(num_heads, num_kv_heads)  # H_kv (H when None)
         self.d_k = d_model // num_heads
         self.w_q = linear(d_model, d_model, name="w_q")  # W^Q for all heads
-        self.w_k = linear(d_model, d_model, name="w_k")  # W^K for all heads
-        self.w_v = linear(d_model, d_model, name="w_v")  # W^V for all heads
+        self.w_k = linear(d_model, self.num_kv_heads * self.d_k, name="w_k")  # W^K for the H_kv key heads
+        self.w_v = linear(d_model, self.num_kv_heads * self.d_k, name="w_v")  # W^V for the H_kv value heads
         self.w_o = linear(d_model, d_model, name="w_o")  # W^O
         self.built = True
 
-    def split_heads(self, x: tf.Tensor) -> tf.Tensor:
-        """(B, T, D) -> (B, H, T, d_k)."""
+    def split_heads(self, x: tf.Tensor, num_heads: Optional[int] = None) -> tf.Tensor:
+        """(B, T, h d_k) -> (B, h, T, d_k), h = ``num_heads`` (default H; H_kv for keys and values)."""
         batch, length = tf.shape(x)[0], tf.shape(x)[1]
-        x = tf.reshape(x, (batch, length, self.num_heads, self.d_k))  # (B, T, H, d_k)
-        return tf.transpose(x, (0, 2, 1, 3))  # (B, H, T, d_k)
+        heads = self.num_heads if num_heads is None else num_heads
+        x = tf.reshape(x, (batch, length, heads, self.d_k))  # (B, T, h, d_k)
+        return tf.transpose(x, (0, 2, 1, 3))  # (B, h, T, d_k)
+
+    def expand_kv_heads(self, x: tf.Tensor) -> tf.Tensor:
+        """(B, H_kv, T, d_k) -> (B, H, T, d_k): key/value head j serves query heads j g .. j g + g - 1, g = H / H_kv."""
+        group = self.num_heads // self.num_kv_heads  # g query heads per key/value head
+        if group == 1:
+            return x  # (B, H, T, d_k): multi-head attention, nothing shared
+        return tf.repeat(x, group, axis=1)  # (B, H, T, d_k): each head repeated g times, side by side
 
     def merge_heads(self, x: tf.Tensor) -> tf.Tensor:
         """(B, H, T, d_k) -> (B, T, D): the concatenation of the heads."""
@@ -182,8 +209,10 @@ class MultiHeadAttention(keras.layers.Layer):
         return tf.reshape(x, (batch, length, self.d_model))  # (B, T, D)
 
     def project_key_value(self, key: tf.Tensor, value: tf.Tensor) -> KVCache:
-        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
-        return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
+        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H_kv, T_k, d_k) each."""
+        k = self.split_heads(self.w_k(key), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
+        v = self.split_heads(self.w_v(value), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
+        return KVCache(k, v)
 
     def _offset(self, cache: Optional[KVCache], memory: bool) -> int:
         """The position of the first query: the number of cached positions (0 without a cache)."""
@@ -223,21 +252,24 @@ class MultiHeadAttention(keras.layers.Layer):
         offset = self._offset(cache, key is None)  # T_cached: the position of the first query
         q = self._rotate(self.split_heads(self.w_q(query)), offset)  # (B, H, T_q, d_k)
         if cache is None:
-            k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
-            k = self._rotate(k, offset)  # (B, H, T_k, d_k)
+            k, v = self.project_key_value(key, value)  # (B, H_kv, T_k, d_k) each
+            k = self._rotate(k, offset)  # (B, H_kv, T_k, d_k)
         elif key is None:
-            k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
+            k, v = cache  # (B, H_kv, T_k, d_k) each: the memory, projected once
         else:  # self-attention: the new positions after the cached ones
-            new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
-            k = tf.concat([cache.key, self._rotate(new.key, offset)], axis=2)  # (B, H, T_cached + T_new, d_k)
-            v = tf.concat([cache.value, new.value], axis=2)  # (B, H, T_cached + T_new, d_k)
+            new = self.project_key_value(key, value)  # (B, H_kv, T_new, d_k) each
+            k = tf.concat([cache.key, self._rotate(new.key, offset)], axis=2)  # (B, H_kv, T_cached + T_new, d_k)
+            v = tf.concat([cache.value, new.value], axis=2)  # (B, H_kv, T_cached + T_new, d_k)
+        k_heads, v_heads = self.expand_kv_heads(k), self.expand_kv_heads(v)  # (B, H, T_k, d_k) each
         bias = None
         if self.positions == "alibi":  # -m_h |i - j| on the scores, Press et al. (2022)
             bias = alibi_bias(self.num_heads, tf.shape(q)[2], tf.shape(k)[2], q.dtype)  # (H, T_q, T_k)
         if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights
-            heads, weights = fused_attention(q, k, v, mask, bias), None  # (B, H, T_q, d_k)
+            heads, weights = fused_attention(q, k_heads, v_heads, mask, bias), None  # (B, H, T_q, d_k)
         else:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, bias)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            heads, weights = scaled_dot_product_attention(
+                q, k_heads, v_heads, mask, bias
+            )  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output

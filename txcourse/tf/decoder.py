@@ -38,6 +38,8 @@ class DecoderLayer(keras.layers.Layer):
         positions: one of :data:`~txcourse.config.POSITIONS`, given to the
             self-attention ("rope" and "alibi" act there; see
             :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -66,14 +68,15 @@ class DecoderLayer(keras.layers.Layer):
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
         positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused, name="cross_attn")
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused, num_kv_heads=num_kv_heads, name="cross_attn")
         self.cross_attn_norm = layer_norm(d_model, layer_norm_eps, name="cross_attn_norm")
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps, name="feed_forward_norm")
@@ -163,6 +166,7 @@ class Decoder(keras.layers.Layer):
                 config.layer_norm_eps,
                 config.fused,
                 config.positions,
+                config.num_kv_heads,
                 name=f"layers_{i}",
             )
             for i in range(config.num_decoder_layers)
@@ -175,12 +179,15 @@ class Decoder(keras.layers.Layer):
     def init_cache(self, memory: tf.Tensor) -> tuple[DecoderLayerCache, ...]:
         """The cache before the first token, one DecoderLayerCache per layer: feed it with one new token at a time.
 
-        The self-attention caches are empty (B, H, 0, d_k); the
+        The self-attention caches are empty (B, H_kv, 0, d_k); the
         encoder-decoder caches hold the memory (B, T_src, D) projected once
-        into keys and values (B, H, T_src, d_k).
+        into keys and values (B, H_kv, T_src, d_k). H_kv is
+        ``config.num_kv_heads`` (``num_heads`` when None): grouped-query
+        attention keeps fewer heads here, which is its saving.
         """
         d_k = self.config.d_model // self.config.num_heads
-        empty = tf.zeros((tf.shape(memory)[0], self.config.num_heads, 0, d_k), memory.dtype)  # (B, H, 0, d_k)
+        kv_heads = self.config.num_kv_heads or self.config.num_heads  # H_kv
+        empty = tf.zeros((tf.shape(memory)[0], kv_heads, 0, d_k), memory.dtype)  # (B, H_kv, 0, d_k)
         return tuple(
             DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
             for layer in self.layers

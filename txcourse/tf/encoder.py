@@ -38,6 +38,8 @@ class EncoderLayer(keras.layers.Layer):
         positions: one of :data:`~txcourse.config.POSITIONS`, given to the
             self-attention ("rope" and "alibi" act there; see
             :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -57,12 +59,13 @@ class EncoderLayer(keras.layers.Layer):
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
         positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
         **kwargs,
     ):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, name="self_attn")
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads, name="self_attn")
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps, name="self_attn_norm")
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, name="feed_forward")
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps, name="feed_forward_norm")
@@ -121,6 +124,7 @@ class Encoder(keras.layers.Layer):
                 config.layer_norm_eps,
                 config.fused,
                 config.positions,
+                config.num_kv_heads,
                 name=f"layers_{i}",
             )
             for i in range(config.num_encoder_layers)

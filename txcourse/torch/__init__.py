@@ -25,6 +25,7 @@ from txcourse.torch.positional import LearnedPositionalEmbedding, PositionalEnco
 from txcourse.torch.rotary import apply_rotary, rotary_tables, rotate_pairs
 from txcourse.torch.sample import filter_logits, sample_decode
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
+from txcourse.torch.tiled import tiled_attention
 from txcourse.torch.train import Trainer, build_model, load_model
 
 __all__ = [
@@ -61,5 +62,6 @@ __all__ = [
     "rotate_pairs",
     "sample_decode",
     "scaled_dot_product_attention",
+    "tiled_attention",
     "token_accuracy",
 ]

@@ -113,6 +113,14 @@ class MultiHeadAttention(nn.Module):
     and project with ``w_o`` (W^O). The heads are concatenated, not added
     (errata E5).
 
+    With ``num_kv_heads`` below ``num_heads``, ``w_k`` and ``w_v`` project
+    to fewer heads, H_kv = ``num_kv_heads``, each shared by a group of
+    H / H_kv consecutive query heads: multi-query attention for H_kv = 1
+    (Shazeer 2019), grouped-query attention in between (Ainslie et al.
+    2023). The cache holds the H_kv heads, H / H_kv times less than
+    multi-head attention; they are repeated for their query heads only
+    when the scores are computed (:meth:`expand_kv_heads`).
+
     Called as ``mha(query, key, value, mask)``, the order of
     :func:`scaled_dot_product_attention`. (Keras' own layer takes
     ``(query, value, key)`` and the opposite mask convention.) The layer
@@ -122,6 +130,8 @@ class MultiHeadAttention(nn.Module):
     Args:
         d_model: model width D; must be divisible by ``num_heads``.
         num_heads: number of heads H.
+        num_kv_heads: number of key/value heads H_kv, a divisor of
+            ``num_heads``; None (default) means H_kv = H, the paper's layer.
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
             same ops, left for XLA to fuse). It computes no weights.
@@ -151,7 +161,7 @@ class MultiHeadAttention(nn.Module):
         mask broadcastable to (B, H, T_q, T_k) (T_k counting cached
         positions). Returns the output (B, T_q, D); with a cache or
         ``return_weights``, an :class:`~txcourse.cache.AttentionOutput`
-        ``(output, cache, weights)``: the new cache, each (B, H, T_k, d_k),
+        ``(output, cache, weights)``: the new cache, each (B, H_kv, T_k, d_k),
         and the weights (B, H, T_q, T_k) (None when fused), each None where
         not asked.
 
@@ -163,7 +173,14 @@ class MultiHeadAttention(nn.Module):
         ((1, 3, 8), (1, 2, 3, 3))
     """
 
-    def __init__(self, d_model: int, num_heads: int, fused: bool = False, positions: str = "sinusoidal"):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        fused: bool = False,
+        positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
+    ):
         super().__init__()
         V.check_heads(d_model, num_heads)
         check_positions(positions)
@@ -175,17 +192,26 @@ class MultiHeadAttention(nn.Module):
         self.positions = positions
         self.d_model = d_model
         self.num_heads = num_heads
+        self.num_kv_heads = V.check_kv_heads(num_heads, num_kv_heads)  # H_kv (H when None)
         self.d_k = d_model // num_heads
         self.w_q = linear(d_model, d_model)  # W^Q for all heads
-        self.w_k = linear(d_model, d_model)  # W^K for all heads
-        self.w_v = linear(d_model, d_model)  # W^V for all heads
+        self.w_k = linear(d_model, self.num_kv_heads * self.d_k)  # W^K for the H_kv key heads
+        self.w_v = linear(d_model, self.num_kv_heads * self.d_k)  # W^V for the H_kv value heads
         self.w_o = linear(d_model, d_model)  # W^O
 
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, T, D) -> (B, H, T, d_k)."""
+    def split_heads(self, x: torch.Tensor, num_heads: Optional[int] = None) -> torch.Tensor:
+        """(B, T, h d_k) -> (B, h, T, d_k), h = ``num_heads`` (default H; H_kv for keys and values)."""
         batch, length, _ = x.shape
-        x = x.reshape(batch, length, self.num_heads, self.d_k)  # (B, T, H, d_k)
-        return x.transpose(1, 2)  # (B, H, T, d_k)
+        heads = self.num_heads if num_heads is None else num_heads
+        x = x.reshape(batch, length, heads, self.d_k)  # (B, T, h, d_k)
+        return x.transpose(1, 2)  # (B, h, T, d_k)
+
+    def expand_kv_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, H_kv, T, d_k) -> (B, H, T, d_k): key/value head j serves query heads j g .. j g + g - 1, g = H / H_kv."""
+        group = self.num_heads // self.num_kv_heads  # g query heads per key/value head
+        if group == 1:
+            return x  # (B, H, T, d_k): multi-head attention, nothing shared
+        return x.repeat_interleave(group, dim=1)  # (B, H, T, d_k): each head repeated g times, side by side
 
     def merge_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(B, H, T, d_k) -> (B, T, D): the concatenation of the heads."""
@@ -194,8 +220,10 @@ class MultiHeadAttention(nn.Module):
         return x.reshape(batch, length, self.d_model)  # (B, T, D)
 
     def project_key_value(self, key: torch.Tensor, value: torch.Tensor) -> KVCache:
-        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H, T_k, d_k) each."""
-        return KVCache(self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value)))  # (B, H, T_k, d_k) each
+        """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H_kv, T_k, d_k) each."""
+        k = self.split_heads(self.w_k(key), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
+        v = self.split_heads(self.w_v(value), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
+        return KVCache(k, v)
 
     def _offset(self, cache: Optional[KVCache], memory: bool) -> int:
         """The position of the first query: the number of cached positions (0 without a cache)."""
@@ -230,21 +258,24 @@ class MultiHeadAttention(nn.Module):
         offset = self._offset(cache, key is None)  # T_cached: the position of the first query
         q = self._rotate(self.split_heads(self.w_q(query)), offset)  # (B, H, T_q, d_k)
         if cache is None:
-            k, v = self.project_key_value(key, value)  # (B, H, T_k, d_k) each
-            k = self._rotate(k, offset)  # (B, H, T_k, d_k)
+            k, v = self.project_key_value(key, value)  # (B, H_kv, T_k, d_k) each
+            k = self._rotate(k, offset)  # (B, H_kv, T_k, d_k)
         elif key is None:
-            k, v = cache  # (B, H, T_k, d_k) each: the memory, projected once
+            k, v = cache  # (B, H_kv, T_k, d_k) each: the memory, projected once
         else:  # self-attention: the new positions after the cached ones
-            new = self.project_key_value(key, value)  # (B, H, T_new, d_k) each
-            k = torch.cat([cache.key, self._rotate(new.key, offset)], dim=2)  # (B, H, T_cached + T_new, d_k)
-            v = torch.cat([cache.value, new.value], dim=2)  # (B, H, T_cached + T_new, d_k)
+            new = self.project_key_value(key, value)  # (B, H_kv, T_new, d_k) each
+            k = torch.cat([cache.key, self._rotate(new.key, offset)], dim=2)  # (B, H_kv, T_cached + T_new, d_k)
+            v = torch.cat([cache.value, new.value], dim=2)  # (B, H_kv, T_cached + T_new, d_k)
+        k_heads, v_heads = self.expand_kv_heads(k), self.expand_kv_heads(v)  # (B, H, T_k, d_k) each
         bias = None
         if self.positions == "alibi":  # -m_h |i - j| on the scores, Press et al. (2022)
             bias = alibi_bias(self.num_heads, q.shape[2], k.shape[2], q.dtype).to(q.device)  # (H, T_q, T_k)
         if self.fused:  # the same numbers through PyTorch's fused kernel, which computes no weights
-            heads, weights = fused_attention(q, k, v, mask, bias), None  # (B, H, T_q, d_k)
+            heads, weights = fused_attention(q, k_heads, v_heads, mask, bias), None  # (B, H, T_q, d_k)
         else:
-            heads, weights = scaled_dot_product_attention(q, k, v, mask, bias)  # (B, H, T_q, d_k), (B, H, T_q, T_k)
+            heads, weights = scaled_dot_product_attention(
+                q, k_heads, v_heads, mask, bias
+            )  # (B, H, T_q, d_k), (B, H, T_q, T_k)
         output = self.w_o(self.merge_heads(heads))  # (B, T_q, D)
         if cache is None and not return_weights:
             return output

@@ -38,6 +38,8 @@ class DecoderLayer(nn.Module):
         positions: one of :data:`~txcourse.config.POSITIONS`, given to the
             self-attention ("rope" and "alibi" act there; see
             :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -66,13 +68,14 @@ class DecoderLayer(nn.Module):
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
         positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
     ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused, num_kv_heads=num_kv_heads)
         self.cross_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
@@ -161,6 +164,7 @@ class Decoder(nn.Module):
                     config.layer_norm_eps,
                     config.fused,
                     config.positions,
+                    config.num_kv_heads,
                 )
                 for _ in range(config.num_decoder_layers)
             ]
@@ -170,12 +174,15 @@ class Decoder(nn.Module):
     def init_cache(self, memory: torch.Tensor) -> tuple[DecoderLayerCache, ...]:
         """The cache before the first token, one DecoderLayerCache per layer: feed it with one new token at a time.
 
-        The self-attention caches are empty (B, H, 0, d_k); the
+        The self-attention caches are empty (B, H_kv, 0, d_k); the
         encoder-decoder caches hold the memory (B, T_src, D) projected once
-        into keys and values (B, H, T_src, d_k).
+        into keys and values (B, H_kv, T_src, d_k). H_kv is
+        ``config.num_kv_heads`` (``num_heads`` when None): grouped-query
+        attention keeps fewer heads here, which is its saving.
         """
         d_k = self.config.d_model // self.config.num_heads
-        empty = memory.new_zeros(memory.shape[0], self.config.num_heads, 0, d_k)  # (B, H, 0, d_k)
+        kv_heads = self.config.num_kv_heads or self.config.num_heads  # H_kv
+        empty = memory.new_zeros(memory.shape[0], kv_heads, 0, d_k)  # (B, H_kv, 0, d_k)
         return tuple(
             DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))
             for layer in self.layers

@@ -38,6 +38,8 @@ class EncoderLayer(nn.Module):
         positions: one of :data:`~txcourse.config.POSITIONS`, given to the
             self-attention ("rope" and "alibi" act there; see
             :class:`MultiHeadAttention`).
+        num_kv_heads: key/value heads H_kv of every attention sublayer
+            (see :class:`MultiHeadAttention`); None means H.
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -57,11 +59,12 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: float = 1e-6,
         fused: bool = False,
         positions: str = "sinusoidal",
+        num_kv_heads: Optional[int] = None,
     ):
         super().__init__()
         V.check_probability("dropout", dropout)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads)
         self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
@@ -116,6 +119,7 @@ class Encoder(nn.Module):
                     config.layer_norm_eps,
                     config.fused,
                     config.positions,
+                    config.num_kv_heads,
                 )
                 for _ in range(config.num_encoder_layers)
             ]

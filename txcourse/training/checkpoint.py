@@ -53,8 +53,10 @@ CONFIG_KEYS = {
     "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
     "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
 }
-# Config keys added after checkpoints were first written: a header without them loads with the field's default.
-LATER_CONFIG_KEYS = {"transformer": ("positions",)}
+# Config fields added after checkpoints were first shipped: a header without one means the field's default,
+# which is what every older model computed (positions "sinusoidal": the paper's encoding; num_kv_heads None:
+# one key/value head per query head).
+LATER_CONFIG_KEYS = {"transformer": ("positions", "num_kv_heads")}
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
         )
     keys = CONFIG_KEYS[kind]
     later = LATER_CONFIG_KEYS.get(kind, ())
-    lacking = [key for key in keys if (not isinstance(config, dict) or key not in config) and key not in later]
+    lacking = [key for key in keys if key not in later and (not isinstance(config, dict) or key not in config)]
     unknown = sorted(set(config) - set(keys)) if isinstance(config, dict) else []
     if lacking or unknown:
         raise ValueError(
