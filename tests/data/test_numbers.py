@@ -250,7 +250,7 @@ def test_get_task_registry():
     with pytest.raises(
         ValueError,
         match=r"unknown task 'french'; valid names are "
-        r"\['copy', 'numbers', 'reverse'\]",
+        r"\['copy', 'dates', 'numbers', 'reverse'\]",
     ):
         get_task("french")
     with pytest.raises(ValueError, match="invalid arguments.*'vocab_size'"):

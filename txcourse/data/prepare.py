@@ -38,6 +38,7 @@ NUMBERS_SOURCE_NORMALISATION: dict[str, Any] = dict(lowercase=True, ignore=(",",
 
 def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
     """English words in, characters out for ``numbers`` (Korean has no spaces inside 10^4 groups);
+    characters on both sides for ``dates`` (a year, "3/3/2026", is read digit by digit);
     words on both sides for the toy tasks.
 
     The ``numbers`` source tokenizer lower-cases and drops commas and hyphens
@@ -47,6 +48,8 @@ def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, To
     sources, targets = [s for s, _ in splits.train], [t for _, t in splits.train]
     if task == "numbers":
         return WordTokenizer.fit(sources, **NUMBERS_SOURCE_NORMALISATION), CharTokenizer.fit(targets)
+    if task == "dates":
+        return CharTokenizer.fit(sources), CharTokenizer.fit(targets)
     return WordTokenizer.fit(sources), WordTokenizer.fit(targets)
 
 
