@@ -123,7 +123,10 @@ def test_resume_continues_the_step_count(run, capsys, tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "--task", "bogus"], "unknown task 'bogus'; choose one of ['copy', 'file', 'numbers', 'reverse']"),
+        (
+            ["train", "--task", "bogus"],
+            "unknown task 'bogus'; choose one of ['copy', 'dates', 'file', 'numbers', 'reverse']",
+        ),
         (["translate", "--checkpoint", "missing.npz", "x"], "checkpoint 'missing.npz' does not exist"),
         (["train", "--task", "copy", "--set", "num_heads=7", "--steps", "1"], "must be divisible by num_heads (7)"),
         (
@@ -202,7 +205,7 @@ def test_python_dash_m_and_console_script():
     assert result.returncode == 2
     assert (
         result.stderr.strip()
-        == "txcourse: error: unknown task 'nope'; choose one of ['copy', 'file', 'numbers', 'reverse']"
+        == "txcourse: error: unknown task 'nope'; choose one of ['copy', 'dates', 'file', 'numbers', 'reverse']"
     )
 
 

@@ -249,7 +249,7 @@ def test_get_task_registry():
     assert rev.metadata["task"] == "reverse"
     with pytest.raises(
         ValueError,
-        match=r"unknown task 'french'; valid names are \['copy', 'file', 'numbers', 'reverse'\]",
+        match=r"unknown task 'french'; valid names are \['copy', 'dates', 'file', 'numbers', 'reverse'\]",
     ):
         get_task("french")
     with pytest.raises(ValueError, match="invalid arguments.*'vocab_size'"):

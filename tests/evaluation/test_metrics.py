@@ -13,6 +13,7 @@ from txcourse.evaluation.metrics import (
     chrf,
     evaluate_translations,
     exact_match,
+    exact_match_by_group,
     format_length_table,
 )
 
@@ -135,6 +136,22 @@ def test_bad_inputs_to_accuracy_by_length():
         exact_match("a", "a")
     with pytest.raises(ValueError, match="non-negative int"):
         accuracy_by_length(["a"], ["x"], ["x"], length_fn=lambda s: 1.5)
+
+
+def test_exact_match_by_group_scores_each_group_in_order_of_first_occurrence():
+    groups = ["en yMd", "en full", "en yMd", "en yMd", "en full"]
+    hyps = ["a", "b ", "c", "x", "y"]
+    refs = ["a", "b", "c", "d", "e"]
+    scores = exact_match_by_group(groups, hyps, refs)
+    assert list(scores) == ["en yMd", "en full"]
+    assert (scores["en yMd"].count, scores["en yMd"].exact_match) == (3, pytest.approx(2 / 3))
+    assert (scores["en full"].count, scores["en full"].exact_match) == (2, 0.5)  # whitespace ignored, as exact_match
+    total = sum(s.count * s.exact_match for s in scores.values()) / len(hyps)
+    assert total == pytest.approx(exact_match(hyps, refs))
+    with pytest.raises(ValueError, match="groups must have one label per hypothesis, got 1 groups and 2 hypotheses"):
+        exact_match_by_group(["a"], ["x", "y"], ["x", "y"])
+    with pytest.raises(ValueError, match=r"groups\[1\] must be a string, got int 3"):
+        exact_match_by_group(["a", 3], ["x", "y"], ["x", "y"])
 
 
 def test_no_framework_is_imported():

@@ -1,4 +1,5 @@
-"""``txcourse evaluate``: score a checkpoint on a split of its task (exact match, BLEU, chrF, by length)."""
+"""``txcourse evaluate``: score a checkpoint on a split of its task (exact match, BLEU, chrF, by length; by
+digit count and phrasing for ``numbers``, by phrasing for ``dates``)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         for name, bucket in by_phrasing.items():
             if name != "refused":
                 print(f"| {name} | {bucket.count} | {100 * bucket.exact_match:.2f}% |")
+    if task["name"] == "dates":  # the split's own pairs, by the phrasing each source is written in
+        by_phrasing = _dates_by_phrasing(splits, args.split, pairs, result["hypotheses"])
     if args.json:
         summary = {k: v for k, v in result.items() if k not in ("by_length", "hypotheses")}
         summary["by_length"] = [dataclasses.asdict(b) for b in result["by_length"]]
@@ -97,3 +100,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
             }
         args.json.write_text(json.dumps(summary, indent=1))
     return 0
+
+
+def _dates_by_phrasing(splits, split: str, pairs, hypotheses) -> dict:
+    """The dates task: exact match of the scored pairs by the phrasing of their source, printed as a table."""
+    from txcourse.evaluation.metrics import exact_match_by_group
+
+    phrasings = splits.metadata["phrasing"][split][: len(pairs)]
+    scores = exact_match_by_group(phrasings, hypotheses, [t for _, t in pairs])
+    print(f"\nby phrasing of the English source ({split} split):")
+    print("| phrasing | dates | exact match |\n| --- | ---: | ---: |")
+    for name, score in scores.items():
+        print(f"| {name} | {score.count} | {100 * score.exact_match:.2f}% |")
+    return scores

@@ -39,7 +39,8 @@ NUMBERS_SOURCE_NORMALISATION: dict[str, Any] = dict(lowercase=True, ignore=(",",
 
 def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
     """English words in, characters out for ``numbers`` (Korean has no spaces inside 10^4 groups);
-    what the task's arguments say for ``file`` (BPE or characters); words on both sides for the toy tasks.
+    characters on both sides for ``dates`` (a year, "3/3/2026", is read digit by digit); what the task's
+    arguments say for ``file`` (BPE or characters); words on both sides for the toy tasks.
 
     The ``numbers`` source tokenizer lower-cases and drops commas and hyphens
     (:data:`NUMBERS_SOURCE_NORMALISATION`); the toy tasks' words are their
@@ -48,6 +49,8 @@ def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, To
     sources, targets = [s for s, _ in splits.train], [t for _, t in splits.train]
     if task == "numbers":
         return WordTokenizer.fit(sources, **NUMBERS_SOURCE_NORMALISATION), CharTokenizer.fit(targets)
+    if task == "dates":
+        return CharTokenizer.fit(sources), CharTokenizer.fit(targets)
     if task == "file":  # BPE or characters, shared or not, as the task's arguments say
         return file_tokenizers(splits)
     return WordTokenizer.fit(sources), WordTokenizer.fit(targets)

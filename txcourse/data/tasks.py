@@ -1,4 +1,4 @@
-"""A registry of the generated tasks: ``get_task("numbers" | "copy" | "reverse", **kwargs)``.
+"""A registry of the generated tasks: ``get_task("numbers" | "dates" | "copy" | "reverse", **kwargs)``.
 
 Example:
     >>> splits = get_task("copy", sizes=(8, 2, 2), max_len=5)
@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from txcourse.data.dates import make_dates_task
 from txcourse.data.file_task import make_file_task
 from txcourse.data.numbers import make_numbers_task
 from txcourse.data.splits import TranslationSplits
@@ -22,6 +23,7 @@ TASKS: dict[str, Callable[..., TranslationSplits]] = {
     "numbers": make_numbers_task,
     "copy": make_copy_task,
     "reverse": make_reverse_task,
+    "dates": make_dates_task,
     "file": make_file_task,  # a user's tab-separated file: `txcourse train --task file --data PATH`
 }
 
@@ -30,9 +32,9 @@ def get_task(name: str, **kwargs) -> TranslationSplits:
     """Generate the splits of a task by name.
 
     Args:
-        name: ``"numbers"``, ``"copy"`` or ``"reverse"``.
+        name: ``"numbers"``, ``"dates"``, ``"file"``, ``"copy"`` or ``"reverse"``.
         **kwargs: passed to the task's generator (``make_numbers_task``,
-            ``make_copy_task`` or ``make_reverse_task``).
+            ``make_dates_task``, ``make_copy_task`` or ``make_reverse_task``).
 
     Returns:
         :class:`~txcourse.data.splits.TranslationSplits`.

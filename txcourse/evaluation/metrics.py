@@ -33,6 +33,8 @@ __all__ = [
     "chrf",
     "exact_match",
     "accuracy_by_length",
+    "GroupScore",
+    "exact_match_by_group",
     "format_length_table",
     "evaluate_translations",
 ]
@@ -266,6 +268,49 @@ def accuracy_by_length(
         if count:
             buckets.append(LengthBucket(low, high, count, float(hits[inside].mean())))
     return buckets
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    """Exact match of the sentences of one group (a phrasing of the ``dates`` task, say).
+
+    Attributes:
+        count: number of sentences in the group (> 0).
+        exact_match: fraction of them translated exactly, in [0, 1].
+    """
+
+    count: int
+    exact_match: float
+
+
+def exact_match_by_group(
+    groups: Sequence[str], hypotheses: Sequence[str], references: Sequence[str]
+) -> dict[str, GroupScore]:
+    """Exact match per group: the strata a task labels its pairs with (the ``dates`` task's phrasings).
+
+    Args:
+        groups: the group of each sentence, same length and order as ``hypotheses``.
+        hypotheses: model outputs.
+        references: the reference translations.
+
+    Returns:
+        ``{group: GroupScore}`` in the order in which the groups first occur.
+
+    Example:
+        >>> scores = exact_match_by_group(["a", "b", "a"], ["x", "y", "z"], ["x", "q", "z"])
+        >>> [(g, s.count, s.exact_match) for g, s in scores.items()]
+        [('a', 2, 1.0), ('b', 1, 0.0)]
+    """
+    labels = _check_strings("groups", groups)
+    hyps, refs = _check_pairs(hypotheses, references)
+    if len(labels) != len(hyps):
+        raise ValueError(
+            f"groups must have one label per hypothesis, got {len(labels)} groups and {len(hyps)} hypotheses"
+        )
+    hits: dict[str, list[bool]] = {}
+    for label, h, r in zip(labels, hyps, refs):
+        hits.setdefault(label, []).append(_normalise(h) == _normalise(r))
+    return {label: GroupScore(len(row), sum(row) / len(row)) for label, row in hits.items()}
 
 
 def check_length_results(results: Any, allow_empty: bool = True) -> None:
