@@ -31,6 +31,15 @@ def test_bibliography_parses_with_unique_keys():
     text = (ROOT / "book" / "references.bib").read_text(encoding="utf-8")
     entries = pybtex.parse_string(text, "bibtex").entries  # raises on a missing brace
     assert len(entries) == len(re.findall(r"^@\w+\{", text, flags=re.M)), "an entry swallowed the next one"
+    # the book's style (bibtex_default_style: plain) needs an author or editor, a title and a year in every entry
+    lacking = {
+        key: [f for f in ("title", "year") if f not in entry.fields]
+        + ([] if entry.persons.get("author") or entry.persons.get("editor") else ["author"])
+        for key, entry in entries.items()
+    }
+    assert not {k: v for k, v in lacking.items() if v}, (
+        f"entries missing fields: { {k: v for k, v in lacking.items() if v} }"
+    )
 
 
 def test_every_cited_key_is_in_the_bibliography():
