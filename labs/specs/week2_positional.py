@@ -215,7 +215,8 @@ CELLS = [
 
         RoPE (Su et al. 2021) adds nothing to the embeddings. Inside self-attention, after the heads are split, it
         **rotates** each query and each key by its position $m$: the pair of dimensions $(2i, 2i+1)$ is turned by
-        the angle $m\\,\\theta_i$, with the frequencies of the sinusoidal table, $\\theta_i = 10000^{-2i/d_k}$:
+        the angle $m\\,\\theta_i$, with $\\theta_i = 10000^{-2i/d_k}$, the sinusoidal table's formula with $d_k$ in
+        place of $d_\\text{model}$:
 
         $$\\begin{pmatrix} x'_{2i} \\\\ x'_{2i+1} \\end{pmatrix} =
           \\begin{pmatrix} \\cos m\\theta_i & -\\sin m\\theta_i \\\\ \\sin m\\theta_i & \\cos m\\theta_i \\end{pmatrix}

@@ -158,6 +158,36 @@ def test_cached_and_uncached_decode_steps_agree(fw, positions, norm_first):
     assert_close(fw.numpy(logits), full, 1e-5, f"{fw} {positions}: last cached step vs the full forward pass")
 
 
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_only_alibi_gives_a_source_and_its_reversal_the_same_output(fw, positions):
+    """ALiBi's encoder bias -m_h |i - j| is unchanged when the source is reversed, so the encoder's rows come out
+    in reverse order, and encoder-decoder attention ignores the order of its rows: the logits are the same, with
+    or without padding after the source. The other three kinds of positions tell the two apart (book: week 2,
+    the ALiBi subsection)."""
+    cfg = small_config(dropout=0.0, positions=positions)
+    if fw.name == "torch":
+        torch.manual_seed(7)
+        model = fw.module.Transformer(cfg).eval()
+    else:
+        import keras
+
+        keras.utils.set_random_seed(7)
+        model = fw.module.Transformer(cfg)
+    rng = np.random.default_rng(7)
+    src = rng.integers(4, cfg.src_vocab_size, (3, 9))  # ids 0-3 are special tokens
+    src[2, 6:] = PAD_ID  # the last source: 6 tokens, then 3 pads
+    flipped = src[:, ::-1].copy()
+    flipped[2] = np.concatenate([src[2, 5::-1], src[2, 6:]])  # its tokens reversed, the pads kept at the end
+    assert not any((flipped[b] == src[b]).all() for b in range(3)), "no source is a palindrome"
+    tgt = fw.tensor(rng.integers(4, cfg.tgt_vocab_size, (3, 7)))
+    logits, logits_flipped = (fw.numpy(model(fw.tensor(s), tgt)) for s in (src, flipped))
+    gap = np.abs(logits - logits_flipped).max(axis=(1, 2))  # (B,): one largest difference per source
+    if positions == "alibi":
+        assert gap.max() < 1e-5, f"{fw} alibi: a source and its reversal differ by {gap}"
+    else:
+        assert gap.min() > 1e-3, f"{fw} {positions}: a source and its reversal give the same logits, {gap}"
+
+
 @pytest.mark.parametrize("positions", ["rope", "alibi"])
 def test_tf_compiled_greedy_decoding_equals_uncached(positions):
     """TensorFlow traces its decoding step (the cache length is then a tensor): same tokens with and without cache."""

@@ -2,13 +2,20 @@
 
 Nothing is added to the embeddings. Each head h adds -m_h * (i - j) to the
 score of query i and key j; the slopes m_h are a geometric sequence
-(2^-8/H, 2^-16/H, ..., 2^-8 for H heads, a power of two).
+(2^(-8/H), 2^(-16/H), ..., 2^-8 for H heads, a power of two).
 
 The paper's decoder is causal: key j <= i, so i - j = |i - j|. This package
 uses -m_h |i - j| everywhere: in the causal decoder it is the paper's bias on
 every key a query may attend (the look-ahead mask removes the others), and
 in the bidirectional encoder it is the symmetric extension (the paper leaves
-the encoder out; |i - j| is the usual choice).
+the encoder out; |i - j| is what bidirectional uses of ALiBi do).
+
+The symmetric bias cannot tell left from right in the encoder. Reversing a
+source leaves |i - j| between any two tokens unchanged, so the encoder's
+output rows for the reversal are its rows for the source in reverse order,
+and encoder-decoder attention ignores the order of those rows: an
+encoder-decoder model with ALiBi gives the same output for a source and its
+reversal (tests/torch_tf/test_positions.py).
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ __all__ = ["alibi_slopes", "alibi_bias"]
 
 # Copied from txcourse.torch.alibi._slopes
 def _slopes(num_heads: int) -> list[float]:
-    """The slopes of the paper's code: 2^(-8h/n) for h = 1..n, n the power of two at or below H; the other
-    heads take every other slope of 2n heads (Press et al. 2022, Sec. 3 and their footnote)."""
+    """The slopes of the authors' code (get_slopes): 2^(-8h/n) for h = 1..n, n the power of two at or below H;
+    the other heads take every other slope of 2n heads. For H a power of two this is the paper's rule (Press et
+    al. 2022, Sec. 3); otherwise it is the code's workaround, not the paper's general rule (the geometric
+    sequence from 2^(-8/H) with that ratio)."""
     n = 2 ** math.floor(math.log2(num_heads))
     slopes = [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
     if n == num_heads:
@@ -37,8 +46,8 @@ def alibi_slopes(num_heads: int, dtype: tf.DType = tf.float32) -> tf.Tensor:
     """The head-specific slopes m_1, ..., m_H of Press et al. (2022), Sec. 3.
 
     For 8 heads: 1/2, 1/4, ..., 1/256. For H a power of two the sequence
-    starts at 2^(-8/H) with that ratio; otherwise the paper's rule (see
-    :func:`_slopes`).
+    starts at 2^(-8/H) with that ratio; otherwise the rule of the authors'
+    code (see :func:`_slopes`).
 
     Shape:
         Returns (H,).

@@ -1,11 +1,13 @@
-"""Rotary position embedding, RoPE (Su et al. 2021, Sec. 3.4). Book: week 2, "Positions as built today".
+"""Rotary position embedding, RoPE (Su et al. 2021, Eqs. (15) and (34)). Book: week 2, "Positions as built today".
 
 Nothing is added to the embeddings. Inside self-attention, after the heads
 are split, each query and key at position m is rotated: dimensions 2i and
 2i+1 form a pair, turned by the angle m * theta_i with
-theta_i = 10000^(-2i / d_k), the frequencies of the sinusoidal table
-(Sec. 3.5 of Vaswani et al. 2017). A rotation by m and one by n leave the
-dot product depending on m - n only: q_m . k_n = q . R(n - m) k.
+theta_i = 10000^(-2i / d_k), the formula of the sinusoidal table (Sec. 3.5
+of Vaswani et al. 2017) with d_k in place of d_model. The block rotation and
+theta_i are Eq. (15) of Su et al.; the element-wise form computed here is
+their Eq. (34). A rotation by m and one by n leave the dot product depending
+on m - n only: q_m . k_n = q . R(n - m) k.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ def rotary_tables(
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """cos(m theta_i) and sin(m theta_i) for positions m = offset, ..., offset + length - 1, Eq. (34) of Su et al.
 
-    theta_i = base^(-2i / d_k) for the pair i = 0, ..., d_k/2 - 1; each
-    value is repeated for the two dimensions 2i and 2i+1 of its pair. The
-    angles are computed in float64.
+    theta_i = base^(-2i / d_k) for the pair i = 0, ..., d_k/2 - 1 (Eq. (15)
+    of Su et al., who count pairs from 1); each value is repeated for the
+    two dimensions 2i and 2i+1 of its pair. The angles are computed in
+    float64.
 
     Args:
         length: number of positions T.
@@ -66,7 +69,8 @@ def apply_rotary(x: tf.Tensor, offset: int = 0, base: float = 10000.0) -> tf.Ten
     """R_m x for every position m: x * cos(m theta) + rotate_pairs(x) * sin(m theta), Eq. (34) of Su et al. (2021).
 
     For the pair (x_2i, x_2i+1) at position m this is the 2 x 2 rotation
-    (x_2i cos - x_2i+1 sin, x_2i sin + x_2i+1 cos) by the angle m theta_i.
+    (x_2i cos - x_2i+1 sin, x_2i sin + x_2i+1 cos) by the angle m theta_i,
+    one block of Eq. (15).
 
     Args:
         x: queries or keys of one or more heads, positions along axis -2.
