@@ -205,17 +205,37 @@ def check_cache(cache, kind: type, key_missing: bool, value_missing: bool) -> No
         )
 
 
-def check_sampling(temperature, top_k, top_p) -> None:
+def check_sampling(temperature, top_k, top_p, empty_rows: int = 0) -> None:
     """Sampling's settings: ``temperature`` a finite number > 0, ``top_k`` None or an integer >= 1,
-    ``top_p`` None or a number in (0, 1]."""
+    ``top_p`` None or a number in (0, 1]; ``empty_rows``, the number of rows of the logits in which every
+    logit is -inf (no token to draw), must be 0. Each refusal says why the value is refused."""
     real = lambda x: isinstance(x, numbers.Real) and not isinstance(x, bool)  # noqa: E731
-    if not (real(temperature) and math.isfinite(temperature) and temperature > 0):
+    expected = "temperature must be a finite number > 0, got"
+    if not real(temperature):
+        raise ArgumentError(f"{expected} {temperature!r} (not a number)", "temperature")
+    if not math.isfinite(temperature):
+        raise ArgumentError(f"{expected} {temperature!r} (not finite)", "temperature")
+    if temperature == 0:
         raise ArgumentError(
-            f"temperature must be a finite number > 0, got {temperature!r}; temperature 0 is not a "
-            f"distribution: its limit is greedy decoding, use greedy_decode",
+            f"{expected} {temperature!r}; temperature 0 is not a distribution: its limit is greedy decoding, "
+            "use greedy_decode",
             "temperature",
         )
-    if top_k is not None and (not isinstance(top_k, numbers.Integral) or isinstance(top_k, bool) or top_k < 1):
-        raise ArgumentError(f"top_k must be None (no limit) or an integer >= 1, got {top_k!r}", "top_k")
-    if top_p is not None and not (real(top_p) and 0.0 < top_p <= 1.0):
-        raise ArgumentError(f"top_p must be None (no limit) or a number in (0, 1], got {top_p!r}", "top_p")
+    if temperature < 0:
+        raise ArgumentError(f"{expected} {temperature!r} (negative)", "temperature")
+    expected = "top_k must be None (no limit) or an integer >= 1, got"
+    if top_k is not None and (not isinstance(top_k, numbers.Integral) or isinstance(top_k, bool)):
+        raise ArgumentError(f"{expected} {top_k!r} (not an integer)", "top_k")
+    if top_k is not None and top_k < 1:
+        raise ArgumentError(f"{expected} {top_k!r}", "top_k")
+    expected = "top_p must be None (no limit) or a number in (0, 1], got"
+    if top_p is not None and not real(top_p):
+        raise ArgumentError(f"{expected} {top_p!r} (not a number)", "top_p")
+    if top_p is not None and not 0.0 < top_p <= 1.0:
+        raise ArgumentError(f"{expected} {top_p!r}", "top_p")
+    if empty_rows:
+        raise ArgumentError(
+            f"logits must give some token a logit > -inf in every row, got {empty_rows} "
+            f"row{'s' if empty_rows > 1 else ''} of -inf only (no token to draw)",
+            "logits",
+        )

@@ -2,8 +2,9 @@
 
 The filtered distribution is deterministic: both halves agree with each other and with a NumPy reference
 written token by token here. The draws are not comparable across frameworks (their random generators differ),
-so they are tested within each framework: a fixed seed repeats, top-k 1 and a tiny top-p are greedy decoding,
-and many draws from one fixed distribution have the frequencies it gives (a margin test, fixed seed)."""
+so they are tested within each framework: a fixed seed repeats, top-k 1, a tiny top-p and a tiny temperature
+are greedy decoding, and many draws from one fixed distribution have the frequencies it gives (a margin test,
+fixed seed)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ SETTINGS = [
     dict(top_p=0.9),
     dict(top_p=1.0),
     dict(temperature=0.7, top_k=5, top_p=0.8),
+    dict(temperature=1e-40),
+    dict(temperature=1e-40, top_p=0.9),
+    dict(temperature=1e30, top_k=4),
 ]
 
 
@@ -86,33 +90,70 @@ def test_filter_logits_cuts_ties_by_id_and_always_keeps_the_best(fw):
     assert kept(top_k=2, top_p=0.999999) == [[0, 1, 1, 0, 0], [1, 1, 0, 0, 0]], "top-p after top-k"
 
 
+def test_a_tiny_temperature_is_greedy(fw):
+    """T -> 0: all the probability on the best token, however small T is (no empty row, no nan)."""
+    rows = np.array([[10.0, 9.0, -np.inf], [-0.1, -3.0, -2.5], [-50.0, 40.0, 39.9]], np.float32)  # logits, log-probs
+    for temperature in (1e-4, 1e-38, 1e-40, 1e-50):
+        log_probs = fw.numpy(fw.module.filter_logits(fw.tensor(rows), temperature=temperature))  # (3, 3)
+        assert np.isfinite(log_probs).all(), f"{fw}: T = {temperature}: {log_probs}"
+        np.testing.assert_array_equal(np.exp(log_probs), np.eye(3)[rows.argmax(-1)], err_msg=f"{fw}: T = {temperature}")
+
+
 @pytest.mark.parametrize(
-    "kwargs, argument",
+    "kwargs, argument, why",
     [
-        (dict(temperature=0.0), "temperature"),
-        (dict(temperature=-1.0), "temperature"),
-        (dict(temperature=math.inf), "temperature"),
-        (dict(temperature=math.nan), "temperature"),
-        (dict(top_k=0), "top_k"),
-        (dict(top_k=2.5), "top_k"),
-        (dict(top_k=True), "top_k"),
-        (dict(top_p=0.0), "top_p"),
-        (dict(top_p=1.5), "top_p"),
-        (dict(top_p=math.nan), "top_p"),
+        (
+            dict(temperature=0.0),
+            "temperature",
+            "got 0.0; temperature 0 is not a distribution: its limit is greedy decoding, use greedy_decode",
+        ),
+        (dict(temperature=-1.0), "temperature", "got -1.0 (negative)"),
+        (dict(temperature=math.inf), "temperature", "got inf (not finite)"),
+        (dict(temperature=math.nan), "temperature", "got nan (not finite)"),
+        (dict(temperature="1"), "temperature", "got '1' (not a number)"),
+        (dict(top_k=0), "top_k", "got 0"),
+        (dict(top_k=2.5), "top_k", "got 2.5 (not an integer)"),
+        (dict(top_k=True), "top_k", "got True (not an integer)"),
+        (dict(top_p=0.0), "top_p", "got 0.0"),
+        (dict(top_p=1.5), "top_p", "got 1.5"),
+        (dict(top_p=math.nan), "top_p", "got nan"),
+        (dict(top_p="0.5"), "top_p", "got '0.5' (not a number)"),
     ],
     ids=str,
 )
-def test_bad_settings_are_refused_naming_the_argument(fw, kwargs, argument):
+def test_bad_settings_are_refused_naming_the_argument(fw, kwargs, argument, why):
     from txcourse._validation import ArgumentError
 
     logits = fw.tensor(_logits((1, 5)))
     with pytest.raises(ArgumentError, match=f"^{argument} must be") as err:
         fw.module.filter_logits(logits, **kwargs)
     assert err.value.argument == argument
-    if argument == "temperature" and kwargs[argument] == 0.0:
-        assert "greedy" in str(err.value)
+    assert str(err.value).endswith(why), str(err.value)  # each refusal says why
     with pytest.raises(ArgumentError, match=f"^{argument} must be"):
         fw.module.sample_decode(_transformer(fw), fw.tensor(SRC), max_len=4, **kwargs)
+
+
+def test_a_row_with_no_token_to_draw_is_refused(fw):
+    from txcourse._validation import ArgumentError
+
+    logits = _logits((2, 3, 5))
+    logits[0, 1] = logits[1, 2] = -np.inf  # two rows of -inf only
+    with pytest.raises(
+        ArgumentError, match=r"^logits must give some token a logit > -inf in every row, got 2 rows"
+    ) as err:
+        fw.module.filter_logits(fw.tensor(logits))
+    assert err.value.argument == "logits"
+
+
+def test_a_row_with_no_token_to_draw_fails_a_tf_graph():
+    """TensorFlow: inside a tf.function the values are unknown when it is traced: a graph assertion."""
+    import tensorflow as tf
+
+    fw = Framework("tf")
+    graph = tf.function(fw.module.filter_logits, autograph=False)
+    assert np.isfinite(graph(fw.tensor(_logits((2, 5)))).numpy()).all()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="logits has a row of -inf only"):
+        graph(fw.tensor(np.full((2, 5), -np.inf, np.float32)))
 
 
 def test_a_negative_seed_is_refused(fw):
@@ -135,6 +176,7 @@ def sampled(request):
         "greedy": fw.module.greedy_decode(model, src, max_len=8),
         "top_k 1": fw.module.sample_decode(model, src, max_len=8, top_k=1, seed=3),
         "top_p tiny": fw.module.sample_decode(model, src, max_len=8, top_p=1e-6, temperature=2.0, seed=4),
+        "T tiny": fw.module.sample_decode(model, src, max_len=8, temperature=1e-40, seed=5),
         "seed 0": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=0),
         "seed 0 again": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=0),
         "seed 1": fw.module.sample_decode(model, src, max_len=8, temperature=1.5, seed=1),
@@ -143,9 +185,11 @@ def sampled(request):
     return fw, model, {key: (fw.numpy(o.tokens), fw.numpy(o.scores), fw.numpy(o.attention)) for key, o in runs.items()}
 
 
-@pytest.mark.parametrize("a,b", [("top_k 1", "greedy"), ("top_p tiny", "greedy"), ("seed 0 again", "seed 0")])
+@pytest.mark.parametrize(
+    "a,b", [("top_k 1", "greedy"), ("top_p tiny", "greedy"), ("T tiny", "greedy"), ("seed 0 again", "seed 0")]
+)
 def test_sampling_repeats(sampled, a, b):
-    """top_k=1 and a tiny top_p are greedy decoding; the same seed draws the same tokens."""
+    """top_k=1, a tiny top_p and a tiny T are greedy decoding; the same seed and batch draw the same tokens."""
     fw, _, runs = sampled
     np.testing.assert_array_equal(runs[a][0], runs[b][0], err_msg=f"{fw}: {a} != {b}")
     assert_close(runs[a][1], runs[b][1], 1e-5, f"{fw}: scores of {a} and {b}")

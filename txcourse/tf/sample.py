@@ -32,9 +32,12 @@ def filter_logits(
     2020, Sec. 3.1, Eq. 3), keeps the smallest set of most probable tokens
     whose probability (after top-k) reaches p: a token is kept when the
     tokens ranked above it hold less than p, so the most probable token is
-    always kept. Tokens are ranked by probability, equal ones by id (the
+    always kept. Tokens are ranked by their logits, equal ones by id (the
     lower id first), so ties are cut the same way every time. A token
-    whose logit is -inf is never kept.
+    whose logit is -inf is never kept. The row's largest logit is
+    subtracted before the division, so the best token keeps logit 0 at
+    any T: a tiny T gives the greedy distribution (the best token, or the
+    tied best shared equally), never an empty row or nan.
 
     Args:
         logits: (..., V) logits or log-probabilities.
@@ -50,13 +53,24 @@ def filter_logits(
         to 1 in probability; every excluded token gets the most negative
         finite float32 (probability 0 after ``exp``, and no inf or nan
         downstream).
+
+    Raises:
+        ArgumentError: a setting out of range, or a row of ``logits``
+            that is -inf everywhere (no token to draw).
     """
-    V.check_sampling(temperature, top_k, top_p)
-    scaled = tf.cast(logits, tf.float32) / temperature  # (..., V)
-    order = tf.argsort(scaled, axis=-1, direction="DESCENDING", stable=True)  # (..., V) best first, ties: low id
+    logits = tf.cast(logits, tf.float32)  # (..., V)
+    empty = tf.reduce_all(logits == float("-inf"), axis=-1)  # (...) rows with no token to draw
+    if tf.executing_eagerly():  # PyTorch: always
+        V.check_sampling(temperature, top_k, top_p, int(tf.reduce_sum(tf.cast(empty, tf.int32))))
+    else:  # in a graph (a decoder's step): an assertion, and the decoder reruns the step eagerly to raise
+        V.check_sampling(temperature, top_k, top_p)
+        tf.debugging.assert_equal(tf.reduce_any(empty), False, message="logits has a row of -inf only")
+    order = tf.argsort(logits, axis=-1, direction="DESCENDING", stable=True)  # (..., V) best first, ties: low id
+    shifted = logits - tf.reduce_max(logits, axis=-1, keepdims=True)  # (..., V) the best 0, the others < 0
+    scaled = tf.where(shifted < 0, shifted / temperature, 0.0)  # (..., V) the best stays 0 for any T (no 0 / 0)
     batch_dims = scaled.shape.rank - 1
     ranked = tf.gather(scaled, order, axis=-1, batch_dims=batch_dims)  # (..., V) sorted
-    keep = ranked > float("-inf")  # (..., V) in sorted order
+    keep = ranked > float("-inf")  # (..., V) in sorted order; a tiny T leaves the best only
     if top_k is not None:
         keep = keep & (tf.range(tf.shape(ranked)[-1]) < top_k)  # (..., V) the k first
     if top_p is not None and top_p < 1.0:

@@ -33,9 +33,12 @@ def filter_logits(
     2020, Sec. 3.1, Eq. 3), keeps the smallest set of most probable tokens
     whose probability (after top-k) reaches p: a token is kept when the
     tokens ranked above it hold less than p, so the most probable token is
-    always kept. Tokens are ranked by probability, equal ones by id (the
+    always kept. Tokens are ranked by their logits, equal ones by id (the
     lower id first), so ties are cut the same way every time. A token
-    whose logit is -inf is never kept.
+    whose logit is -inf is never kept. The row's largest logit is
+    subtracted before the division, so the best token keeps logit 0 at
+    any T: a tiny T gives the greedy distribution (the best token, or the
+    tied best shared equally), never an empty row or nan.
 
     Args:
         logits: (..., V) logits or log-probabilities.
@@ -51,12 +54,19 @@ def filter_logits(
         to 1 in probability; every excluded token gets the most negative
         finite float32 (probability 0 after ``exp``, and no inf or nan
         downstream).
+
+    Raises:
+        ArgumentError: a setting out of range, or a row of ``logits``
+            that is -inf everywhere (no token to draw).
     """
-    V.check_sampling(temperature, top_k, top_p)
-    scaled = logits.float() / temperature  # (..., V)
-    order = torch.sort(scaled, dim=-1, descending=True, stable=True).indices  # (..., V) best first, ties: low id
+    logits = logits.float()  # (..., V)
+    empty = (logits == float("-inf")).all(dim=-1)  # (...) rows with no token to draw
+    V.check_sampling(temperature, top_k, top_p, int(empty.sum()))  # TensorFlow: in a graph, an assertion
+    order = torch.sort(logits, dim=-1, descending=True, stable=True).indices  # (..., V) best first, ties: low id
+    shifted = logits - logits.max(dim=-1, keepdim=True).values  # (..., V) the best 0, the others < 0
+    scaled = torch.where(shifted < 0, shifted / temperature, 0.0)  # (..., V) the best stays 0 for any T (no 0 / 0)
     ranked = scaled.gather(-1, order)  # (..., V) sorted
-    keep = ranked > float("-inf")  # (..., V) in sorted order
+    keep = ranked > float("-inf")  # (..., V) in sorted order; a tiny T leaves the best only
     if top_k is not None:
         keep = keep & (torch.arange(ranked.shape[-1], device=ranked.device) < top_k)  # (..., V) the k first
     if top_p is not None and top_p < 1.0:
