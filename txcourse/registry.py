@@ -120,8 +120,19 @@ def set_threads(n: int, frameworks: Sequence[str] = FRAMEWORKS) -> None:
     if "tf" in frameworks and importlib.util.find_spec("tensorflow") is not None:
         import tensorflow as tf
 
-        tf.config.threading.set_intra_op_parallelism_threads(n)
-        tf.config.threading.set_inter_op_parallelism_threads(n)
+        threading = tf.config.threading
+        if (threading.get_intra_op_parallelism_threads(), threading.get_inter_op_parallelism_threads()) == (n, n):
+            return  # already so: TensorFlow refuses even an unchanged value once it has started
+        try:
+            threading.set_intra_op_parallelism_threads(n)
+            threading.set_inter_op_parallelism_threads(n)
+        except RuntimeError:  # "cannot be modified after initialization"
+            raise RuntimeError(
+                f"TensorFlow has already started in this process with "
+                f"{threading.get_intra_op_parallelism_threads() or 'its default number of'} threads; its thread "
+                f"count can only be set before it first runs, so {n} cannot be applied now: start a new process "
+                f"(a new kernel) and set the threads first, or leave them as they are"
+            ) from None
 
 
 def default_model_config(
