@@ -6,10 +6,11 @@ memory that grows as n^2 (Vaswani et al. 2017, Table 1). The output needs
 neither in full. Walk over the keys and values in blocks of b positions and
 keep, for every query, three running quantities: the largest score seen so
 far, the sum of the exponentials and the weighted sum of the values; rescale
-them whenever a block brings a larger score. This is the online softmax of
-Milakov and Gimelshein (2018), used for attention by Rabe and Staats (2021)
-and, as one fused GPU kernel, by FlashAttention (Dao et al. 2022). The
-largest tensor it forms is (..., T_q, b).
+them whenever a block brings a larger score. The first two are the online
+softmax of Milakov and Gimelshein (2018); Rabe and Staats (2021) carried
+the third along to compute attention, and FlashAttention (Dao et al. 2022)
+runs it as one fused GPU kernel. The largest score tensor it forms is
+(..., T_q, b).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def tiled_attention(
     Shape:
         query (..., T_q, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
         Returns the output (..., T_q, d_v); no weights (they are never
-        formed). The largest intermediate is (..., T_q, b).
+        formed). The largest score tensor is (..., T_q, b); the running
+        output o, like the output, is (..., T_q, d_v).
 
     Example:
         >>> q, k, v = torch.randn(2, 5, 8), torch.randn(2, 7, 8), torch.randn(2, 7, 4)
