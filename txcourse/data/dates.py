@@ -20,9 +20,11 @@ CLDR format of an English locale: ``"en full"`` ("Tuesday, March 3, 2026"),
 ("3/3/2026"), ``"en_GB full"`` ("Tuesday, 3 March 2026") and ``"en_GB long"``
 ("3 March 2026"). CLDR's ``"short"`` English format writes the year in two
 digits ("3/3/26"), which cannot tell 1926 from 2026, and the British numeric
-date ("03/03/2026", day first) cannot be told from the American one
-("3/4/2026", month first) for most dates: both are left out, so every source
-names exactly one date.
+date (day first: "04/03/2026" is 4 March) is also the American rendering
+(month first) of another day for 1,200 of the 73,049 days of 1900-2099,
+those whose month and day are both 10-12 and differ ("12/11/2026": 12
+November or 11 December): both are left out, so every source names exactly
+one date.
 
 **The target says what the source says.** A source that names the weekday
 gets CLDR's ``"full"`` target format, which names it too ("2026년 3월 3일
