@@ -197,9 +197,9 @@ def _score(a, student, notebook=TORCH):
 
 
 def _full(a, notebook=TORCH):
-    """The correct notebook's score: full marks (9 of 9), the reference its neighbours are held to."""
+    """The correct notebook's score: full marks (14 of 14), the reference its neighbours are held to."""
     r = a["rows"]["correct", notebook]
-    assert (r["status"], r["failed_tests"], r["score"]) == ("graded", "", r["max_score"]) and r["max_score"] == 9, r
+    assert (r["status"], r["failed_tests"], r["score"]) == ("graded", "", r["max_score"]) and r["max_score"] == 14, r
     return r["score"]
 
 

@@ -520,7 +520,7 @@ def test_signal_saves_a_checkpoint_that_resume_continues(signum, tmp_path):
         (
             [*TRAIN, "--set", "bogus=1"],
             r"--set bogus=1: TransformerConfig has unknown field\(s\) \['bogus'\]; fields are \['src_vocab_size', .*, "
-            r"'fused'\]",
+            r"'fused', 'positions', 'num_kv_heads'\]",
         ),
         (
             [*TRAIN, "--set", "d_model=100000"],  # used to die in an allocation, leaving an empty run folder

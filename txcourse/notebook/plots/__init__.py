@@ -25,12 +25,13 @@ Example:
 
 from txcourse.notebook.plots.attention import plot_attention, plot_attention_heads, plot_mask
 from txcourse.notebook.plots.common import cjk_font
-from txcourse.notebook.plots.positional import plot_positional_encoding
+from txcourse.notebook.plots.positional import plot_alibi_bias, plot_positional_encoding
 from txcourse.notebook.plots.results import plot_accuracy_by_length, plot_distributions, plot_training_curves
 from txcourse.notebook.plots.save import save_figure
 
 __all__ = [
     "plot_positional_encoding",
+    "plot_alibi_bias",
     "plot_mask",
     "plot_attention",
     "plot_attention_heads",
