@@ -149,12 +149,12 @@ def test_hostile_week2_submissions(tmp_path):
         ("hostile", "tf"),
         ("nearmiss", "torch"),
     ):
-        assert (rows[key]["score"], rows[key]["max_score"], rows[key]["status"]) == ("9.0", "9.0", "graded"), (
+        assert (rows[key]["score"], rows[key]["max_score"], rows[key]["status"]) == ("14.0", "14.0", "graded"), (
             key,
             rows[key],
         )
     assert rows["nearmiss", "torch"]["note"] == f"graded from '{LAB}_torch (1).ipynb' (expected {LAB}_torch.ipynb)"
-    assert (rows["looping", "tf"]["score"], rows["looping", "tf"]["failed_tests"]) == ("7.0", "test_worked_table")
+    assert (rows["looping", "tf"]["score"], rows["looping", "tf"]["failed_tests"]) == ("12.0", "test_worked_table")
     crash = rows["crashing", "torch"]
     assert crash["status"].startswith("error: nbgrader could not grade it: ") and crash["score"] == "0.0"
     assert "DeadKernelError" in crash["status"] or "died" in crash["status"], crash["status"]
