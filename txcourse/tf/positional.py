@@ -45,6 +45,19 @@ def positional_encoding(max_len: int, d_model: int, dtype: tf.DType = tf.float32
     return tf.cast(table, dtype)  # (max_len, D)
 
 
+def _check_rows(layer: keras.layers.Layer, x: tf.Tensor, offset) -> None:
+    """x (B, T, D) of ``layer``'s width, its rows offset .. offset + T - 1 within ``layer.max_len``."""
+    check_float("x", x, layer)
+    V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
+    V.check_width("x", tuple(x.shape), layer.d_model)
+    known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
+    V.check_length("x", offset + x.shape[1] if known else None, layer.max_len)
+    if not known:
+        tf.debugging.assert_less_equal(
+            offset + tf.shape(x)[1], layer.max_len, message=f"x is longer than max_len={layer.max_len}"
+        )
+
+
 class PositionalEncoding(keras.layers.Layer):
     """Adds the sinusoidal encodings to a batch of embeddings (Sec. 3.5).
 
@@ -70,15 +83,7 @@ class PositionalEncoding(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
-        check_float("x", x, self)
-        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
-        V.check_width("x", tuple(x.shape), self.d_model)
-        known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
-        V.check_length("x", offset + x.shape[1] if known else None, self.max_len)
-        if not known:
-            tf.debugging.assert_less_equal(
-                offset + tf.shape(x)[1], self.max_len, message=f"x is longer than max_len={self.max_len}"
-            )
+        _check_rows(self, x, offset)
         return x + tf.cast(self.table[offset : offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)
 
 
@@ -112,13 +117,5 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, x: tf.Tensor, offset: int = 0) -> tf.Tensor:
-        check_float("x", x, self)
-        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
-        V.check_width("x", tuple(x.shape), self.d_model)
-        known = x.shape[1] is not None and not tf.is_tensor(offset)  # a tensor offset: a compiled decoding step
-        V.check_length("x", offset + x.shape[1] if known else None, self.max_len)
-        if not known:
-            tf.debugging.assert_less_equal(
-                offset + tf.shape(x)[1], self.max_len, message=f"x is longer than max_len={self.max_len}"
-            )
+        _check_rows(self, x, offset)
         return x + tf.cast(self.table.embeddings[offset : offset + tf.shape(x)[1]], x.dtype)  # (B, T, D)

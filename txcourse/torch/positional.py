@@ -45,6 +45,14 @@ def positional_encoding(max_len: int, d_model: int, dtype: torch.dtype = torch.f
     return table.to(dtype)  # (max_len, D)
 
 
+def _check_rows(layer: nn.Module, x: torch.Tensor, offset: int) -> None:
+    """x (B, T, D) of ``layer``'s width, its rows offset .. offset + T - 1 within ``layer.max_len``."""
+    check_float("x", x, layer)
+    V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
+    V.check_width("x", tuple(x.shape), layer.d_model)
+    V.check_length("x", offset + x.shape[1], layer.max_len)
+
+
 class PositionalEncoding(nn.Module):
     """Adds the sinusoidal encodings to a batch of embeddings (Sec. 3.5).
 
@@ -69,10 +77,7 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("table", positional_encoding(max_len, d_model), persistent=False)  # (max_len, D)
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        check_float("x", x, self)
-        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
-        V.check_width("x", tuple(x.shape), self.d_model)
-        V.check_length("x", offset + x.shape[1], self.max_len)
+        _check_rows(self, x, offset)
         return x + self.table[offset : offset + x.shape[1]].to(x.dtype)  # (B, T, D)
 
 
@@ -105,8 +110,5 @@ class LearnedPositionalEmbedding(nn.Module):
         self.table = embedding(max_len, d_model)  # (max_len, D) one trained row per position
 
     def forward(self, x: torch.Tensor, offset: int = 0) -> torch.Tensor:
-        check_float("x", x, self)
-        V.check_rank("x", tuple(x.shape), 3, "(B, T, D)")
-        V.check_width("x", tuple(x.shape), self.d_model)
-        V.check_length("x", offset + x.shape[1], self.max_len)
+        _check_rows(self, x, offset)
         return x + self.table.weight[offset : offset + x.shape[1]].to(x.dtype)  # (B, T, D)
