@@ -117,15 +117,41 @@ def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
     return nb
 
 
+def probes(lab: str, spec) -> dict | None:
+    """The content of ``labs/probes/<lab>.json`` (redacted names and each test cell's probe per
+    framework), or None when no test cell of the lab has a probe."""
+    cells = [c for c in spec.CELLS if c.kind == "tests"]
+    if not any(c.probe is not None for c in cells):
+        return None
+    missing = [c.grade_id for c in cells if c.probe is None]
+    if missing:
+        raise ValueError(f"{lab}: test cells without a probe: {missing} (all or none of a lab's tests have one)")
+    redact = getattr(spec, "REDACT", None)
+    if not isinstance(redact, dict) or set(redact) != set(FRAMEWORKS):
+        raise ValueError(f"{lab}: a lab with probes needs REDACT = {{'torch': [...], 'tf': [...]}}")
+    return {
+        "lab": lab,
+        "redact": {fw: list(redact[fw]) for fw in FRAMEWORKS},
+        "probes": {fw: {c.grade_id: render(c.probe, fw, lab) for c in cells} for fw in FRAMEWORKS},
+    }
+
+
 def notebooks(labs=LABS) -> dict[Path, str]:
-    """Relative path -> JSON text of the source notebooks of ``labs``."""
+    """Relative path -> text of the source notebooks of ``labs`` and of their probes (``probes/<lab>.json``,
+    kept out of ``source/``: nbgrader would release whatever is there)."""
+    from txcourse.course.grading.probes import probes_text
+
     out = {}
     for lab in labs:
-        cells = importlib.import_module(f"specs.{lab}").CELLS
+        spec = importlib.import_module(f"specs.{lab}")
+        cells = spec.CELLS
         check_cells(lab, cells)
         for fw in FRAMEWORKS:
             nb = build(lab, fw, cells)
             out[Path("source") / lab / f"{lab}_{fw}.ipynb"] = nbformat.writes(nb) + "\n"
+        data = probes(lab, spec)
+        if data is not None:
+            out[Path("probes") / f"{lab}.json"] = probes_text(data)
     return out
 
 

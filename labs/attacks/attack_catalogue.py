@@ -16,6 +16,11 @@ Expected outcomes (``expect``):
   the student's own kernel reports). Listed so that the catalogue says what is still open; the run
   fails when a hole stops earning points, so the entry is moved to ``"zero"`` when it is fixed.
 
+``open_in`` names the labs where an attack is still a known hole (``"hole"`` there, ``expect``
+elsewhere): the labs whose test cells have no probes yet (``labs/probes/<lab>.json``: the verdict
+outside the student's process, txcourse/course/grading/probes.py). In a lab with probes every attack
+that blanks, wraps or replaces the tests scores 0.
+
 ``subset`` marks the attacks ``make test`` grades (torch, week 2); ``make attacks`` grades them all.
 """
 
@@ -39,6 +44,10 @@ class Attack:
     layout: str = ""  # "link-to-solution", "huge"
     subset: bool = False
     labs: tuple[str, ...] = field(default=LABS)
+    open_in: tuple[str, ...] = ()  # labs where it is still a hole: their tests have no probes yet
+
+    def expected(self, lab: str) -> str:
+        return "hole" if lab in self.open_in else self.expect
 
 
 def _tests(nb):
@@ -76,20 +85,23 @@ ATTACKS = [
     Attack(
         "blank_later_cells",
         "an input transformer empties every later cell, the tests too",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         code="get_ipython().input_transformers_post.append(lambda lines: [])",
         subset=True,
     ),
     Attack(
         "blank_later_cells_cleanup",
         "the same through input_transformers_cleanup",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         code="get_ipython().input_transformers_cleanup.append(lambda lines: [])",
     ),
     Attack(
         "wrap_in_try",
         "an input transformer wraps every later cell in try/except",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         code=(
             "def _wrap(lines):\n"
             "    return ['try:\\n'] + ['    ' + line for line in lines] + ['\\n    pass\\nexcept BaseException:\\n    pass\\n']\n"
@@ -114,7 +126,8 @@ ATTACKS = [
     Attack(
         "replace_run_cell",
         "run_cell replaced by one that runs nothing",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         code=(
             "_ip = get_ipython()\n_run = _ip.run_cell\n"
             "_ip.run_cell = lambda raw_cell, *a, **k: _run('pass', *a, **k)\n"
@@ -126,7 +139,8 @@ ATTACKS = [
     Attack(
         "session_send",
         "the kernel's session.send rewrites every error reply as ok",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         code=(
             "_kernel = get_ipython().kernel\n_send = _kernel.session.send\n"
             "def _send_ok(stream, msg_or_type, content=None, *a, **k):\n"
@@ -142,8 +156,39 @@ ATTACKS = [
     Attack(
         "unmarked_cell",
         "a new cell, not in the master copy, empties the later cells",
-        "hole",
+        "zero",
+        open_in=("week3_attention",),
         cell="get_ipython().input_transformers_post.append(lambda lines: [])",
+    ),
+    # --- "write it yourself" switched off in the student's process (item 3) ---
+    Attack(
+        "reference_in_a_thread",
+        "positional_encoding calls txcourse's from a worker thread (no_calls_to profiles one thread)",
+        "zero",
+        cell=(
+            "import threading\n"
+            "_tx = __import__('txcourse.' + ('torch' if 'torch' in globals() else 'tf'), fromlist=['_'])\n"
+            "def positional_encoding(max_len, d_model):\n"
+            "    box = []\n"
+            "    worker = threading.Thread(target=lambda: box.append(_tx.positional_encoding(max_len, d_model)))\n"
+            "    worker.start()\n"
+            "    worker.join()\n"
+            "    return box[0]"
+        ),
+        labs=("week2_positional",),
+        subset=True,
+    ),
+    Attack(
+        "profiler_off",
+        "sys.setprofile disabled, then txcourse's positional_encoding called directly",
+        "zero",
+        cell=(
+            "import sys\n"
+            "sys.setprofile = lambda *a, **k: None\n"
+            "_tx = __import__('txcourse.' + ('torch' if 'torch' in globals() else 'tf'), fromlist=['_'])\n"
+            "positional_encoding = lambda max_len, d_model: _tx.positional_encoding(max_len, d_model)"
+        ),
+        labs=("week2_positional",),
     ),
     # --- attacks that hold: the blank notebook keeps its 0 ---
     Attack(

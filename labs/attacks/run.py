@@ -86,21 +86,22 @@ def digest(*roots: Path) -> dict[str, str]:
     return out
 
 
-def outcome(attack: Attack, row: dict) -> tuple[bool, str]:
-    """Whether ``row`` is what ``attack`` expects, and what happened in words."""
+def outcome(attack: Attack, row: dict, lab: str) -> tuple[bool, str]:
+    """Whether ``row`` (of ``lab``) is what ``attack`` expects there, and what happened in words."""
     status, score = row["status"], float(row.get("score") or 0)
     said = f"{score:g}/{float(row.get('max_score') or 0):g} {status[:70]}"
-    if attack.expect == "zero":
+    expect = attack.expected(lab)
+    if expect == "zero":
         return status == grading.GRADED and score == 0, said
-    if attack.expect == "error":
+    if expect == "error":
         return status.startswith("error") and score == 0, said
-    if attack.expect == "refused":
+    if expect == "refused":
         return status.startswith("refused") and score == 0, said
-    if attack.expect == "hole":
+    if expect == "hole":
         return status == grading.GRADED and score > 0, said + (
             " (known hole)" if score > 0 else " (FIXED? move to zero)"
         )
-    raise ValueError(f"{attack.name}: unknown expect {attack.expect!r}")
+    raise ValueError(f"{attack.name}: unknown expect {expect!r}")
 
 
 def grade_lab(lab, attacks, frameworks, out: Path, jobs: int, timeout: int, verbose: bool) -> list[dict]:
@@ -152,8 +153,8 @@ def grade_lab(lab, attacks, frameworks, out: Path, jobs: int, timeout: int, verb
             said = f"{row['score']:g}/{row['max_score']:g} {row['status']}"
             expect = "full marks"
         else:
-            ok, said = outcome(attack, row)
-            expect = attack.expect
+            ok, said = outcome(attack, row, lab)
+            expect = attack.expected(lab)
         results.append(
             {
                 "lab": lab,

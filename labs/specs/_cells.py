@@ -12,7 +12,10 @@ Kinds (with the nbgrader metadata ``labs/make_sources.py`` gives them):
 - ``readonly``: locked (restored from the master copy when grading);
 - ``parameters``: read-only and tagged ``parameters`` for papermill;
 - ``solution``: the student's cell, with a ``### BEGIN SOLUTION`` region;
-- ``tests``: a graded, locked test cell worth ``points``.
+- ``tests``: a graded, locked test cell worth ``points``, with its ``probe`` (see :func:`tests`).
+
+A spec with probes also sets ``REDACT = {"torch": [...], "tf": [...]}``: the txcourse functions and
+methods (``"txcourse.torch.positional:positional_encoding"``) that raise while probes run.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Cell:
     grade_id: Optional[str] = None
     points: int = 0
     tags: tuple[str, ...] = field(default_factory=tuple)
+    probe: Optional[Source] = None
 
 
 def md(source: Source) -> Cell:
@@ -52,8 +56,12 @@ def solution(grade_id: str, source: Source) -> Cell:
     return Cell("solution", source, grade_id)
 
 
-def tests(grade_id: str, points: int, source: Source) -> Cell:
-    return Cell("tests", source, grade_id, points)
+def tests(grade_id: str, points: int, source: Source, probe: Optional[Source] = None) -> Cell:
+    """A graded test cell. ``probe``: code the grader runs in the student's place instead of this cell,
+    with txcourse's versions of the lab's exercises redacted (the spec's ``REDACT``), printing plain
+    arrays with ``probe_emit(key, value, tol)`` from inputs drawn with ``PROBE_SEED``; the same probe after
+    the solution cells is the reference (``txcourse/course/grading/probes.py``)."""
+    return Cell("tests", source, grade_id, points, probe=probe)
 
 
 HOW_IT_WORKS = """

@@ -2,6 +2,31 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
+# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them.
+REDACT = {
+    fw: [
+        f"txcourse.{fw}.positional:positional_encoding",
+        f"txcourse.{fw}.rotary:rotary_tables",
+        f"txcourse.{fw}.rotary:rotate_pairs",
+        f"txcourse.{fw}.rotary:apply_rotary",
+    ]
+    for fw in ("torch", "tf")
+}
+
+# The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
+PROBE_TABLE = """
+    rng = np.random.default_rng(PROBE_SEED)
+    for i, (max_len, d_model) in enumerate([(3, 1), (7, 5), *(tuple(int(n) for n in rng.integers(1, 90, 2)) for _ in range(3))]):
+        probe_emit(f"positional_encoding({max_len}, {d_model})", positional_encoding(max_len, d_model), 1e-5)
+"""
+PROBE_ROTARY = """
+    rng = np.random.default_rng(PROBE_SEED)
+    d_k = 2 * int(rng.integers(1, 20))
+    for shape, offset in (((3, 2), 0), ((2, 5, 8), int(rng.integers(0, 50))), ((2, 3, 6, d_k), int(rng.integers(0, 200)))):
+        x = tensor(rng.standard_normal(shape), "float32")
+        probe_emit(f"apply_rotary(x of shape {shape}, {offset})", apply_rotary(x, offset), 1e-5)
+"""
+
 CELLS = [
     md(
         (
@@ -105,6 +130,7 @@ CELLS = [
             ### END HIDDEN TESTS
         """,
         },
+        probe=PROBE_TABLE,
     ),
     tests(
         "test_shared_frequency",
@@ -122,6 +148,11 @@ CELLS = [
         assert_close(rates, 1.0 / 10000.0 ** (np.arange(0, 10, 2) / 10), 1e-6, "angle rates for d_model = 10")
         ### END HIDDEN TESTS
     """,
+        probe="""
+            rng = np.random.default_rng(PROBE_SEED)
+            max_len, d_model = int(rng.integers(20, 120)), 2 * int(rng.integers(1, 40))
+            probe_emit(f"positional_encoding({max_len}, {d_model})", positional_encoding(max_len, d_model), 1e-5)
+        """,
     ),
     tests(
         "test_distance_depends_on_offset",
@@ -140,6 +171,11 @@ CELLS = [
             assert_close(np.diagonal(distance, offset=k), np.full(40 - k, expected), 1e-4, f"distance at offset {k}")
         ### END HIDDEN TESTS
     """,
+        probe="""
+            rng = np.random.default_rng(PROBE_SEED + 1)
+            max_len = int(rng.integers(20, 60))
+            probe_emit(f"positional_encoding({max_len}, 64)", positional_encoding(max_len, 64), 1e-5)
+        """,
     ),
     md("""
         ## Exercise 2: the worked table for $d_{model} = 4$ (2 points)
@@ -180,6 +216,10 @@ CELLS = [
             "work the table out with np.sin/np.cos, without calling positional_encoding"
         ### END HIDDEN TESTS
     """,
+        probe="""
+            probe_emit("denominators", np.asarray(denominators, dtype=np.float64), 1e-6)
+            probe_emit("worked_table", np.asarray(worked_table, dtype=np.float64), 1e-6)
+        """,
     ),
     md("""
         Your function gives the same table (rounded to 4 decimals). Compare it with the slides: the second
@@ -285,6 +325,7 @@ CELLS = [
             assert_close(mine, tx.apply_rotary(x, offset), 1e-5, f"apply_rotary of shape {shape}, offset {offset}")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_ROTARY,
     ),
     tests(
         "test_rotary_relative",
@@ -309,6 +350,11 @@ CELLS = [
         assert_close(turned[:, 1::2], np.sin(angles), 1e-5, "sin m theta_i in the odd dimensions")
         ### END HIDDEN TESTS
     """,
+        probe="""
+            rng = np.random.default_rng(PROBE_SEED + 2)
+            q = np.repeat(rng.standard_normal((1, 16)), 30, axis=0)  # one vector at positions 0..29
+            probe_emit("apply_rotary(q repeated)", apply_rotary(tensor(q, "float32")), 1e-5)
+        """,
     ),
     md("""
         The book's week 2 ("Positions as built today") puts RoPE beside learned positions and ALiBi and measures

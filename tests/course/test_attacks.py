@@ -29,7 +29,12 @@ def test_names_unique_and_expectations_known():
     names = [a.name for a in ATTACKS]
     assert len(names) == len(set(names))
     assert {a.expect for a in ATTACKS} <= {"zero", "error", "refused", "hole"}
-    assert any(a.subset for a in ATTACKS if a.expect == "hole"), "make test grades no known hole"
+    # the labs with probes (the verdict outside the student's process) have no known hole left
+    probed = {p.stem for p in (Path(__file__).resolve().parents[2] / "labs" / "probes").glob("*.json")}
+    assert "week2_positional" in probed
+    assert not [(a.name, lab) for a in ATTACKS for lab in a.labs if lab in probed and a.expected(lab) == "hole"]
+    # make test grades (week 2, torch) an attack that was a hole before the probes, and it must score 0 now
+    assert any(a.subset and a.open_in and a.expected("week2_positional") == "zero" for a in ATTACKS)
 
 
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if not a.layout], ids=lambda a: a.name)
@@ -53,14 +58,18 @@ def test_link_layout_is_a_link(tmp_path):
 def test_outcome_judges_each_expectation():
     row = lambda status, score: {"status": status, "score": score, "max_score": 9.0}  # noqa: E731
     zero, hole = Attack("z", "", "zero"), Attack("h", "", "hole")
-    assert attacks_run.outcome(zero, row("graded", 0.0))[0]
-    assert not attacks_run.outcome(zero, row("graded", 2.0))[0]
-    assert not attacks_run.outcome(zero, row("error: kernel died", 0.0))[0]
-    assert attacks_run.outcome(Attack("e", "", "error"), row("error: kernel died", 0.0))[0]
-    assert attacks_run.outcome(Attack("r", "", "refused"), row("refused: a link", 0.0))[0]
-    assert attacks_run.outcome(hole, row("graded", 9.0))[0]
-    ok, said = attacks_run.outcome(hole, row("graded", 0.0))
+    lab = "week2_positional"
+    assert attacks_run.outcome(zero, row("graded", 0.0), lab)[0]
+    assert not attacks_run.outcome(zero, row("graded", 2.0), lab)[0]
+    assert not attacks_run.outcome(zero, row("error: kernel died", 0.0), lab)[0]
+    assert attacks_run.outcome(Attack("e", "", "error"), row("error: kernel died", 0.0), lab)[0]
+    assert attacks_run.outcome(Attack("r", "", "refused"), row("refused: a link", 0.0), lab)[0]
+    assert attacks_run.outcome(hole, row("graded", 9.0), lab)[0]
+    ok, said = attacks_run.outcome(hole, row("graded", 0.0), lab)
     assert not ok and "move to zero" in said  # a fixed hole fails the run until the catalogue says so
+    open_in_3 = Attack("o", "", "zero", open_in=("week3_attention",))
+    assert attacks_run.outcome(open_in_3, row("graded", 9.0), "week3_attention")[0]  # still a hole there
+    assert not attacks_run.outcome(open_in_3, row("graded", 9.0), lab)[0]  # scoring in week 2 fails the run
 
 
 def test_digest_sees_a_changed_file_and_a_new_link(tmp_path):

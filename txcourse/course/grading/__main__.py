@@ -50,10 +50,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("student")
     p.add_argument("cell_timeout", type=int)
     p.add_argument("--feedback", action="store_true")
+    p.add_argument("--probe", action="store_true")
     args = parser.parse_args(argv)
 
     if args.command == "workspace":
-        return grade_workspace(args.lab, args.student, args.cell_timeout, args.feedback)
+        return grade_workspace(args.lab, args.student, args.cell_timeout, args.feedback, args.probe)
 
     if args.command == "release":
         release(args.labs_dir, tuple(args.lab or LABS))

@@ -23,6 +23,7 @@ from typing import Any, Optional
 
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, LABS, copy_config
 from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
+from txcourse.course.grading.probes import load_probes
 from txcourse.course.grading.sandbox import (
     DEFAULT_MEMORY,
     ProcessGroups,
@@ -40,6 +41,7 @@ from txcourse.course.grading.submissions import (
     read_submission,
     why_refused,
 )
+from txcourse.course.grading.verdict import prepare_probes
 from txcourse.course.grading.workspace import MISSING, GradeTask, copy_out, grade_one
 
 __all__ = [
@@ -101,6 +103,7 @@ def grade_submissions(
     memory: str | int = DEFAULT_MEMORY,
     notebook_timeout: int = DEFAULT_NOTEBOOK_TIMEOUT,
     bwrap_path: Optional[str] = None,
+    probe_seed: Optional[int] = None,
 ) -> list[dict[str, Any]]:
     """Autograde every student's submission of ``lab`` and write a CSV of scores, logs and HTML feedback.
 
@@ -137,6 +140,12 @@ def grade_submissions(
     <student>/<notebook>.html``. SIGINT/SIGTERM end every process started and remove the temporary
     files, then raise :class:`GradingInterrupted`. Returns the rows, each also with ``cells`` (grade id ->
     (score, max score) of each test cell; not in the CSV).
+
+    A lab with probes (``labs_dir/probes/<lab>.json``) is also judged outside the students' processes
+    (:mod:`~txcourse.course.grading.probes`): a test cell keeps nbgrader's points only when its probe,
+    run in a second sandboxed kernel with txcourse's versions of the exercises redacted, prints what
+    the same probe prints after the course's solutions, on inputs drawn from a seed drawn for this run
+    (``probe_seed`` fixes it). Where it does not, the cell scores 0 and the note and the feedback say why.
     """
     labs_dir = Path(labs_dir).resolve()
     submissions = Path(submissions_dir).resolve()
@@ -229,6 +238,11 @@ def grade_submissions(
                     f"nbgrader generate_assignment {lab} failed (exit status {run.returncode}):\n{run.tail()}"
                 )
         top = {name: max_scores(master, lab).get(name, "") for name, master in masters.items()}
+        lab_probes = load_probes(labs_dir, lab)
+        probing = None
+        if lab_probes is not None:
+            probing = prepare_probes(lab_probes, labs_dir, notebooks, tmp, timeout, seed=probe_seed, pool=pool)
+            say(f"probes: {sum(len(r) for r in probing.reference.values())} reference outputs (seed {probing.seed})")
 
         statuses: dict[tuple[str, str], dict[str, Any]] = {}
         tasks: list[GradeTask] = []
@@ -314,6 +328,7 @@ def grade_submissions(
                 timeout,
                 notebook_timeout,
                 feedback,
+                probing,
             ): task
             for task in tasks
         }
@@ -327,11 +342,17 @@ def grade_submissions(
             except Exception as error:  # noqa: BLE001 - report it with the submission, grade the others
                 result = {"status": f"error: {type(error).__name__}: {str(error).splitlines()[0][:200]}"}
             html = result.pop("html", None)
+            failures = result.pop("probe_failures", {})
+            if failures:
+                checked = "checked outside the notebook: " + "; ".join(f"{g}: {w}" for g, w in failures.items())
+                result["note"] = "; ".join(n for n in (task.note, checked) if n)
             if html is not None:
                 dest = feedback_root / task.student / f"{task.name}.html"
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 try:
                     copy_out(html, dest)
+                    if failures:
+                        add_verdict_banner(dest, failures, result)
                     result["feedback"] = os.path.relpath(dest, out_csv.parent)
                 except OSError as error:
                     result["note"] = f"no feedback: {error}"
@@ -384,3 +405,24 @@ def grade_submissions(
             for s, h in previous.items():
                 signal.signal(s, h)
     return rows
+
+
+def add_verdict_banner(html: Path, failures: dict[str, str], result: dict[str, Any]) -> None:
+    """Put at the top of a feedback page the tests that nbgrader passed but the check outside the
+    notebook failed, and the score that counts (the page's own cell scores are nbgrader's)."""
+    import html as html_lib
+
+    rows = "".join(f"<li><code>{html_lib.escape(g)}</code>: {html_lib.escape(w)}</li>" for g, w in failures.items())
+    banner = (
+        '<div style="border:2px solid #b00;padding:8px;margin:8px"><b>Checked outside your notebook</b>: '
+        "these tests scored 0 (your answers, run again on fresh inputs without txcourse's versions of the "
+        f"exercises, did not give the expected values):<ul>{rows}</ul>"
+        f"Score that counts: {result.get('score', 0):g} / {result.get('max_score', 0):g}</div>"
+    )
+    text = html.read_text(encoding="utf-8")
+    at = text.find("<body")
+    at = text.find(">", at) + 1 if at >= 0 else 0
+    os.unlink(html)
+    fd = os.open(html, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text[:at] + banner + text[at:])

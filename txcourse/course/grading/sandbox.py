@@ -312,13 +312,17 @@ class Sandbox:
     output_cap: int = OUTPUT_CAP
     work_size: int = WORK_SIZE
 
-    def kernel_argv(self, workdir: Path, runtime: Path, env: dict[str, str]) -> list[str]:
+    def kernel_argv(
+        self, workdir: Path, runtime: Path, env: dict[str, str], package_copy: Optional[Path] = None
+    ) -> list[str]:
         """The kernelspec ``argv`` of a confined IPython kernel that works in ``workdir`` (a tmpfs of
         ``work_size`` bytes at that path; the host folder is not visible inside) and finds its
         connection file and sockets in ``runtime`` (read-write). ``env`` is the grader's environment:
         the variables of ``_PASS_ENV`` are passed on to the kernel, the rest dropped; bwrap itself
         gets only ``PATH`` and ``MARKER``. With ``MARKER`` in ``env`` (:meth:`ProcessGroups.env`) and
-        a usable cgroup the sandbox gets its own (removed by :meth:`ProcessGroups.done`)."""
+        a usable cgroup the sandbox gets its own (removed by :meth:`ProcessGroups.done`). With
+        ``package_copy`` (a redacted copy, :func:`~txcourse.course.grading.probes.redacted_package`) that
+        folder is bound at the package's path instead of the package: the original is not visible inside."""
         python = Path(sys.prefix) / "bin" / "python"
         package = _package_dir()
         args = [
@@ -345,7 +349,8 @@ class Sandbox:
         for folder in _skeleton_under_tmp([*bound, runtime, workdir]):
             args += ["--perms", "0555", "--dir", str(folder)]
         for d in bound:
-            args += ["--ro-bind", str(d), str(d)]
+            source = package_copy if (package_copy is not None and d == package) else d
+            args += ["--ro-bind", str(source), str(d)]
         args += [
             "--bind",
             str(runtime),

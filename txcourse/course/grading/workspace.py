@@ -27,6 +27,7 @@ from typing import Any, Optional
 import txcourse
 from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
 from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
+from txcourse.course.grading.verdict import PROBE_IN, PROBE_KERNEL, Probing, apply_verdict, run_student_probes
 
 __all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace", "copy_out"]
 
@@ -93,10 +94,14 @@ def grade_one(
     cell_timeout: int,
     notebook_timeout: int,
     feedback: bool,
+    probing: Optional[Probing] = None,
 ) -> dict[str, Any]:
     """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
     notebook, nothing else. In the sandbox the kernel works in ``runtime_root/<n>s``, a scratch
-    folder outside the workspace, removed afterwards. Returns the CSV fields it decides (score, status, ...)."""
+    folder outside the workspace, removed afterwards. With ``probing`` the lab's probes then run in a
+    second sandboxed kernel whose ``txcourse`` is the redacted copy (its own runtime and scratch
+    folders), and a test cell whose probe does not match the reference scores 0
+    (:mod:`~txcourse.course.grading.verdict`). Returns the CSV fields it decides (score, status, ...)."""
     ws, tag = task.workspace, str(task.index)
     ws.mkdir(parents=True)  # fresh: it must not exist yet
     (ws / "submitted" / task.student / lab).mkdir(parents=True)
@@ -114,6 +119,37 @@ def grade_one(
             f.write(_SANDBOX_CONFIG.format(ip=str(runtime / "k"), connection=str(runtime / "kernel.json")))
         write_kernelspec(ws / "jupyter", sandbox.kernel_argv(scratch, runtime, groups.env(env, tag)))
         env.update(JUPYTER_PATH=str(ws / "jupyter"), JUPYTER_RUNTIME_DIR=str(runtime))
+    positions: dict[str, int] = {}
+    probe_scratch = None
+    if probing is not None and probing.reference.get(task.name):
+        import nbformat
+
+        from txcourse.course.grading.probes import probe_notebook
+
+        student = nbformat.reads(task.data.decode("utf-8"), as_version=4)
+        master_nb = nbformat.read(master / "source" / lab / f"{task.name}.ipynb", as_version=4)
+        probe_nb, positions = probe_notebook(student, master_nb, probing.probes.for_notebook(task.name), probing.seed)
+        nbformat.write(probe_nb, ws / PROBE_IN)
+        if sandbox is not None:
+            assert runtime_root is not None
+            probe_runtime, probe_scratch = runtime_root / f"{tag}p", runtime_root / f"{tag}ps"
+            probe_runtime.mkdir(mode=0o700)
+            probe_scratch.mkdir(mode=0o700)
+            argv = sandbox.kernel_argv(probe_scratch, probe_runtime, groups.env(env, tag), probing.package_copy)
+            write_kernelspec(ws / "jupyter", argv, name=PROBE_KERNEL)
+            env["TXPROBE_RUNTIME"] = str(probe_runtime)
+        else:  # unconfined (--no-sandbox): the redacted copy first on the kernel's path
+            probe_runtime = ws / "probe-runtime"
+            probe_runtime.mkdir()
+            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            write_kernelspec(ws / "jupyter", argv, name=PROBE_KERNEL)
+            spec = ws / "jupyter" / "kernels" / PROBE_KERNEL / "kernel.json"
+            import json
+
+            data = json.loads(spec.read_text())
+            data["env"] = {"PYTHONPATH": str(probing.package_copy.parent), "MPLBACKEND": "Agg"}
+            spec.write_text(json.dumps(data))
+            env.update(JUPYTER_PATH=str(ws / "jupyter"), TXPROBE_RUNTIME=str(probe_runtime))
     # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
     package_root = str(Path(txcourse.__file__).resolve().parents[1])  # the txcourse that runs this, not another install
@@ -130,6 +166,7 @@ def grade_one(
                 task.student,
                 str(cell_timeout),
                 *(["--feedback"] if feedback else []),
+                *(["--probe"] if positions else []),
             ],
             ws,
             env,
@@ -139,8 +176,9 @@ def grade_one(
             task=tag,
         )
     finally:
-        if scratch is not None:  # what the student's code left: never read, thrown away
-            shutil.rmtree(scratch, ignore_errors=True)
+        for folder in (scratch, probe_scratch):  # what the student's code left: never read, thrown away
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
     scores = read_scores(ws, lab, task.student)
     score = scores.get(task.name)
     out: dict[str, Any] = {"seconds": run.seconds}
@@ -156,16 +194,19 @@ def grade_one(
             failed_tests=";".join(score.failed),
             cells=dict(score.cells),
         )
+        if positions and probing is not None:
+            apply_verdict(out, probing, task.name, ws, positions)
         html = ws / "feedback" / task.student / lab / f"{task.name}.html"
         if feedback and html.exists():
             out["html"] = html
     return out
 
 
-def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -> int:
+def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool, probe: bool = False) -> int:
     """``python -m txcourse.course.grading workspace``: in a workspace (the current folder), ``nbgrader
     autograde`` the student's notebook, then ``generate_feedback`` if it was graded, with nbgrader's
-    Python API in this one process; the logs go to stdout. Exit status 0 when both worked."""
+    Python API in this one process; the logs go to stdout. With ``probe``, then the probe notebook
+    (:func:`~txcourse.course.grading.verdict.run_student_probes`). Exit status 0 when both worked."""
     from nbgrader.apps import NbGraderAPI
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -182,4 +223,7 @@ def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool) -
         print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
         if not result.get("success"):
             return 1
+    if probe:
+        print(f"[txcourse.course.grading] probes {lab} --student={student}", flush=True)
+        run_student_probes(Path(os.getcwd()), cell_timeout)
     return 0

@@ -1,0 +1,181 @@
+"""The verdict outside the student's process (txcourse/course/grading/probes.py): redaction, the probe
+notebook, reading and comparing probe outputs. The end-to-end runs are the attack catalogue's
+(labs/attacks, `make test-mutants` and `make mutants`) and tests/course/test_grading_sandbox.py."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+from txcourse.course.grading.probes import (  # noqa: E402
+    PREAMBLE,
+    compare,
+    load_probes,
+    probe_notebook,
+    read_probe_outputs,
+    redacted_package,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _line(key, value, tol=1e-5):
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(value), allow_pickle=False)
+    return f"@txprobe {key} {tol!r} {base64.b64encode(buffer.getvalue()).decode()}\n"
+
+
+def _executed(texts):
+    """A notebook whose cell i printed texts[i] (as an executed probe notebook would hold it)."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    cells = [new_code_cell("", outputs=[new_output("stream", name="stdout", text=t)]) for t in texts]
+    return new_notebook(cells=cells)
+
+
+def test_redacted_package_raises_where_asked_and_nowhere_else(tmp_path):
+    import txcourse
+
+    names = ["txcourse.torch.positional:positional_encoding", "txcourse.torch.attention:MultiHeadAttention.split_heads"]
+    copy = redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path)
+    assert not list(copy.rglob("__pycache__")) and not list(copy.rglob("*.pyc"))
+    source = (copy / "torch" / "positional.py").read_text()
+    assert "write it yourself" in source and "angle_rates" not in source.split("def positional_encoding")[1][:2000]
+    script = (
+        "import txcourse, txcourse.torch as tx, numpy as np\n"
+        f"assert txcourse.__file__.startswith({str(copy)!r}), txcourse.__file__\n"
+        "try:\n    tx.positional_encoding(4, 4)\nexcept RuntimeError as e:\n    print('RAISED', e)\n"
+        "mha = tx.MultiHeadAttention(8, 2)\n"
+        "try:\n    mha.split_heads(np.zeros((1, 2, 8)))\nexcept RuntimeError:\n    print('RAISED split')\n"
+        "print('mask', tx.look_ahead_mask(3).shape)\n"
+    )
+    pytest.importorskip("torch")
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,  # not the repository: `python -c` puts the working folder first on sys.path
+    )
+    assert out.returncode == 0, out.stderr
+    assert "RAISED txcourse's positional_encoding" in out.stdout and "write it yourself" in out.stdout
+    assert "RAISED split" in out.stdout and "mask torch.Size([3, 3])" in out.stdout  # the rest works
+
+
+def test_redacting_a_name_that_is_not_there_is_an_error(tmp_path):
+    import txcourse
+
+    package = Path(txcourse.__file__).resolve().parent
+    with pytest.raises(ValueError, match="not defined in txcourse.torch.positional"):
+        redacted_package(package, ["txcourse.torch.positional:no_such_function"], tmp_path / "a")
+    with pytest.raises(ValueError, match="txcourse.module:function"):
+        redacted_package(package, ["positional_encoding"], tmp_path / "b")
+
+
+def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_probes():
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    def meta(grade_id, **kw):
+        return {"nbgrader": {"grade_id": grade_id, **kw}}
+
+    master = new_notebook(
+        cells=[
+            new_code_cell("import numpy as np", metadata=meta("setup", locked=True)),
+            new_code_cell("def f(): ...", metadata=meta("ex1", solution=True)),
+            new_code_cell("assert f() == 1", metadata=meta("test_a", grade=True, locked=True, points=1)),
+            new_code_cell("assert f() == 2", metadata=meta("test_b", grade=True, locked=True, points=1)),
+        ]
+    )
+    student = new_notebook(
+        cells=[
+            new_code_cell("import os  # the student edited a locked cell", metadata=meta("setup", locked=True)),
+            new_markdown_cell("my notes"),
+            new_code_cell("def f(): return 1", metadata=meta("ex1", solution=True)),
+            new_code_cell("x = 3  # a cell of their own"),
+            new_code_cell("pass  # emptied test", metadata=meta("test_a", grade=True, locked=True, points=1)),
+        ]
+    )  # test_b deleted
+    nb, positions = probe_notebook(
+        student, master, {"test_a": "probe_emit('a', f())", "test_b": "probe_emit('b', 2)"}, 7
+    )
+    sources = [c.source for c in nb.cells]
+    assert sources[0] == PREAMBLE
+    assert sources[1] == "import numpy as np"  # the master's locked cell, not the student's edit
+    assert sources[2:4] == ["def f(): return 1", "x = 3  # a cell of their own"]
+    assert sources[4] == "PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 4
+    assert sources[5] == "PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 5
+    assert not any("pass  # emptied test" in s or "assert" in s for s in sources)
+    assert all(c.cell_type == "code" for c in nb.cells)  # the markdown left out
+
+
+def test_read_probe_outputs_per_cell_and_what_is_refused():
+    nb = _executed(
+        [
+            _line("a", [1.0, 2.0]) + "noise\n" + _line("b", np.eye(2, dtype=bool)),
+            "nothing here\n",
+            _line("c", [1]) + _line("c", [2]),
+            "@txprobe d 1e-5 bm90IGFuIGFycmF5\n",  # base64 of "not an array"
+        ]
+    )
+    got = read_probe_outputs(nb, {"t1": 0, "t2": 1, "t3": 2, "t4": 3, "t5": 9})
+    assert set(got["t1"]) == {"a", "b"} and got["t1"]["b"][1].dtype == bool
+    assert "printed nothing" in got["t2"]
+    assert "twice" in got["t3"]
+    assert "not a plain array" in got["t4"]
+    assert "did not run" in got["t5"]
+
+
+def test_a_pickled_object_is_never_loaded():
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    line = f"@txprobe a 1e-05 {base64.b64encode(buffer.getvalue()).decode()}\n"
+    assert "not a plain array" in read_probe_outputs(_executed([line]), {"t": 0})["t"]
+
+
+def test_compare_by_tolerance_shape_kind_and_finiteness():
+    reference = {"t": {"x": (1e-5, np.array([1.0, 200.0], np.float32)), "m": (0.0, np.array([True, False]))}}
+
+    def student(x, m=np.array([True, False])):
+        return {"t": {"x": (1e-5, np.asarray(x)), "m": (0.0, np.asarray(m))}}
+
+    assert compare(student([1.0, 200.0]), reference) == {"t": ""}
+    assert compare(student([1.0, 200.001]), reference) == {"t": ""}  # 1e-5 relative to the largest, 200
+    assert "largest difference" in compare(student([1.0, 200.1]), reference)["t"]
+    assert "shape" in compare(student([1.0, 200.0, 3.0]), reference)["t"]
+    assert "not finite" in compare(student([np.nan, 200.0]), reference)["t"]
+    assert "dtype" in compare(student([1.0, 200.0], np.array([1, 0])), reference)["t"]
+    assert "differ" in compare(student([1.0, 200.0], np.array([False, False])), reference)["t"]
+    assert "missing" in compare({"t": {"x": (1e-5, np.array([1.0, 200.0]))}}, reference)["t"]
+    assert compare({"t": "the probe printed nothing"}, reference)["t"] == "the probe printed nothing"
+    with pytest.raises(RuntimeError, match="reference run"):
+        compare({}, {"t": "the probe printed nothing"})
+
+
+def test_committed_probe_files_are_what_the_specs_make():
+    """labs/probes/<lab>.json: one probe per test cell of each framework, the redacted names resolve."""
+    import txcourse
+
+    found = sorted((ROOT / "labs" / "probes").glob("*.json"))
+    assert found, "no lab has probes"
+    for path in found:
+        probes = load_probes(ROOT / "labs", path.stem)
+        for fw in ("torch", "tf"):
+            nb = nbformat.read(ROOT / "labs" / "source" / path.stem / f"{path.stem}_{fw}.ipynb", as_version=4)
+            tests = [
+                c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+            ]
+            assert sorted(probes.probes[fw]) == sorted(tests), path.stem
+            assert all("probe_emit(" in source for source in probes.probes[fw].values())
+        assert json.loads(path.read_text())["lab"] == path.stem
+    names = sorted({n for path in found for fw, ns in load_probes(ROOT / "labs", path.stem).redact.items() for n in ns})
+    redacted_package(Path(txcourse.__file__).resolve().parent, names, Path(__import__("tempfile").mkdtemp()))

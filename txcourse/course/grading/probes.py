@@ -1,0 +1,292 @@
+"""The verdict outside the student's process: probes run with the student's code, checks run without it.
+
+nbgrader scores a test cell by what the student's own kernel reports, and a student who knows
+Python can make that kernel report anything (an input transformer that blanks the tests, a patched
+``run_cell``, ``session.send`` or ``assert_close``). So every graded test cell of a lab also has a
+*probe* (``tests(..., probe=...)`` in ``labs/specs``; ``labs/make_sources.py`` writes them to
+``labs/probes/<lab>.json``, which is never released nor bound into the sandbox):
+
+1. :func:`probe_notebook` builds a notebook from the student's: their code cells as they are (the
+   locked ones restored from the master copy), each graded test cell replaced by its probe, a probe
+   whose test cell was deleted added at the end. A probe calls the student's definitions on inputs
+   drawn from ``PROBE_SEED``, a number the grader draws afresh for each run, and prints plain arrays
+   (``probe_emit(key, value, tol)``: ``np.save`` bytes in base64, one line each).
+2. It runs in a sandboxed kernel of its own in which ``txcourse`` is a redacted copy
+   (:func:`redacted_package`): the functions and methods the lab asks the student to write raise
+   there (no source, no ``__pycache__``), so "write it yourself" holds whatever the student's code does.
+3. The same probes run after the *solution* cells of the course's own notebook (trusted, with the same
+   redacted package and the same ``PROBE_SEED``): the reference.
+4. :func:`compare` reads both with ``np.load(allow_pickle=False)`` in the grader's process, which never
+   ran student code, key by key, with the reference's tolerance. A test cell keeps nbgrader's score only
+   when its probe matches: no object of the student's ever crosses, only text.
+
+A probe's output is read from its own cell only: once a cell has replied, nothing a later cell does
+can add to it. Standard library and NumPy only.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import binascii
+import copy
+import io
+import json
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = [
+    "PROBE_LINE",
+    "LabProbes",
+    "load_probes",
+    "redacted_package",
+    "probe_notebook",
+    "read_probe_outputs",
+    "compare",
+]
+
+PROBE_LINE = "@txprobe"  # the start of each line a probe prints: "@txprobe <key> <tol> <base64 of .npy bytes>"
+_LINE = re.compile(r"^@txprobe (\S+) (\S+) ([A-Za-z0-9+/=]+)$", re.MULTILINE)
+REDACTED = "is not available while your answers are checked: the exercise asks you to write it yourself"
+_MAX_ARRAY = 1 << 22  # elements of one emitted array; more is refused, not loaded
+
+# The first cell of every probe notebook (before the student's code: a student who redefines
+# probe_emit can print anything, but the values still have to match what the grader computes).
+PREAMBLE = '''\
+def probe_emit(key, value, tol=1e-5):
+    """Print `value` as a plain array: one line "@txprobe <key> <tol> <base64 of np.save bytes>"."""
+    import base64 as _b64
+    import io as _io
+
+    import numpy as _np
+
+    if hasattr(value, "detach"):  # a torch tensor
+        value = value.detach().cpu().numpy()
+    elif hasattr(value, "numpy") and not isinstance(value, _np.ndarray):  # a tf tensor
+        value = value.numpy()
+    buffer = _io.BytesIO()
+    _np.save(buffer, _np.asarray(value), allow_pickle=False)
+    print("@txprobe", "".join(str(key).split()), repr(float(tol)), _b64.b64encode(buffer.getvalue()).decode("ascii"), flush=True)
+'''
+
+
+@dataclass
+class LabProbes:
+    """The probes of one lab (``labs/probes/<lab>.json``): per framework, the txcourse names the lab
+    redacts (``"txcourse.torch.positional:positional_encoding"``, ``"...:MultiHeadAttention.split_heads"``)
+    and the probe source of each graded test cell."""
+
+    lab: str
+    redact: dict[str, list[str]] = field(default_factory=dict)
+    probes: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def for_notebook(self, name: str) -> dict[str, str]:
+        """grade id -> probe source of notebook ``<lab>_<framework>``."""
+        return self.probes.get(name.rsplit("_", 1)[-1], {})
+
+
+def load_probes(labs_dir: Path, lab: str) -> Optional[LabProbes]:
+    """The probes of ``lab`` from ``labs_dir/probes/<lab>.json``, or None if the lab has none."""
+    path = Path(labs_dir) / "probes" / f"{lab}.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return LabProbes(lab, data.get("redact", {}), data.get("probes", {}))
+
+
+# --------------------------------------------------------------------------------------------------
+# The redacted package
+
+
+def _redact_source(source: str, qualnames: Iterable[str], module: str) -> str:
+    """``source`` with the body of each function or method ``qualname`` (``f`` or ``Class.method``)
+    replaced by a ``raise RuntimeError``; a name that is not defined there raises ValueError."""
+    tree = ast.parse(source)
+    wanted = set(qualnames)
+    found = set()
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{node.name}"
+                if name in wanted:
+                    message = f"txcourse's {name} ({module}) {REDACTED}"
+                    node.body = [ast.parse(f"raise RuntimeError({message!r})").body[0]]
+                    node.decorator_list = [d for d in node.decorator_list if _keeps(d)]
+                    found.add(name)
+
+    visit(tree.body, "")
+    missing = wanted - found
+    if missing:
+        raise ValueError(f"cannot redact {sorted(missing)}: not defined in {module}")
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def _keeps(decorator: ast.expr) -> bool:
+    """staticmethod, classmethod and property stay (the redacted method keeps its kind); others go."""
+    return isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod", "property")
+
+
+def redacted_package(package: Path, names: Iterable[str], dest: Path) -> Path:
+    """A copy of the ``txcourse`` package folder ``package`` in ``dest/txcourse`` (Python files and
+    package data only, no ``__pycache__``) in which each ``"module:qualname"`` of ``names`` raises.
+    Returns the new package folder."""
+    package, out = Path(package), Path(dest) / "txcourse"
+    if out.exists():
+        raise FileExistsError(f"{out} exists already")
+    shutil.copytree(package, out, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo"), symlinks=False)
+    by_module: dict[str, list[str]] = {}
+    for name in names:
+        module, _, qualname = name.partition(":")
+        if not module.startswith("txcourse.") or not qualname:
+            raise ValueError(f"redact names look like 'txcourse.module:function', got {name!r}")
+        by_module.setdefault(module, []).append(qualname)
+    for module, qualnames in sorted(by_module.items()):
+        path = out.joinpath(*module.split(".")[1:]).with_suffix(".py")
+        if not path.is_file():
+            raise ValueError(f"cannot redact {module}: no file {path.relative_to(out.parent)}")
+        path.write_text(_redact_source(path.read_text(encoding="utf-8"), qualnames, module), encoding="utf-8")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# The probe notebook
+
+
+def _grading(cell: Mapping[str, Any]) -> dict[str, Any]:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def probe_notebook(student: Any, master: Any, probes: Mapping[str, str], seed: int) -> tuple[Any, dict[str, int]]:
+    """The notebook whose run checks the student's answers: :data:`PREAMBLE`, then the student's code
+    cells in their order (a locked cell of the master, matched by grade id, with the master's source), each
+    graded test cell replaced by its probe (``PROBE_SEED = seed`` first), and at the end the probes of
+    test cells the student deleted. Markdown and raw cells are left out. Returns the notebook and grade
+    id -> index of its probe cell."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    locked = {
+        _grading(c).get("grade_id"): c.source
+        for c in master.cells
+        if c.cell_type == "code" and _grading(c).get("locked") and _grading(c).get("grade_id")
+    }
+    cells = [new_code_cell(PREAMBLE)]
+    positions: dict[str, int] = {}
+
+    def add_probe(grade_id: str) -> None:
+        positions[grade_id] = len(cells)
+        cells.append(new_code_cell(f"PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
+
+    for cell in student.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = _grading(cell)
+        grade_id = meta.get("grade_id")
+        if meta.get("grade") and grade_id in probes:
+            if grade_id not in positions:
+                add_probe(grade_id)
+            continue
+        if meta.get("grade") and grade_id in locked:
+            continue  # a test cell without a probe: nothing of it runs here
+        source = locked.get(grade_id, cell.source) if meta.get("locked") else cell.source
+        cells.append(new_code_cell(source))
+    for grade_id in probes:
+        if grade_id not in positions:
+            add_probe(grade_id)
+    nb = new_notebook(cells=cells, metadata=copy.deepcopy(dict(master.metadata)))
+    nbformat.validate(nb)
+    return nb, positions
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading and comparing
+
+
+def _stdout(cell: Mapping[str, Any]) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+
+
+def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[str, tuple[float, np.ndarray]] | str]:
+    """grade id -> {key: (tol, array)} printed by its probe cell, or a string saying what was wrong
+    (nothing printed, a line that is not a plain array, a key printed twice)."""
+    out: dict[str, dict[str, tuple[float, np.ndarray]] | str] = {}
+    for grade_id, index in positions.items():
+        if index >= len(nb.cells):
+            out[grade_id] = "the probe did not run"
+            continue
+        values: dict[str, tuple[float, np.ndarray]] = {}
+        problem = None
+        for key, tol, data in _LINE.findall(_stdout(nb.cells[index])):
+            try:
+                array = np.load(io.BytesIO(base64.b64decode(data, validate=True)), allow_pickle=False)
+                tolerance = float(tol)
+            except (ValueError, binascii.Error, OSError, EOFError) as error:
+                problem = f"{key}: not a plain array ({type(error).__name__})"
+                break
+            if array.dtype.kind not in "biuf" or array.size > _MAX_ARRAY:
+                problem = f"{key}: an array of dtype {array.dtype} and size {array.size} (expected numbers)"
+                break
+            if key in values:
+                problem = f"{key} printed twice"
+                break
+            values[key] = (tolerance, array)
+        out[grade_id] = problem or values or "the probe printed nothing (an error, or the cell did not run)"
+    return out
+
+
+def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[str, str]:
+    """grade id -> why the student's probe output does not match the reference ('' when it does). The
+    tolerance (absolute, and relative to the reference's largest magnitude) is the reference's; shapes and
+    the kind of values (bool, integer, float) must match exactly; NaN never matches."""
+    verdicts = {}
+    for grade_id, expected in reference.items():
+        if isinstance(expected, str):
+            raise RuntimeError(f"the reference run of probe {grade_id!r} failed: {expected}")
+        got = student.get(grade_id, "the probe did not run")
+        if isinstance(got, str):
+            verdicts[grade_id] = got
+            continue
+        problem = ""
+        if set(got) != set(expected):
+            missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+            problem = f"printed {sorted(got)}, expected {sorted(expected)}" + (
+                f" (missing {missing})" if missing else ""
+            )
+            problem += f" (unexpected {extra})" if extra else ""
+        for key, (tol, want) in expected.items():
+            if problem:
+                break
+            have = got[key][1]
+            if have.shape != want.shape:
+                problem = f"{key}: shape {have.shape}, expected {want.shape}"
+            elif (have.dtype.kind == "b") != (want.dtype.kind == "b"):
+                problem = f"{key}: dtype {have.dtype}, expected {want.dtype}"
+            elif want.dtype.kind == "b" or tol == 0:
+                if not np.array_equal(have, want):
+                    problem = f"{key}: {int(np.sum(have != want))} of {want.size} values differ"
+            else:
+                a, b = have.astype(np.float64), want.astype(np.float64)
+                if not np.isfinite(a).all():
+                    problem = f"{key}: not finite"
+                else:
+                    scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
+                    error = float(np.max(np.abs(a - b))) if b.size else 0.0
+                    if error > tol * scale:
+                        problem = f"{key}: largest difference {error:.3g} > {tol:g}"
+        verdicts[grade_id] = problem
+    return verdicts
+
+
+def probes_text(data: Mapping[str, Any]) -> str:
+    """The text of ``labs/probes/<lab>.json`` (sorted keys, one trailing newline)."""
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
