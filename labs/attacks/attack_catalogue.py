@@ -30,7 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
-LABS = ("week2_positional", "week3_attention")
+LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
+# The labs whose test cells have no probes yet (labs/probes/<lab>.json): nbgrader's verdict alone, so the
+# attacks on it are still holes there (tests/course/test_attacks.py keeps this list honest).
+UNPROBED = ("week1_seq2seq", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ ATTACKS = [
         "blank_later_cells",
         "an input transformer empties every later cell, the tests too",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         code="get_ipython().input_transformers_post.append(lambda lines: [])",
         subset=True,
     ),
@@ -94,14 +97,14 @@ ATTACKS = [
         "blank_later_cells_cleanup",
         "the same through input_transformers_cleanup",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         code="get_ipython().input_transformers_cleanup.append(lambda lines: [])",
     ),
     Attack(
         "wrap_in_try",
         "an input transformer wraps every later cell in try/except",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         code=(
             "def _wrap(lines):\n"
             "    return ['try:\\n'] + ['    ' + line for line in lines] + ['\\n    pass\\nexcept BaseException:\\n    pass\\n']\n"
@@ -127,7 +130,7 @@ ATTACKS = [
         "replace_run_cell",
         "run_cell replaced by one that runs nothing",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         code=(
             "_ip = get_ipython()\n_run = _ip.run_cell\n"
             "_ip.run_cell = lambda raw_cell, *a, **k: _run('pass', *a, **k)\n"
@@ -140,7 +143,7 @@ ATTACKS = [
         "session_send",
         "the kernel's session.send rewrites every error reply as ok",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         code=(
             "_kernel = get_ipython().kernel\n_send = _kernel.session.send\n"
             "def _send_ok(stream, msg_or_type, content=None, *a, **k):\n"
@@ -157,7 +160,7 @@ ATTACKS = [
         "unmarked_cell",
         "a new cell, not in the master copy, empties the later cells",
         "zero",
-        open_in=("week3_attention",),
+        open_in=UNPROBED,
         cell="get_ipython().input_transformers_post.append(lambda lines: [])",
     ),
     # --- "write it yourself" switched off in the student's process (item 3) ---

@@ -20,7 +20,7 @@ _spec = importlib.util.spec_from_file_location("attacks_run", ROOT / "labs" / "a
 attacks_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(attacks_run)
 
-from attack_catalogue import ATTACKS, Attack  # noqa: E402
+from attack_catalogue import ATTACKS, LABS, UNPROBED, Attack  # noqa: E402
 
 from txcourse.registry import FRAMEWORKS  # noqa: E402
 
@@ -32,6 +32,7 @@ def test_names_unique_and_expectations_known():
     # the labs with probes (the verdict outside the student's process) have no known hole left
     probed = {p.stem for p in (Path(__file__).resolve().parents[2] / "labs" / "probes").glob("*.json")}
     assert "week2_positional" in probed
+    assert set(UNPROBED) == set(LABS) - probed, "UNPROBED must name exactly the labs without labs/probes/<lab>.json"
     assert not [(a.name, lab) for a in ATTACKS for lab in a.labs if lab in probed and a.expected(lab) == "hole"]
     # make test grades (week 2, torch) an attack that was a hole before the probes, and it must score 0 now
     assert any(a.subset and a.open_in and a.expected("week2_positional") == "zero" for a in ATTACKS)
