@@ -34,14 +34,17 @@ class Cell:
     points: int = 0
     tags: tuple[str, ...] = field(default_factory=tuple)
     probe: Optional[Source] = None
+    in_probe_run: bool = True  # False: a course cell the probe notebook leaves out (training, plots)
 
 
 def md(source: Source) -> Cell:
     return Cell("md", source)
 
 
-def code(source: Source) -> Cell:
-    return Cell("code", source)
+def code(source: Source, in_probe_run: bool = True) -> Cell:
+    """An ordinary cell. ``in_probe_run=False``: left out of the probe run (a training run or a plot the
+    probes do not need); a student's cell is left out only if its source is exactly this cell's."""
+    return Cell("code", source, in_probe_run=in_probe_run)
 
 
 def readonly(grade_id: str, source: Source) -> Cell:

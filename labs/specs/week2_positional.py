@@ -225,10 +225,13 @@ CELLS = [
         Your function gives the same table (rounded to 4 decimals). Compare it with the slides: the second
         pair of columns changes slowly, the first pair quickly.
         """),
-    code("""
+    code(
+        """
         # NBVAL_CHECK_OUTPUT
         print(np.array2string(to_numpy(positional_encoding(4, 4)), precision=4, suppress_small=True))
-    """),
+    """,
+        in_probe_run=False,
+    ),
     md("""
         ## Looking at the encoding
 
@@ -236,7 +239,8 @@ CELLS = [
         distinct pattern, and a fixed offset is a fixed rotation of each (sin, cos) pair, which is why the
         distance between two encodings depends only on their offset (right).
         """),
-    code("""
+    code(
+        """
         table = to_numpy(positional_encoding(64, 128))
         fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), layout="constrained")
         plots.plot_positional_encoding(table, title="Your encoding: 64 positions x 128 dimensions", ax=left)
@@ -245,7 +249,9 @@ CELLS = [
         right.set(title="||PE(p) - PE(q)||", xlabel="position q", ylabel="position p")
         fig.colorbar(image, ax=right)
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
     md("""
         In the model the table is added to the scaled token embeddings, `Embedding(tokens) * sqrt(d_model) + PE`
         (`tx.TransformerEmbedding`); the source notes built that layer and never applied it (errata E4).

@@ -102,18 +102,24 @@ def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_pr
             new_markdown_cell("my notes"),
             new_code_cell("def f(): return 1", metadata=meta("ex1", solution=True)),
             new_code_cell("x = 3  # a cell of their own"),
+            new_code_cell("plot(f)  # a course cell the probes do not need"),
+            new_code_cell("plot(f)  # a course cell the probes do not need, edited"),
             new_code_cell("pass  # emptied test", metadata=meta("test_a", grade=True, locked=True, points=1)),
         ]
     )  # test_b deleted
-    nb, positions = probe_notebook(
-        student, master, {"test_a": "probe_emit('a', f())", "test_b": "probe_emit('b', 2)"}, 7
-    )
+    probes = {"test_a": "probe_emit('a', f())", "test_b": "probe_emit('b', 2)"}
+    skip = frozenset({"plot(f)  # a course cell the probes do not need"})
+    nb, positions = probe_notebook(student, master, probes, 7, skip)
     sources = [c.source for c in nb.cells]
     assert sources[0] == PREAMBLE
     assert sources[1] == "import numpy as np"  # the master's locked cell, not the student's edit
-    assert sources[2:4] == ["def f(): return 1", "x = 3  # a cell of their own"]
-    assert sources[4] == "PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 4
-    assert sources[5] == "PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 5
+    assert sources[2:5] == [
+        "def f(): return 1",
+        "x = 3  # a cell of their own",
+        "plot(f)  # a course cell the probes do not need, edited",  # not the skipped source: it runs
+    ]
+    assert sources[5] == "PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 5
+    assert sources[6] == "PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 6
     assert not any("pass  # emptied test" in s or "assert" in s for s in sources)
     assert all(c.cell_type == "code" for c in nb.cells)  # the markdown left out
 

@@ -85,10 +85,15 @@ class LabProbes:
     lab: str
     redact: dict[str, list[str]] = field(default_factory=dict)
     probes: dict[str, dict[str, str]] = field(default_factory=dict)
+    skip: dict[str, list[str]] = field(default_factory=dict)  # course cells the probe run leaves out
 
     def for_notebook(self, name: str) -> dict[str, str]:
         """grade id -> probe source of notebook ``<lab>_<framework>``."""
         return self.probes.get(name.rsplit("_", 1)[-1], {})
+
+    def skipped(self, name: str) -> frozenset[str]:
+        """The sources of the course cells of ``<lab>_<framework>`` the probe run leaves out."""
+        return frozenset(self.skip.get(name.rsplit("_", 1)[-1], []))
 
 
 def load_probes(labs_dir: Path, lab: str) -> Optional[LabProbes]:
@@ -97,7 +102,7 @@ def load_probes(labs_dir: Path, lab: str) -> Optional[LabProbes]:
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
-    return LabProbes(lab, data.get("redact", {}), data.get("probes", {}))
+    return LabProbes(lab, data.get("redact", {}), data.get("probes", {}), data.get("skip", {}))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -166,12 +171,15 @@ def _grading(cell: Mapping[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def probe_notebook(student: Any, master: Any, probes: Mapping[str, str], seed: int) -> tuple[Any, dict[str, int]]:
+def probe_notebook(
+    student: Any, master: Any, probes: Mapping[str, str], seed: int, skip: frozenset[str] = frozenset()
+) -> tuple[Any, dict[str, int]]:
     """The notebook whose run checks the student's answers: :data:`PREAMBLE`, then the student's code
     cells in their order (a locked cell of the master, matched by grade id, with the master's source), each
     graded test cell replaced by its probe (``PROBE_SEED = seed`` first), and at the end the probes of
-    test cells the student deleted. Markdown and raw cells are left out. Returns the notebook and grade
-    id -> index of its probe cell."""
+    test cells the student deleted. Markdown and raw cells are left out, and so is a cell whose source is
+    exactly one of ``skip`` (course cells the probes do not need: a training run, a plot). Returns the
+    notebook and grade id -> index of its probe cell."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -199,7 +207,8 @@ def probe_notebook(student: Any, master: Any, probes: Mapping[str, str], seed: i
         if meta.get("grade") and grade_id in locked:
             continue  # a test cell without a probe: nothing of it runs here
         source = locked.get(grade_id, cell.source) if meta.get("locked") else cell.source
-        cells.append(new_code_cell(source))
+        if source not in skip:
+            cells.append(new_code_cell(source))
     for grade_id in probes:
         if grade_id not in positions:
             add_probe(grade_id)

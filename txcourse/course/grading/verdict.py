@@ -132,7 +132,7 @@ def prepare_probes(
 
     def reference(name: str) -> tuple[str, dict[str, Any]]:
         master = nbformat.read(labs_dir / "source" / probes.lab / f"{name}.ipynb", as_version=4)
-        nb, positions = probe_notebook(master, master, probes.for_notebook(name), seed)
+        nb, positions = probe_notebook(master, master, probes.for_notebook(name), seed, probes.skipped(name))
         work = Path(tempfile.mkdtemp(prefix="ref-", dir=tmp))
         km = unconfined_kernel(work / "jupyter", "txref", copy, work / "rt")
         execute_notebook(nb, km, timeout, work)

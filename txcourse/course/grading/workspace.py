@@ -128,7 +128,9 @@ def grade_one(
 
         student = nbformat.reads(task.data.decode("utf-8"), as_version=4)
         master_nb = nbformat.read(master / "source" / lab / f"{task.name}.ipynb", as_version=4)
-        probe_nb, positions = probe_notebook(student, master_nb, probing.probes.for_notebook(task.name), probing.seed)
+        probe_nb, positions = probe_notebook(
+            student, master_nb, probing.probes.for_notebook(task.name), probing.seed, probing.probes.skipped(task.name)
+        )
         nbformat.write(probe_nb, ws / PROBE_IN)
         if sandbox is not None:
             assert runtime_root is not None
