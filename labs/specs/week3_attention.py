@@ -2,6 +2,121 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
+# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them.
+REDACT = {
+    fw: [
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.attention:fused_attention",
+        f"txcourse.{fw}.tiled:tiled_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.attention:MultiHeadAttention.split_heads",
+        f"txcourse.{fw}.attention:MultiHeadAttention.merge_heads",
+        f"txcourse.{fw}.attention:MultiHeadAttention.{'forward' if fw == 'torch' else 'call'}",
+    ]
+    for fw in ("torch", "tf")
+}
+
+# The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
+PROBE_ATTENTION = """
+    rng = np.random.default_rng(PROBE_SEED)
+    t_q, t_k, d_k, d_v = (int(n) for n in rng.integers(1, 9, 4))
+    for name, lead in (("no batch", ()), ("batch and heads", (2, 3))):
+        q, k, v = (tensor(rng.standard_normal((*lead, t, d)), "float32") for t, d in ((t_q, d_k), (t_k, d_k), (t_k, d_v)))
+        out, weights = scaled_dot_product_attention(q, k, v)
+        probe_emit(f"{name}: output", out, 1e-5)
+        probe_emit(f"{name}: weights", weights, 1e-5)
+        _, doubled = scaled_dot_product_attention(q * 2, k, v)  # the 1/sqrt(d_k) scaling
+        probe_emit(f"{name}: weights for 2q", doubled, 1e-5)
+"""
+PROBE_MASKED = """
+    rng = np.random.default_rng(PROBE_SEED + 1)
+    t_q, t_k = int(rng.integers(1, 6)), int(rng.integers(2, 8))
+    q, k, v = (tensor(rng.standard_normal((3, 2, t, 4)), "float32") for t in (t_q, t_k, t_k))
+    mask = np.zeros((3, 1, 1, t_k), dtype=bool)
+    mask[0, ..., int(rng.integers(1, t_k)):] = True  # padding
+    mask[2] = True  # a sentence with every key masked: zero weights, zero output, never NaN
+    out, weights = scaled_dot_product_attention(q, k, v, tensor(mask))
+    probe_emit("masked output", out, 1e-5)
+    probe_emit("masked weights", weights, 1e-5)
+    probe_emit("masked weights exactly 0", np.all(to_numpy(weights)[np.broadcast_to(mask, (3, 2, t_q, t_k))] == 0), 0)
+    half = [tensor(to_numpy(x), "float16") for x in (q, k, v)]  # errata E6: float16 and a mask, no NaN
+    out16, w16 = scaled_dot_product_attention(*half, tensor(mask))
+    probe_emit("float16 output", to_numpy(out16).astype(np.float32), 2e-2)
+    probe_emit("float16 weights", to_numpy(w16).astype(np.float32), 2e-2)
+"""
+PROBE_MASKS = """
+    rng = np.random.default_rng(PROBE_SEED + 2)
+    pad_id = int(rng.integers(0, 5))
+    tokens = rng.integers(0, 5, size=(3, int(rng.integers(1, 8))))
+    probe_emit(f"padding_mask(tokens, pad_id={pad_id})", padding_mask(tensor(tokens), pad_id=pad_id), 0)
+    probe_emit("padding_mask(tokens)", padding_mask(tensor(tokens)), 0)
+    for n in (1, int(rng.integers(2, 12))):
+        probe_emit(f"look_ahead_mask({n})", look_ahead_mask(n), 0)
+"""
+PROBE_HEADS = """
+    rng = np.random.default_rng(PROBE_SEED + 3)
+    heads, d_k = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    x = rng.standard_normal((2, int(rng.integers(1, 7)), heads * d_k)).astype(np.float32)
+    probe_emit(f"split_heads(x, {heads})", split_heads(tensor(x), heads), 0)
+    y = rng.standard_normal((3, heads, int(rng.integers(1, 7)), d_k)).astype(np.float32)
+    probe_emit("merge_heads(y)", merge_heads(tensor(y)), 0)
+"""
+# Exercise 4 judged alone, as its test does: the student's multi_head_attention with reference pieces,
+# written here (txcourse's are redacted while the probes run).
+PROBE_MULTI_HEAD = {
+    "torch": """
+        def _split(x, num_heads):  # (B, T, D) -> (B, H, T, d_k)
+            return x.reshape(x.shape[0], x.shape[1], num_heads, x.shape[2] // num_heads).transpose(1, 2)
+
+        def _merge(x):  # (B, H, T, d_k) -> (B, T, D)
+            return x.transpose(1, 2).reshape(x.shape[0], x.shape[2], x.shape[1] * x.shape[3])
+
+        def _attend(q, k, v, mask=None):
+            scores = q @ k.transpose(-2, -1) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+            weights = torch.softmax(scores, dim=-1)
+            if mask is not None:
+                weights = weights.masked_fill(mask, 0.0)
+            return weights @ v, weights
+    """,
+    "tf": """
+        def _split(x, num_heads):  # (B, T, D) -> (B, H, T, d_k)
+            b, t, d = x.shape
+            return tf.transpose(tf.reshape(x, (b, t, num_heads, d // num_heads)), (0, 2, 1, 3))
+
+        def _merge(x):  # (B, H, T, d_k) -> (B, T, D)
+            b, h, t, d_k = x.shape
+            return tf.reshape(tf.transpose(x, (0, 2, 1, 3)), (b, t, h * d_k))
+
+        def _attend(q, k, v, mask=None):
+            scores = tf.matmul(q, k, transpose_b=True) / np.sqrt(q.shape[-1])
+            if mask is not None:
+                scores = tf.where(mask, tf.constant(scores.dtype.min, scores.dtype), scores)
+            weights = tf.nn.softmax(scores, axis=-1)
+            if mask is not None:
+                weights = tf.where(mask, tf.zeros_like(weights), weights)
+            return tf.matmul(weights, v), weights
+    """,
+}
+PROBE_MULTI_HEAD_RUN = """
+    split_heads, merge_heads, scaled_dot_product_attention = _split, _merge, _attend
+    rng = np.random.default_rng(PROBE_SEED + 4)
+    for num_heads in (4, 8):
+        set_seed(int(rng.integers(0, 1000)))
+        mha = tx.MultiHeadAttention(16, num_heads)
+        t_q, t_k = int(rng.integers(1, 7)), int(rng.integers(2, 8))
+        x, memory = tensor(rng.standard_normal((2, t_q, 16)), "float32"), tensor(rng.standard_normal((2, t_k, 16)), "float32")
+        mask = np.zeros((2, 1, 1, t_k), dtype=bool)
+        mask[1, ..., int(rng.integers(1, t_k)):] = True
+        out, weights = multi_head_attention(mha, x, memory, memory, tensor(mask))
+        probe_emit(f"{num_heads} heads: output", out, 1e-5)
+        probe_emit(f"{num_heads} heads: weights", weights, 1e-5)
+        causal = tensor(np.triu(np.ones((t_q, t_q), dtype=bool), k=1))
+        probe_emit(f"{num_heads} heads: masked self-attention", multi_head_attention(mha, x, x, x, causal)[0], 1e-5)
+"""
+
 CELLS = [
     md(
         (
@@ -91,6 +206,16 @@ CELLS = [
         assert_close(out, [[550, 5.5]], 1e-3, "output for the query [0, 0, 10]")
         ### END HIDDEN TESTS
     """,
+        probe="""
+            # the notes' example (a query that matches one key copies its value) and one on fresh inputs
+            temp_k = tensor([[10.0, 0, 0], [0, 10, 0], [0, 0, 10], [0, 0, 10]], "float32")
+            temp_v = tensor([[1.0, 0], [10, 0], [100, 5], [1000, 6]], "float32")
+            rng = np.random.default_rng(PROBE_SEED + 5)
+            for i, query in enumerate(([[0.0, 10, 0]], [[0.0, 0, 10]], rng.standard_normal((2, 3)) * 5)):
+                out, weights = scaled_dot_product_attention(tensor(query, "float32"), temp_k, temp_v)
+                probe_emit(f"query {i}: weights", weights, 1e-6)
+                probe_emit(f"query {i}: output", out, 1e-5)
+        """,
     ),
     tests(
         "test_attention_matches_reference",
@@ -121,6 +246,7 @@ CELLS = [
         assert_close(w2, r2, 1e-5, "weights for 2q")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_ATTENTION,
     ),
     tests(
         "test_attention_mask",
@@ -154,6 +280,7 @@ CELLS = [
         assert_close(to_numpy(w16).astype(np.float32), ref_weights, 2e-2, "float16 attention weights")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_MASKED,
     ),
     md("""
         ## Exercise 2: the masks (2 + 2 points)
@@ -221,6 +348,7 @@ CELLS = [
             assert_equal(mine, tx.look_ahead_mask(n), f"look_ahead_mask({n})")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_MASKS,
     ),
     tests(
         "test_no_look_ahead",
@@ -242,6 +370,14 @@ CELLS = [
         assert (to_numpy(weights)[0][combined] == 0).all(), "look-ahead + padding: masked weights must be 0"
         ### END HIDDEN TESTS
     """,
+        probe="""
+            # the student's look-ahead mask, alone and combined with padding (txcourse's attention is redacted here)
+            rng = np.random.default_rng(PROBE_SEED + 6)
+            n = int(rng.integers(2, 10))
+            probe_emit(f"look_ahead_mask({n})", look_ahead_mask(n), 0)
+            pads = np.arange(n) >= int(rng.integers(1, n))
+            probe_emit("combined with padding", np.logical_or(to_numpy(look_ahead_mask(n)), pads), 0)
+        """,
     ),
     md("""
         ## Exercise 3: splitting and merging heads (2 points)
@@ -316,6 +452,7 @@ CELLS = [
         assert_close(split_heads(merge_heads(tensor(y)), 2), y, 0.0, "split_heads(merge_heads(y))")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_HEADS,
     ),
     md("""
         ## Exercise 4: multi-head attention from your pieces (3 points)
@@ -378,6 +515,7 @@ CELLS = [
         ### END HIDDEN TESTS
         globals().update(yours)
     """,
+        probe=(PROBE_MULTI_HEAD, PROBE_MULTI_HEAD_RUN),
     ),
     md("""
         ## Looking at masks and attention
@@ -386,7 +524,8 @@ CELLS = [
         a random (untrained) layer on a padded sentence of 6 tokens, with look-ahead and padding masks
         combined as the decoder does: each row sums to 1 over the allowed keys.
         """),
-    code("""
+    code(
+        """
         tokens = tensor([[11, 12, 13, 14, 0, 0]])
         combined = to_numpy(look_ahead_mask(6)) | to_numpy(padding_mask(tokens))[0, 0]  # (6, 6)
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
@@ -401,5 +540,7 @@ CELLS = [
         _, weights = multi_head_attention(mha, x, x, x, tensor(combined))
         plots.plot_attention_heads(to_numpy(weights)[0], title="4 heads, look-ahead + padding mask")
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
 ]
