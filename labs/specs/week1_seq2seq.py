@@ -2,6 +2,58 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
 
+# While the probes run (txcourse/course/grading/probes.py), txcourse's additive attention raises.
+REDACT = {
+    "torch": ["txcourse.torch.seq2seq:BahdanauAttention.forward"],
+    "tf": ["txcourse.tf.seq2seq:BahdanauAttention.call"],
+}
+
+# The probes: the student's BahdanauAttention with weights and inputs drawn from PROBE_SEED (the same in the
+# reference run, where the layer is the solution's), its context and weights printed as plain arrays.
+PROBE_SETUP = {
+    "torch": """
+        def probe_layer(units, rng):
+            \"\"\"The student's layer of `units` with weights drawn from `rng` (torch: weight is (out, in)).\"\"\"
+            layer = BahdanauAttention(units)
+            with torch.no_grad():
+                for name, shape in (("w_a", (units, units)), ("u_a", (units, units)), ("v_a", (1, units))):
+                    getattr(layer, name).weight.copy_(tensor(rng.standard_normal(shape) / np.sqrt(units), "float32"))
+                layer.w_a.bias.copy_(tensor(rng.standard_normal(units) * 0.1, "float32"))
+            return layer
+    """,
+    "tf": """
+        def probe_layer(units, rng):
+            \"\"\"The student's layer of `units` with weights drawn from `rng` (Keras: kernel is (in, out)).\"\"\"
+            layer = BahdanauAttention(units)
+            layer(tensor(np.zeros((1, units)), "float32"), tensor(np.zeros((1, 2, units)), "float32"))  # builds
+            for name, shape in (("w_a", (units, units)), ("u_a", (units, units)), ("v_a", (1, units))):
+                kernel = (rng.standard_normal(shape) / np.sqrt(units)).T.astype(np.float32)
+                getattr(layer, name).kernel.assign(kernel)
+            layer.w_a.bias.assign((rng.standard_normal(units) * 0.1).astype(np.float32))
+            return layer
+    """,
+}
+PROBE_RUN = """
+    rng = np.random.default_rng(PROBE_SEED + OFFSET)
+    units, batch, length = int(rng.integers(2, 17)), int(rng.integers(1, 5)), int(rng.integers(2, 10))
+    layer = probe_layer(units, rng)
+    query = tensor(rng.standard_normal((batch, units)), "float32")
+    values = rng.standard_normal((batch, length, units)).astype(np.float32)
+    mask = np.arange(length)[None, :] >= rng.integers(1, length + 1, size=(batch, 1))  # at least one position kept
+    for name, m in (("no mask", None), ("mask", tensor(mask))):
+        context, weights = layer(query, tensor(values), m)
+        probe_emit(f"{name}: context", context, 1e-5)
+        probe_emit(f"{name}: weights", weights, 1e-5)
+    probe_emit("weights exactly 0 at padding", np.all(to_numpy(weights)[mask] == 0), 0)
+    probe_emit("context of doubled states", layer(query, tensor(values * 2))[0], 1e-5)
+"""
+
+
+def probe(offset):
+    """The probe of one test cell: the layer on its own fresh draw (``offset`` added to the seed)."""
+    return (PROBE_SETUP, PROBE_RUN.replace("OFFSET", str(offset)))
+
+
 PARAMETERS = """
     # Parameters. papermill can set them: papermill IN.ipynb OUT.ipynb -p SMOKE False -p DEVICE cuda
     DEVICE = "auto"  # "auto" (a GPU if there is one), "cpu", "cuda" or "mps"
@@ -204,6 +256,7 @@ CELLS = [
         assert (to_numpy(weights) > 0).all(), "without a mask every position gets some weight"
         ### END HIDDEN TESTS
     """,
+        probe=probe(0),
     ),
     tests(
         "test_attention_matches_reference",
@@ -249,6 +302,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """,
         ),
+        probe=probe(1),
     ),
     tests(
         "test_context_of_the_states",
@@ -271,6 +325,7 @@ CELLS = [
         assert_close(doubled, expected2, 1e-4, "context for doubled states")
         ### END HIDDEN TESTS
     """,
+        probe=probe(2),
     ),
     md("""
         ## Plugging your attention into a GRU encoder-decoder
@@ -281,7 +336,8 @@ CELLS = [
         `model.decoder.attention` to **your** layer turns it into Bahdanau's model. `train(kind)` trains either
         model with txcourse's `Trainer` on the same data, seed and budget.
         """),
-    code("""
+    code(
+        """
         prepared = prepare_task(TASK_NAME, **TASK)
         src_tok, tgt_tok = prepared.src_tokenizer, prepared.tgt_tokenizer
         print(f"{len(prepared.train)} training pairs, e.g. {prepared.splits.train[0]}")
@@ -302,19 +358,25 @@ CELLS = [
             history = trainer.fit()
             print(f"{kind}: {trainer.step} steps, loss {history[0]['loss']:.3f} -> {history[-1]['loss']:.3f}")
             return trainer.model, history
-    """),
-    code("""
+    """,
+        in_probe_run=False,
+    ),
+    code(
+        """
         models, histories = {}, {}
         for kind in ("bahdanau", "seq2seq"):  # your attention first
             models[kind], histories[kind] = train(kind)
-    """),
+    """,
+        in_probe_run=False,
+    ),
     md("""
         ## Accuracy by source length
 
         Both models translate the test split with txcourse's greedy decoder. "Long" sources are the
         longest quarter of the test split (by number of words, or of letters in the full run's `copy`).
         """),
-    code("""
+    code(
+        """
         test_pairs = prepared.splits.test
         results = {kind: evaluate(fw, model, test_pairs, src_tok, tgt_tok, device=DEVICE) for kind, model in models.items()}
         lengths = np.array([len(source.split()) for source, _ in test_pairs])
@@ -331,7 +393,9 @@ CELLS = [
         plots.plot_accuracy_by_length({names[k]: r["by_length"] for k, r in results.items()},
                                       title=f"{TASK_NAME} test split: exact match by source length")
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
     tests(
         "test_training_with_your_attention",
         3,
@@ -346,6 +410,7 @@ CELLS = [
         assert results["bahdanau"]["chrf"] >= 80.0, f"chrF {results['bahdanau']['chrf']:.1f}"
         ### END HIDDEN TESTS
     """,
+        probe=probe(3),  # a training run is not repeated outside: its probe checks the layer it trains with
     ),
     md("""
         ## Where does the decoder look?
@@ -354,7 +419,8 @@ CELLS = [
         one row per output token, one column per source token. (The fixed-context model has nothing to show:
         it sees the same vector at every step.)
         """),
-    code("""
+    code(
+        """
         source = max(test_pairs[:50], key=lambda pair: len(pair[0].split()))[0]
         ids = src_tok.encode(source)
         out = fw.greedy_decode(models["bahdanau"], fw.to_tensor(np.array([ids]), DEVICE))
@@ -362,5 +428,7 @@ CELLS = [
         plots.plot_attention(to_numpy(out.attention)[0, 0], [src_tok.vocab[i] for i in ids],
                              [tgt_tok.vocab[i] for i in out_ids], title=f"your attention: {source!r}")
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
 ]
