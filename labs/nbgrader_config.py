@@ -53,6 +53,7 @@ from txcourse.course.grading.hidden import (  # noqa: E402
     encoded_runs,
     hidden_lines,
     normalise_line,
+    plain_views,
 )
 
 
@@ -78,6 +79,7 @@ c.Autograde.autograde_preprocessors = _steps[:_at] + [RestartingExecute, StderrT
 # every cell was made by a kernel that ran student code, so none is trusted:
 # - InertOutput keeps plain text and PNG/JPEG images only; HTML, JavaScript, Markdown, SVG, LaTeX,
 #   widgets (any other type) are shown as text, so no output can draw a fake score or run a script;
+# - InertMarkdown renders Markdown cells to HTML cleaned by bleach and raw cells as escaped text;
 # - HideHiddenTestOutput takes the hidden tests' code out of the outputs (ClearHiddenTests takes it
 #   out of the source): IPython's traceback of a failing test shows the lines around the failure,
 #   hidden ones included, and student code can read a test cell's source (a pre_run_cell hook) and
@@ -140,6 +142,46 @@ class InertOutput(Preprocessor):
         return cell, resources
 
 
+class InertMarkdown(Preprocessor):
+    """Markdown and raw cells rendered safe: a student can write any HTML into a Markdown cell (nbconvert's
+    Markdown renderer passes ``<script>``, ``onerror=`` and ``javascript:`` links through) or a raw cell (the
+    HTML template emits it as it is). Each Markdown cell is rendered here (nbconvert's own renderer), then
+    cleaned with bleach (formatting tags only; links http, https and mailto; no scripts, styles, images,
+    forms or event attributes) and kept as a raw ``text/html`` cell of that cleaned HTML; each raw cell is
+    shown as escaped text. Math stays as text for MathJax."""
+
+    enabled = Bool(True)
+    tags = frozenset(
+        "a abbr b blockquote br code del div em h1 h2 h3 h4 h5 h6 hr i kbd li ol p pre s span strong sub sup "
+        "table tbody td th thead tr ul".split()
+    )
+
+    def preprocess_cell(self, cell, resources, index):
+        import html as html_lib
+
+        import bleach
+        from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+        kind = cell.get("cell_type")
+        if kind == "markdown":
+            rendered = markdown2html_mistune(cell.get("source", ""))
+            clean = bleach.clean(
+                rendered,
+                tags=self.tags,
+                attributes={"a": ["href", "title"], "td": ["align"], "th": ["align"]},
+                protocols={"http", "https", "mailto"},
+                strip=False,
+            )
+            cell["cell_type"] = "raw"
+            cell["metadata"] = {"raw_mimetype": "text/html"}
+            cell["source"] = f'<div class="jp-RenderedMarkdown">{clean}</div>'
+            cell.pop("attachments", None)
+        elif kind == "raw":
+            cell["metadata"] = {"raw_mimetype": "text/html"}
+            cell["source"] = f"<pre>{html_lib.escape(cell.get('source', ''))}</pre>"
+        return cell, resources
+
+
 class HideHiddenTestOutput(Preprocessor):
     """Hidden test code out of the outputs of every cell (before ClearHiddenTests removes it from the source).
 
@@ -164,8 +206,8 @@ class HideHiddenTestOutput(Preprocessor):
         lines = []
         for line in text.split("\n"):
             plain = _ANSI.sub("", line)
-            flat = normalise_line(plain)  # compared as the scanner keeps them: whitespace collapsed
-            if self.leaks(plain, ()) or any(h in flat for h in hidden):
+            flats = [normalise_line(v) for v in plain_views(plain)]  # as the scanner keeps them; ROT13, reversed
+            if any(self.leaks(v, ()) for v in plain_views(plain)) or any(h in f for h in hidden for f in flats):
                 line = "    [a hidden test line]"
             lines.append(line)
         text = "\n".join(lines)
@@ -219,6 +261,7 @@ class HideHiddenTestOutput(Preprocessor):
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     InertOutput,
+    InertMarkdown,
     HideHiddenTestOutput,
     ClearHiddenTests,
     CSSHTMLHeaderPreprocessor,

@@ -883,6 +883,14 @@ def test_feedback_renders_student_output_inert_and_hides_encoded_hidden_tests(tm
         "        print(base64.urlsafe_b64encode(b'..' + src.encode()).decode())\n"
         "        print(src.encode().hex(), src.encode().hex(' '))\n"
     )
+    html.cells.insert(
+        2,
+        nbformat.v4.new_markdown_cell(
+            "<div id='fake-cell'>Score: 9 / 9</div><script>alert('pwned-md')</script>\n\n"
+            "[click](javascript:alert('pwned-link')) <img src=x onerror=\"alert('pwned-img')\"> `<kept>` $x < y$"
+        ),
+    )
+    html.cells.insert(3, nbformat.v4.new_raw_cell("<script>alert('pwned-raw')</script><b id='fake-raw'>9 / 9</b>"))
     for student, nb in (("alice", source), ("html", html), ("plain", plain), ("encoded", encoded)):
         (subs / student).mkdir(parents=True)
         nbformat.write(nb, subs / student / "toy_torch.ipynb")
@@ -902,9 +910,11 @@ def test_feedback_renders_student_output_inert_and_hides_encoded_hidden_tests(tm
     assert "test_f" in correct and "shown as text" not in correct and "[a hidden test line]" not in correct
     assert "[hidden test code, encoded]" not in correct
     page = feedback["html"]
-    assert page.count("Score: 9 / 9") == 6  # three in the cell's source, three outputs shown as text
-    assert not re.search(r"<(div|b) id=['\"]fake", page), "student HTML rendered live"
+    assert page.count("Score: 9 / 9") == 7  # three in the cell's source, three outputs, one Markdown cell: text
+    assert not re.search(r"<(div|b|img) [^>]*(id=['\"]fake|onerror)", page), "student HTML rendered live"
     assert not re.search(r"<script[^>]*>[^<]*pwned", page), "student script embedded live"
+    assert not re.search(r"href=['\"]?\s*javascript:", page), "a javascript: link in the feedback"
+    assert "pwned-raw" in page and "pwned-md" in page and "<code>&lt;kept&gt;</code>" in page  # shown as text
     assert "text/html output, shown as text" in page and "pwned-js" in page and "pwned-svg" in page
     for student, note in (("plain", "[a hidden test line]"), ("encoded", "[hidden test code, encoded]")):
         assert note in feedback[student], f"{student}: the hook printed nothing the scrubber found"

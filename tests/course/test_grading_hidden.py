@@ -150,8 +150,8 @@ def hidden_test_lines(nb):
 
 
 def test_leak_check_and_scrubber_find_encoded_hidden_lines_in_any_cell():
-    """A hook can print a test cell's source in a later, non-test cell, base64 or hex encoded: the leak
-    check reports it and the scrubber blanks it (notebook-wide hidden lines, one decoder)."""
+    """A hook can print a test cell's source in a later, non-test cell, base64 or hex encoded, ROT13 or
+    reversed: the leak check reports it and the scrubber blanks it (notebook-wide hidden lines, one decoder)."""
     import base64
 
     pytest.importorskip("nbgrader")
@@ -167,6 +167,8 @@ def test_leak_check_and_scrubber_find_encoded_hidden_lines_in_any_cell():
         base64.encodebytes(raw * 3).decode(),
         base64.urlsafe_b64encode(b".." + raw).decode(),
         raw.hex(" "),
+        __import__("codecs").encode(source, "rot_13"),  # ROT13 and reversed need no key either
+        source[::-1],
     ]
     for text in prints:
         assert feedback_leaks(f"<pre>leaked: {text}</pre>", found), text

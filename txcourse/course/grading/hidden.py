@@ -12,7 +12,8 @@ need to know which lines those are, and both use :func:`hidden_lines`:
 
 Student code runs in the kernel that runs the tests, so it can read a test cell's source (an IPython
 ``pre_run_cell`` hook) and print it in any later cell, encoded. Both places therefore also look inside
-each base64 or hex run of a text (:func:`encoded_runs`): a hidden line in what one decodes to is a leak.
+each base64 or hex run of a text (:func:`encoded_runs`) and at its ROT13 and reversed forms
+(:func:`plain_views`): a hidden line in any of them is a leak.
 
 One scanner and one threshold, so the check looks for exactly the lines the feedback promises to
 hide. Standard library only at import time (the nbgrader config imports this module).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import html as html_module
 import os
 import re
@@ -35,6 +37,7 @@ __all__ = [
     "hidden_lines",
     "hidden_test_lines",
     "encoded_runs",
+    "plain_views",
     "feedback_leaks",
 ]
 
@@ -148,13 +151,25 @@ def encoded_runs(text: str, min_bytes: int = MIN_HIDDEN_LINE) -> list[tuple[int,
     return runs
 
 
+def plain_views(text: str) -> list[str]:
+    """``text`` as it is and as the two transforms a student can apply without a key: ROT13 and reversed
+    (each line backwards, the lines in reverse order), so a hidden line printed either way is found too.
+
+    Example:
+        >>> plain_views("njfreg")[1], plain_views("ab cd")[2]
+        ('awsert', 'dc ba')
+    """
+    return [text, codecs.decode(text, "rot_13"), text[::-1]]
+
+
 def feedback_leaks(html: str, hidden: Iterable[str]) -> list[str]:
     """What a feedback file shows of the hidden tests: the markers, and each line of ``hidden`` (from
     :func:`hidden_test_lines`) found in its text (tags taken out and entities decoded, so a highlighted or
-    escaped line is found too) or in what one of its base64 or hex runs decodes to (:func:`encoded_runs`)."""
+    escaped line is found too), in its ROT13 or reversed text (:func:`plain_views`), or in what one of its
+    base64 or hex runs decodes to (:func:`encoded_runs`)."""
     raw = html_module.unescape(re.sub(r"<[^>]*>", "", html))
     text = "\n".join(normalise_line(line) for line in raw.splitlines())
-    views = [text] + [view for _, _, decoded in encoded_runs(raw) for view in decoded]
+    views = plain_views(text) + [view for _, _, decoded in encoded_runs(raw) for view in decoded]
     found = [m for m in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if any(m in view for view in views)]
     found += sorted(line for line in set(hidden) if any(line in view for view in views))
     return found
