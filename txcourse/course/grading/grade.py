@@ -192,6 +192,10 @@ def grade_submissions(
         if verbose:
             print(message, flush=True)
 
+    if box is not None:
+        from txcourse.course.grading.cgroups import confinement
+
+        say(f"sandbox limits: {confinement()}")
     if box is None:
         print(
             "txcourse grade: warning: grading WITHOUT a sandbox (--no-sandbox): students' code can read the "
