@@ -62,6 +62,13 @@ def add_grade_options(parser: argparse.ArgumentParser) -> None:
         help=f"address space of each sandboxed kernel, e.g. 4G or 512M (default {DEFAULT_MEMORY})",
     )
     parser.add_argument(
+        "--probe-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the seed of the probes' inputs (default: drawn afresh; each run prints the one it used, to regrade alike)",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run students' code unconfined (when bubblewrap cannot run here; see the instructor page)",
@@ -89,6 +96,7 @@ def grade_command(
             sandbox=not args.no_sandbox,
             memory=args.memory,
             notebook_timeout=args.notebook_timeout,
+            probe_seed=args.probe_seed,
         )
     except (ValueError, SandboxUnavailable) as error:
         if raise_errors:
