@@ -75,6 +75,8 @@ test-labs: $(VENV_STAMP) sandbox-deps
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading.py -k real_lab
 	@# make grade on week 2 with hostile submissions next to correct ones, in the sandbox
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_sandbox.py
+	@# every lab's probes: the solution passes them, the unchanged student version fails every one
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_probes.py -k blank
 
 grade: $(VENV_STAMP) sandbox-deps
 	@if [ -z '$(SUBMISSIONS)' ] || [ -z '$(LAB)' ]; then \

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -185,3 +186,46 @@ def test_committed_probe_files_are_what_the_specs_make():
         assert json.loads(path.read_text())["lab"] == path.stem
     names = sorted({n for path in found for fw, ns in load_probes(ROOT / "labs", path.stem).redact.items() for n in ns})
     redacted_package(Path(txcourse.__file__).resolve().parent, names, Path(__import__("tempfile").mkdtemp()))
+
+
+def _probe_run(lab, fw, student_path, seed, tmp_path):
+    """The probe notebook of ``student_path`` run unconfined with the redacted package (as the reference is)."""
+    import txcourse
+    from txcourse.course.grading.verdict import execute_notebook, unconfined_kernel
+
+    probes = load_probes(ROOT / "labs", lab)
+    name = f"{lab}_{fw}"
+    copy = tmp_path / "redacted" / "txcourse"
+    if not copy.exists():
+        names = sorted({n for ns in probes.redact.values() for n in ns})
+        redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path / "redacted")
+    master = nbformat.read(ROOT / "labs" / "source" / lab / f"{name}.ipynb", as_version=4)
+    student = nbformat.read(student_path, as_version=4)
+    nb, positions = probe_notebook(student, master, probes.for_notebook(name), seed, probes.skipped(name))
+    import shutil
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="txp-", dir="/tmp"))  # short: the kernel's Unix socket paths
+    try:
+        execute_notebook(nb, unconfined_kernel(work / "jupyter", "txref", copy, work / "rt"), 300, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return read_probe_outputs(nb, positions)
+
+
+@pytest.mark.skipif(os.environ.get("TXCOURSE_LAB_TESTS") != "1", reason="slow: run by `make test-labs`")
+@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("lab", sorted(p.stem for p in (ROOT / "labs" / "probes").glob("*.json")))
+def test_every_probe_passes_the_solution_and_fails_the_blank_notebook(lab, fw, tmp_path):
+    """Each lab's probes run after its solutions (the reference: every test prints its values) and after the
+    unchanged student version, where every test's probe must fail: a probe that a blank notebook passes
+    could not take a point away."""
+    pytest.importorskip(fw if fw == "torch" else "tensorflow")
+    seed = 20261126
+    reference = _probe_run(lab, fw, ROOT / "labs" / "source" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
+    failed = {g: why for g, why in reference.items() if isinstance(why, str)}
+    assert not failed, f"the reference run failed: {failed}"
+    assert compare(reference, reference) == dict.fromkeys(reference, "")
+    blank = _probe_run(lab, fw, ROOT / "labs" / "release" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
+    verdicts = compare(blank, reference)
+    assert all(verdicts.values()), f"probes the blank notebook passes: {[g for g, w in verdicts.items() if not w]}"
