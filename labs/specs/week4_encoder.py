@@ -2,6 +2,193 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 
+# While the probes run (txcourse/course/grading/probes.py), these raise: the exercise asks for the layer's
+# forward pass (its __init__ stays: the probes build one only to read the shapes of its weights).
+REDACT = {
+    "torch": ["txcourse.torch.encoder:EncoderLayer.forward"],
+    "tf": ["txcourse.tf.encoder:EncoderLayer.call"],
+}
+
+# The probes: what the grader checks outside the student's process (fresh sizes and inputs from PROBE_SEED).
+# Sizes of a layer: H heads of width 4..8 (a d_model of 4 or more: a LayerNorm row of 2 or 3 values can have a
+# variance near its eps by chance, where the outputs depend on the layer's random initial weights), an FFN of
+# width 16..40 (as narrow as 4, the ReLU sometimes silences a whole row of a layer without the FFN's residual,
+# whose post-LN variance then falls short of 1 by more than the tolerance: a wrong answer, but one the tests'
+# own sizes do not catch, and a seed should not decide).
+PROBE_SIZES = """
+    def probe_sizes(rng):
+        \"\"\"(d_model, num_heads, d_ff) drawn from rng.\"\"\"
+        num_heads = int(rng.integers(1, 5))
+        return num_heads * int(rng.integers(4, 9)), num_heads, int(rng.integers(16, 41))
+"""
+
+# Weights drawn from rng, in the shapes of txcourse's layer of the same sizes (only its __init__ runs: its
+# forward pass is redacted), loaded into the student's layer by attribute name as the tests' copy_weights
+# does; the layer norms get gains near 1 and biases near 0, so that a wrong wrapping shows in them too.
+PROBE_WEIGHTS = {
+    "torch": """
+        def probe_weights(rng, layer, d_model, num_heads, d_ff):
+            \"\"\"Load weights drawn from rng into `layer` (yours), in the shapes of tx.EncoderLayer's.\"\"\"
+            state = {}
+            for key, value in tx.EncoderLayer(d_model, num_heads, d_ff).state_dict().items():
+                if "norm" in key:
+                    draw = float(key.endswith("weight")) + 0.3 * rng.standard_normal(tuple(value.shape))
+                else:
+                    draw = rng.standard_normal(tuple(value.shape)) / np.sqrt(value.shape[-1])
+                state[key] = torch.tensor(draw, dtype=torch.float32)
+            layer.load_state_dict(state)
+    """,
+    "tf": """
+        def probe_weights(rng, layer, d_model, num_heads, d_ff):
+            \"\"\"Set weights drawn from rng in `layer` (yours, called once so Keras has built it), by sublayer name.\"\"\"
+            source = tx.EncoderLayer(d_model, num_heads, d_ff)
+            for name in ("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm"):
+                draws = []
+                for index, value in enumerate(getattr(source, name).get_weights()):
+                    if "norm" in name:  # [gamma, beta]
+                        draws.append(float(index == 0) + 0.3 * rng.standard_normal(value.shape))
+                    else:
+                        draws.append(rng.standard_normal(value.shape) / np.sqrt(value.shape[0]))
+                getattr(layer, name).set_weights([d.astype(np.float32) for d in draws])
+    """,
+}
+
+# The padding tokens of a batch: rows of 1..T-1 real tokens (ids 1..19), then padding (id 0).
+PROBE_TOKENS = """
+    def probe_tokens(rng, batch, length):
+        \"\"\"(tokens (B, T) with each row padded at its end, real (B, T) True at the real tokens).\"\"\"
+        lengths = rng.integers(1, length, size=batch)  # at least one real token and one pad per row
+        real = np.arange(length)[None, :] < lengths[:, None]  # (B, T)
+        return np.where(real, rng.integers(1, 20, (batch, length)), 0), real
+"""
+
+PROBE_PARTS = (
+    PROBE_SIZES,
+    """
+    # The attributes the tests copy weights into, their kinds, the output shape, and post-LN: with
+    # LayerNorm's initial gain 1 and bias 0 every output row has mean 0 and variance 1 (whatever the
+    # layer's random initial weights, which depend on the order the student creates the sublayers in).
+    rng = np.random.default_rng(PROBE_SEED)
+    d_model, num_heads, d_ff = probe_sizes(rng)
+    set_seed(PROBE_SEED)
+    layer = EncoderLayer(d_model, num_heads, d_ff, dropout=0.1)
+    for name in ("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm", "dropout"):
+        probe_emit(f"has {name}", np.array(hasattr(layer, name)), 0)
+    for name, kind in (("self_attn", tx.MultiHeadAttention), ("feed_forward", tx.PositionwiseFeedForward)):
+        probe_emit(f"{name} is a tx.{kind.__name__}", np.array(isinstance(getattr(layer, name, None), kind)), 0)
+    batch, length = int(rng.integers(1, 4)), int(rng.integers(1, 9))
+    out = run(layer, tensor(rng.standard_normal((batch, length, d_model)), "float32"))
+    probe_emit("output shape", np.array(tuple(out.shape)), 0)
+    rows = to_numpy(out).reshape(batch * length, d_model).astype(np.float64)
+    probe_emit("mean of each output row", rows.mean(-1), 1e-5)
+    probe_emit("variance of each output row", rows.var(-1), 1e-3)
+""",
+)
+
+PROBE_MATCHES = (
+    PROBE_SIZES,
+    PROBE_WEIGHTS,
+    PROBE_TOKENS,
+    """
+    # The layer's outputs with weights drawn from the seed: the default layer_norm_eps without a mask and
+    # with a padding mask; then a layer_norm_eps far from the default (ignoring it shows) and a look-ahead
+    # mask, alone and combined with padding.
+    rng = np.random.default_rng(PROBE_SEED + 1)
+    set_seed(PROBE_SEED + 1)
+    for case in ("default eps", "large eps"):
+        d_model, num_heads, d_ff = probe_sizes(rng)
+        batch, length = int(rng.integers(1, 4)), int(rng.integers(2, 9))
+        eps = float(rng.uniform(0.2, 1.0))
+        if case == "default eps":
+            mine = EncoderLayer(d_model, num_heads, d_ff, dropout=0.1)
+        else:
+            mine = EncoderLayer(d_model, num_heads, d_ff, dropout=0.2, layer_norm_eps=eps)
+        x = tensor(rng.standard_normal((batch, length, d_model)), "float32")
+        run(mine, x)  # builds Keras weights (no effect in PyTorch)
+        probe_weights(rng, mine, d_model, num_heads, d_ff)
+        tokens, _ = probe_tokens(rng, batch, length)
+        padding = tx.padding_mask(tensor(tokens))
+        if case == "default eps":
+            probe_emit(f"{case}, no mask", run(mine, x), 1e-5)
+            probe_emit(f"{case}, padding mask", run(mine, x, padding), 1e-5)
+        else:
+            look_ahead = tx.look_ahead_mask(length)
+            probe_emit(f"{case}, look-ahead mask", run(mine, x, look_ahead), 1e-5)
+            probe_emit(f"{case}, padding and look-ahead masks", run(mine, x, padding | look_ahead), 1e-5)
+""",
+)
+
+PROBE_PADDING = (
+    PROBE_SIZES,
+    PROBE_TOKENS,
+    """
+    # Changing the vectors at padded positions must not change the outputs at the real tokens (with the
+    # mask), and must (without it). Differences only: they do not depend on the layer's initial weights.
+    rng = np.random.default_rng(PROBE_SEED + 2)
+    d_model, num_heads, d_ff = probe_sizes(rng)
+    batch, length = int(rng.integers(1, 4)), int(rng.integers(2, 9))
+    set_seed(PROBE_SEED + 2)
+    layer = EncoderLayer(d_model, num_heads, d_ff, dropout=0.0)
+    x = rng.standard_normal((batch, length, d_model)).astype(np.float32)
+    tokens, real = probe_tokens(rng, batch, length)
+    mask = tx.padding_mask(tensor(tokens))
+    out = to_numpy(run(layer, tensor(x), mask)).astype(np.float64)
+    x_changed = np.where(real[:, :, None], x, rng.choice([-50.0, 50.0], size=(batch, 1, 1))).astype(np.float32)
+    out_changed = to_numpy(run(layer, tensor(x_changed), mask)).astype(np.float64)
+    probe_emit("largest change at the real tokens, with the mask", np.abs(out_changed - out)[real].max(), 1e-5)
+    unmasked = to_numpy(run(layer, tensor(x_changed))).astype(np.float64)
+    probe_emit("without the mask the padding matters", np.array(np.abs(unmasked - out)[real].max() > 1e-3), 0)
+""",
+)
+
+# The stand-in for the dropout that halves its input in training mode (as in the hidden test).
+PROBE_HALF = {
+    "torch": """
+        class HalfDropout(nn.Module):
+            def forward(self, x):
+                return 0.5 * x if self.training else x
+
+
+        def swap_dropout(layer):
+            layer.dropout = HalfDropout()
+    """,
+    "tf": """
+        class HalfDropout(keras.layers.Layer):
+            def call(self, x, training=None):
+                return 0.5 * x if training else x
+
+
+        def swap_dropout(layer):
+            object.__setattr__(layer, "dropout", HalfDropout())  # Keras: no new sublayer on a built layer
+    """,
+}
+
+PROBE_DROPOUT = (
+    PROBE_SIZES,
+    PROBE_WEIGHTS,
+    PROBE_HALF,
+    """
+    # Dropout in training mode only, and where it goes: with weights drawn from the seed and a stand-in
+    # dropout that halves in training mode, the training-mode output (dropout on each sublayer's output,
+    # before the residual sum).
+    rng = np.random.default_rng(PROBE_SEED + 3)
+    d_model, num_heads, d_ff = probe_sizes(rng)
+    batch, length = int(rng.integers(1, 4)), int(rng.integers(2, 9))
+    set_seed(PROBE_SEED + 3)
+    layer = EncoderLayer(d_model, num_heads, d_ff, dropout=0.5)
+    x = tensor(rng.standard_normal((batch, length, d_model)), "float32")
+    probe_emit("two calls in inference mode agree", np.array(np.array_equal(to_numpy(run(layer, x)), to_numpy(run(layer, x)))), 0)
+    a, b = to_numpy(run(layer, x, training=True)), to_numpy(run(layer, x, training=True))
+    probe_emit("two calls in training mode with dropout 0.5 differ", np.array(np.abs(a - b).max() > 1e-3), 0)
+    quiet = EncoderLayer(d_model, num_heads, d_ff, dropout=0.0)
+    same = np.abs(to_numpy(run(quiet, x, training=True)) - to_numpy(run(quiet, x))).max() <= 1e-6
+    probe_emit("dropout 0: training mode = inference mode", np.array(same), 0)
+    probe_weights(rng, layer, d_model, num_heads, d_ff)
+    swap_dropout(layer)
+    probe_emit("training mode, a dropout stand-in that halves", run(layer, x, training=True), 1e-5)
+""",
+)
+
 # Copy the weights of a txcourse layer into the student's, sublayer by sublayer (same attribute names).
 COPY_WEIGHTS = {
     "torch": """
@@ -162,6 +349,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """
         ),
+        probe=PROBE_PARTS,
     ),
     tests(
         "test_encoder_layer_matches_reference",
@@ -195,6 +383,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """,
         ),
+        probe=PROBE_MATCHES,
     ),
     tests(
         "test_padding_does_not_leak",
@@ -218,6 +407,7 @@ CELLS = [
         assert np.abs(unmasked[0, :4] - out[0, :4]).max() > 1e-3, "without the mask the padding should matter"
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_PADDING,
     ),
     tests(
         "test_dropout_in_training_only",
@@ -254,6 +444,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """,
         ),
+        probe=PROBE_DROPOUT,
     ),
     md("""
         ## Stacking layers: a small encoder
@@ -265,7 +456,8 @@ CELLS = [
         `(output, cache, weights)`. The weights are random, so the pattern means nothing yet, except that no
         query attends to the padding.
         """),
-    code("""
+    code(
+        """
         set_seed(0)
         embed = tx.TransformerEmbedding(vocab_size=20, d_model=32, max_len=16, dropout=0.1)
         layers = [EncoderLayer(32, 4, 64, dropout=0.1) for _ in range(2)]
@@ -280,5 +472,7 @@ CELLS = [
         words = ["w3", "w9", "w4", "w12", "w7", "<pad>", "<pad>"]
         plots.plot_attention_heads(weights, words, words, title="Layer 1 self-attention (random weights)")
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
 ]
