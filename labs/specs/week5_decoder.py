@@ -3,6 +3,216 @@
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 from specs.week4_encoder import RUN
 
+# While the probes run (txcourse/course/grading/probes.py), these raise: exercise 1 asks for the layer, and the
+# hidden tests forbid any call of tx.DecoderLayer (its constructor included: no_calls_to(tx.DecoderLayer)). The
+# masks (tx.look_ahead_mask, tx.padding_mask) stay: exercise 2 may use them. future_leak has no txcourse twin.
+REDACT = {
+    "torch": ["txcourse.torch.decoder:DecoderLayer.__init__", "txcourse.torch.decoder:DecoderLayer.forward"],
+    "tf": ["txcourse.tf.decoder:DecoderLayer.__init__", "txcourse.tf.decoder:DecoderLayer.call"],
+}
+
+# The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
+PROBE_PARTS = """
+    rng = np.random.default_rng(PROBE_SEED)
+    num_heads = int(rng.integers(1, 5))
+    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 5)), int(rng.integers(4, 50))
+    layer = DecoderLayer(d_model, num_heads, d_ff)
+    names = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm",
+             "dropout")
+    probe_emit("has the attributes", np.array([hasattr(layer, name) for name in names]), 0)
+    probe_emit("self_attn is not cross_attn",
+               np.array(getattr(layer, "self_attn", None) is not getattr(layer, "cross_attn", None)), 0)
+    for batch, t_tgt, t_src in ((1, 9, 2), tuple(int(n) for n in rng.integers(1, 8, 3))):
+        out = run(layer, tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32"),
+                  tensor(rng.standard_normal((batch, t_src, d_model)), "float32"))
+        probe_emit(f"output shape, x ({batch}, {t_tgt}, {d_model}), memory ({batch}, {t_src}, {d_model})",
+                   np.array(tuple(out.shape)), 0)
+"""
+
+# Fresh weights for the six sublayers, by name (the test copies a tx.DecoderLayer's; its constructor is redacted
+# here): txcourse's sublayers hold their weights in the same order in any correct layer.
+SET_WEIGHTS = {
+    "torch": """
+        def set_weights(layer, rng):
+            with torch.no_grad():
+                for name in SUBLAYERS:
+                    for _, weight in sorted(getattr(layer, name).named_parameters()):
+                        shape = tuple(weight.shape)
+                        new = 0.3 * rng.standard_normal(shape) + (1.0 if len(shape) == 1 else 0.0)
+                        weight.copy_(torch.as_tensor(new, dtype=weight.dtype))
+    """,
+    "tf": """
+        def set_weights(layer, rng):
+            for name in SUBLAYERS:
+                sublayer = getattr(layer, name)
+                sublayer.set_weights([0.3 * rng.standard_normal(w.shape) + (1.0 if w.ndim == 1 else 0.0)
+                                      for w in sublayer.get_weights()])
+    """,
+}
+HALF_DROPOUT = {
+    "torch": """
+        class HalfDropout(nn.Module):  # a stand-in for dropout that halves its input in training mode
+            def forward(self, x):
+                return 0.5 * x if self.training else x
+
+
+        mine.dropout = HalfDropout()
+    """,
+    "tf": """
+        class HalfDropout(keras.layers.Layer):  # a stand-in for dropout that halves its input in training mode
+            def call(self, x, training=None):
+                return 0.5 * x if training else x
+
+
+        object.__setattr__(mine, "dropout", HalfDropout())  # Keras: no new sublayer on a built layer
+    """,
+}
+PROBE_MATCHES = (
+    """
+    rng = np.random.default_rng(PROBE_SEED)
+    SUBLAYERS = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm")
+    """,
+    SET_WEIGHTS,
+    """
+    num_heads = int(rng.integers(1, 4))
+    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 4)), int(rng.integers(8, 40))
+    eps = float(rng.uniform(0.2, 1.0))  # far from the default, so that ignoring layer_norm_eps shows
+    batch, t_tgt, t_src = (int(n) for n in rng.integers(2, 7, 3))
+    mine = DecoderLayer(d_model, num_heads, d_ff, dropout=0.3, layer_norm_eps=eps)
+    x = tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32")
+    memory = tensor(rng.standard_normal((batch, t_src, d_model)), "float32")
+    run(mine, x, memory)  # builds Keras weights (no effect in PyTorch)
+    set_weights(mine, rng)
+    # look-ahead | target padding (position 0 never padding); source padding in every sentence
+    target_padding = np.arange(t_tgt)[None, :] >= rng.integers(1, t_tgt + 1, (batch, 1))  # (B, T_tgt)
+    self_mask = tensor(np.triu(np.ones((t_tgt, t_tgt), dtype=bool), 1) | target_padding[:, None, None, :])
+    cross_mask = tensor(np.arange(t_src)[None, None, None, :] >= rng.integers(1, t_src, (batch, 1, 1, 1)))
+    probe_emit("no masks", run(mine, x, memory), 1e-5)
+    probe_emit("look-ahead and padding masks", run(mine, x, memory, self_mask, cross_mask), 1e-5)
+    probe_emit("cross-attention mask only", run(mine, x, memory, None, cross_mask), 1e-5)
+    # training mode: dropout (a stand-in that halves) on each sublayer's output, before the residual sum
+    """,
+    HALF_DROPOUT,
+    """
+    probe_emit("training, halving dropout", run(mine, x, memory, self_mask, cross_mask, training=True), 1e-5)
+    """,
+)
+PROBE_MASK = """
+    rng = np.random.default_rng(PROBE_SEED)
+    # np.equal(mask, True): the test's assert_equal against a bool mask accepts 0/1 as well
+    tgt = [[1, 5, 6, 0], [1, 7, 0, 0]]
+    probe_emit("the test's example", np.equal(to_numpy(decoder_self_attention_mask(tensor(tgt))), True), 0)
+    batch, length = int(rng.integers(1, 5)), int(rng.integers(2, 10))
+    tgt = rng.integers(1, 12, (batch, length))
+    tgt[np.arange(length)[None, :] >= rng.integers(1, length + 1, (batch, 1))] = 0  # padding at the end
+    probe_emit(f"tgt {tgt.tolist()}", np.equal(to_numpy(decoder_self_attention_mask(tensor(tgt))), True), 0)
+    pad_id = int(rng.integers(2, 12))
+    tgt = np.where(rng.random((batch, length)) < 0.4, pad_id, rng.integers(0, 12, (batch, length)))  # 0 too
+    tgt[0, -1] = pad_id
+    probe_emit(f"tgt {tgt.tolist()}, pad_id={pad_id}",
+               np.equal(to_numpy(decoder_self_attention_mask(tensor(tgt), pad_id=pad_id)), True), 0)
+"""
+# future_leak judges functions: the probe gives it stand-ins defined here, whose right answer it knows.
+PROBE_LEAK = """
+    rng = np.random.default_rng(PROBE_SEED)
+
+
+    def sees_all(ids):  # output t holds the whole sentence: a leak
+        ids = to_numpy(ids).astype(float)
+        return np.repeat(ids[:, None, :], ids.shape[1], axis=1)  # (B, T, T)
+
+
+    def sees_past(ids):  # output t holds tokens 0..t only: no leak
+        return np.tril(sees_all(ids))  # (B, T, T)
+
+
+    results = []
+    batch, length, vocab_size = int(rng.integers(1, 4)), int(rng.integers(4, 9)), int(rng.integers(3, 15))
+    tgt = rng.integers(0, 12, (batch, length))
+    found = {"sees_past": [], "sees_all": []}
+    for t in range(length - 1):
+        seed = int(rng.integers(0, 1000))
+        leak = future_leak(sees_past, tensor(tgt.copy()), t, vocab_size=vocab_size, seed=seed)
+        found["sees_past"].append(leak != 0.0)  # the test: == 0.0
+        results.append(leak)
+        leak = future_leak(sees_all, tensor(tgt.copy()), t, vocab_size=vocab_size, seed=seed)
+        found["sees_all"].append(leak > 0.0)
+        results.append(leak)
+    probe_emit("leak found, outputs that see tokens 0..t only", np.array(found["sees_past"]), 0)
+    probe_emit("leak found, outputs that see the whole sentence", np.array(found["sees_all"]), 0)
+
+
+    def spy_for(original, t, vocab_size, weights):
+        \"\"\"A decode whose output 0 tells what it was given: sum(weights) when every token after t is a
+        different id in [1, vocab_size) and positions 0..t are kept; outputs after t are large and move.\"\"\"
+        calls = []
+
+        def spy(ids):
+            ids = np.array(to_numpy(ids))
+            calls.append(ids)
+            kept = (ids[:, : t + 1] == original[:, : t + 1]).all()
+            new = ids[:, t + 1 :]
+            changed = ((new != original[:, t + 1 :]) & (new >= 1) & (new < vocab_size)).all(axis=1)  # (B,)
+            out = np.zeros(ids.shape, dtype=np.float64)  # (B, T)
+            out[:, 0] = float(weights @ changed) + (0.0 if kept else 100.0)
+            out[:, t + 1 :] = 1000.0 * ids[:, t + 1 :]  # a correct future_leak never compares these
+            return out
+
+        return spy, calls
+
+
+    # a correct future_leak returns sum(weights) here, whatever ids it draws, and decode sees one changed copy
+    batch, length = int(rng.integers(2, 4)), int(rng.integers(5, 9))
+    cases = ((3, 0, 1), (3, 1, 1), (int(rng.integers(3, 15)), int(rng.integers(1, length - 1)), 0))
+    for i, (vocab_size, t, low) in enumerate(cases):
+        original = rng.integers(low, vocab_size if low else 12, (batch, length))  # ids 1..V-1, or any in 0..11
+        weights = rng.uniform(1.0, 2.0, batch)
+        spy, calls = spy_for(original, t, vocab_size, weights)
+        leak = future_leak(spy, tensor(original.copy()), t, vocab_size=vocab_size, seed=int(rng.integers(0, 1000)))
+        results.append(leak)
+        probe_emit(f"spy {i}: future_leak", np.array(leak, dtype=np.float64), 1e-6)
+        probe_emit(f"spy {i}: changed copies decode saw",
+                   np.array(sum(not np.array_equal(ids, original) for ids in calls)), 0)
+    probe_emit("a Python float every time", np.array(all(isinstance(leak, float) for leak in results)), 0)
+"""
+PROBE_LOOK_AHEAD = """
+    # The test judges future_leak on tx.DecoderLayer and tx.Transformer (redacted here): the probe judges it on
+    # an attention decoder written here, with the look-ahead mask, without it, and with the mask on the wrong axis.
+    rng = np.random.default_rng(PROBE_SEED + 1)
+    vocab_size, width = int(rng.integers(6, 16)), 8
+    table, positions = rng.standard_normal((vocab_size, width)), rng.standard_normal((16, width))
+    w_q, w_k, w_v = (rng.standard_normal((width, width)) * s / np.sqrt(width) for s in (0.5, 0.5, 1.0))
+
+
+    def attention_decoder(kind):
+        def decode(ids):
+            ids = to_numpy(ids).astype(np.int64)
+            length = ids.shape[1]
+            x = table[ids] + positions[:length]  # (B, T, W)
+            scores = (x @ w_q) @ np.swapaxes(x @ w_k, 1, 2) / np.sqrt(width)  # (B, T, T)
+            future = np.triu(np.ones((length, length), dtype=bool), 1)  # (T, T)
+            blocked = {"look-ahead": future | (ids == 0)[:, None, :], "none": ~np.ones_like(future),
+                       "wrong axis": future.T}[kind]
+            scores = np.where(blocked, -np.inf, scores)
+            weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights = weights / weights.sum(axis=-1, keepdims=True)
+            return tensor(x + weights @ (x @ w_v), "float32")  # (B, T, W)
+
+        return decode
+
+
+    batch, length = int(rng.integers(1, 4)), int(rng.integers(5, 10))
+    tgt = rng.integers(1, vocab_size, (batch, length))
+    tgt[np.arange(length)[None, :] >= rng.integers(2, length + 1, (batch, 1))] = 0  # padding at the end
+    for kind in ("look-ahead", "none", "wrong axis"):
+        leaks = [future_leak(attention_decoder(kind), tensor(tgt.copy()), t, vocab_size=vocab_size, seed=t)
+                 for t in range(length - 1)]
+        if kind == "look-ahead":  # the test: leak < 1e-5 at every t
+            probe_emit("leak found with the look-ahead mask", np.array([not leak < 1e-5 for leak in leaks]), 0)
+        else:  # the test: leak > 1e-3
+            probe_emit(f"leak found, mask {kind}", np.array([leak > 1e-3 for leak in leaks]), 0)
+"""
+
 COPY_WEIGHTS = {
     "torch": """
         def copy_weights(source, target):
@@ -146,6 +356,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """
         ),
+        probe=PROBE_PARTS,
     ),
     tests(
         "test_decoder_layer_matches_reference",
@@ -197,6 +408,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """,
         ),
+        probe=PROBE_MATCHES,
     ),
     md("""
         ## Exercise 2: the decoder's self-attention mask (2 points)
@@ -242,6 +454,7 @@ CELLS = [
         assert_equal(decoder_self_attention_mask(tgt, pad_id=9), expected[None, None], "pad_id=9")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_MASK,
     ),
     md("""
         ## Exercise 3: a test for look-ahead leaks (3 + 3 points)
@@ -327,6 +540,7 @@ CELLS = [
                         f"future_leak should be the largest absolute change of the outputs: {expected}, got {leak}"
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_LEAK,
     ),
     tests(
         "test_decoder_does_not_look_ahead",
@@ -361,6 +575,7 @@ CELLS = [
         ### END HIDDEN TESTS
     """
         ),
+        probe=PROBE_LOOK_AHEAD,
     ),
     md("""
         ## Looking at the masks and the cross-attention
@@ -368,7 +583,8 @@ CELLS = [
         Left: the mask your function builds for a padded target; right: the cross-attention of your layer
         (random weights) from each target position to the source tokens, with the source padding masked.
         """),
-    code("""
+    code(
+        """
         set_seed(4)
         layer = DecoderLayer(16, 4, 32)
         tgt = tensor([[1, 6, 7, 8, 2, 0]])
@@ -386,5 +602,7 @@ CELLS = [
                              ["s5", "s9", "s3", "<pad>", "<pad>"], ["<sos>", "t6", "t7", "t8", "<eos>", "<pad>"],
                              title="cross-attention, head 0 (random weights)", ax=right)
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
 ]
