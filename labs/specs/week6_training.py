@@ -190,6 +190,7 @@ PROBE_GREEDY = (
 PROBE_TRANSLATES = (
     PROBE_DECODE_MODELS,
     """
+    # test_your_decoder_translates judges a training run: its probe decodes as `translate` does, untrained
     rng = np.random.default_rng(PROBE_SEED + 6)
     model, config = random_transformer(rng)
     src = padded_sources(rng, config, int(rng.integers(2, 7)))
@@ -205,6 +206,7 @@ PROBE_TRANSLATES = (
 PROBE_TRAINING = (
     PROBE_LOSS_BATCH,
     """
+    # test_training_worked judges a training run (txcourse's Trainer): its probe checks that your loss runs there
     rng = np.random.default_rng(PROBE_SEED + 7)
     x, y = loss_batch(rng)
     probe_emit("your loss on a batch is a finite number",
