@@ -33,7 +33,7 @@ from typing import Optional
 LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
 # The labs whose test cells have no probes yet (labs/probes/<lab>.json): nbgrader's verdict alone, so the
 # attacks on it are still holes there (tests/course/test_attacks.py keeps this list honest).
-UNPROBED = ("week6_training",)
+UNPROBED: tuple[str, ...] = ()  # every lab has probes now
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,261 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
 
+# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them. The
+# greedy step and beam search go too, since beam_search(beam_size=1) is greedy decoding (its docstring
+# says so). Nothing the probe run keeps needs them: the cells that train, evaluate and plot (txcourse's
+# Trainer, evaluate and greedy_decode) are left out of it (in_probe_run=False).
+REDACT = {
+    fw: [
+        f"txcourse.{fw}.loss:label_smoothed_cross_entropy",
+        f"txcourse.{fw}.decode:greedy_decode",
+        f"txcourse.{fw}.decode:_greedy_step",
+        f"txcourse.{fw}.decode:beam_search",
+        f"txcourse.{fw}.sample:filter_logits",
+    ]
+    for fw in ("torch", "tf")
+}
+
+# The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
+# A batch for the loss: (B, T, V) float32 logits, targets (B, T) with real tokens first and pad_id after
+# (every row keeps at least one real token, one row at least ends with padding).
+PROBE_LOSS_BATCH = """
+    def loss_batch(rng, pad_id=PAD_ID, scale=1.0):
+        b, t, v = int(rng.integers(1, 5)), int(rng.integers(2, 8)), int(rng.integers(4, 12))
+        x = (rng.standard_normal((b, t, v)) * scale).astype(np.float32)
+        real = [i for i in range(v) if i != pad_id]
+        y = rng.choice(real, size=(b, t))
+        lengths = rng.integers(1, t + 1, b)
+        lengths[rng.integers(0, b)] = rng.integers(1, t)  # one row at least is padded
+        y[np.arange(t)[None, :] >= lengths[:, None]] = pad_id
+        return x, y
+"""
+PROBE_LOSS_PLAIN = (
+    PROBE_LOSS_BATCH,
+    """
+    rng = np.random.default_rng(PROBE_SEED)
+    for case in range(3):  # the default pad_id, then pad_id=0 given, then another pad_id
+        pad_id = PAD_ID if case < 2 else int(rng.integers(1, 4))
+        x, y = loss_batch(rng, pad_id)
+        given = {} if case == 0 else {"pad_id": pad_id}
+        probe_emit(f"loss {case}, smoothing 0", label_smoothed_loss(tensor(x), tensor(y), smoothing=0.0, **given), 1e-5)
+    """,
+)
+PROBE_LOSS_SMOOTH = (
+    PROBE_LOSS_BATCH,
+    """
+    rng = np.random.default_rng(PROBE_SEED + 1)
+    for case, eps in enumerate((0.1, float(np.round(rng.uniform(0.05, 0.95), 3)), 1.0)):
+        x, y = loss_batch(rng)
+        probe_emit(f"loss {case}, smoothing {eps}", label_smoothed_loss(tensor(x), tensor(y), smoothing=eps), 1e-5)
+    x, y = loss_batch(rng)
+    probe_emit("loss, default smoothing", label_smoothed_loss(tensor(x), tensor(y)), 1e-5)
+    # large logits: log(softmax(...)) underflows to -inf there, a log-softmax does not
+    x, y = loss_batch(rng, scale=100.0)
+    x[..., int(rng.integers(0, x.shape[-1]))] -= 300.0  # one token far below the others at every position
+    probe_emit("loss of large logits", label_smoothed_loss(tensor(x), tensor(y), smoothing=0.1), 1e-4)
+    """,
+)
+PROBE_LOSS_PADDING = (
+    PROBE_LOSS_BATCH,
+    """
+    rng = np.random.default_rng(PROBE_SEED + 2)
+    x, y = loss_batch(rng)
+    probe_emit("loss", label_smoothed_loss(tensor(x), tensor(y)), 1e-5)
+    x_changed = x.copy()
+    x_changed[y == PAD_ID] = rng.uniform(-100.0, 100.0, size=x_changed[y == PAD_ID].shape)
+    probe_emit("loss after changing padded logits", label_smoothed_loss(tensor(x_changed), tensor(y)), 1e-5)
+    more = int(rng.integers(1, 4))
+    x_longer = np.concatenate([x, rng.standard_normal((x.shape[0], more, x.shape[2])).astype(np.float32)], axis=1)
+    y_longer = np.concatenate([y, np.full((y.shape[0], more), PAD_ID, dtype=y.dtype)], axis=1)
+    probe_emit(f"loss with {more} more pads", label_smoothed_loss(tensor(x_longer), tensor(y_longer)), 1e-5)
+    probe_emit("padding only", label_smoothed_loss(tensor(x), tensor(np.full_like(y, PAD_ID))), 0)  # exactly 0
+    """,
+    {
+        "torch": """
+        logits = tensor(x).requires_grad_()
+        label_smoothed_loss(logits, tensor(y)).backward()
+        probe_emit("gradient", logits.grad, 1e-5)
+        probe_emit("gradient 0 at padding", np.array(bool((to_numpy(logits.grad)[y == PAD_ID] == 0).all())))
+    """,
+        "tf": """
+        logits = tf.Variable(x)
+        with tf.GradientTape() as tape:
+            loss = label_smoothed_loss(logits, tensor(y))
+        grad = tf.convert_to_tensor(tape.gradient(loss, logits))
+        probe_emit("gradient", grad, 1e-5)
+        probe_emit("gradient 0 at padding", np.array(bool((to_numpy(grad)[y == PAD_ID] == 0).all())))
+    """,
+    },
+)
+# Scripted: the stand-in model of test_greedy_decode (next-token scores follow a script; <pad> and <sos>
+# always score highest). Nudged: a (random, fixed-seed) Transformer whose <eos> score a script raises from
+# a given step on, so that its rows end one by one, as a trained model's do.
+PROBE_DECODE_MODELS = """
+    class Scripted:
+        config = None
+
+        def __init__(self, script, vocab_size):
+            self.script, self.vocab_size = script, vocab_size
+
+        def eval(self):
+            return self
+
+        def train(self, mode=True):
+            return self
+
+        def start_decoding(self, src, use_cache=True):
+            return {"step": 0}
+
+        def decode_step(self, token, state):
+            scores = np.full((len(self.script), self.vocab_size), -5.0, dtype=np.float32)
+            scores[:, [PAD_ID, SOS_ID]] = 9.0  # must never be chosen
+            for b, row in enumerate(self.script):
+                scores[b, row[min(state["step"], len(row) - 1)]] = 5.0
+            return tensor(scores), {"step": state["step"] + 1}, None
+
+
+    class Nudged:
+        def __init__(self, model, ends):
+            self.model, self.ends = model, np.asarray(ends)  # row b ends at step ends[b] (counted from 0)
+
+        def __getattr__(self, name):
+            return getattr(self.model, name)
+
+        def eval(self):
+            self.model.eval()
+            return self
+
+        def train(self, mode=True):
+            self.model.train(mode)
+            return self
+
+        def start_decoding(self, src, use_cache=True):
+            return {"inner": self.model.start_decoding(src, use_cache), "step": 0}
+
+        def decode_step(self, token, state):
+            logits, inner, attention = self.model.decode_step(token, state["inner"])
+            bonus = np.zeros(tuple(logits.shape), dtype=np.float32)
+            bonus[self.ends <= state["step"], EOS_ID] = 1000.0
+            return logits + tensor(bonus), {"inner": inner, "step": state["step"] + 1}, attention
+
+
+    def random_transformer(rng):
+        set_seed(int(rng.integers(0, 10_000)))
+        config = TransformerConfig(src_vocab_size=int(rng.integers(8, 20)), tgt_vocab_size=int(rng.integers(8, 20)),
+                                   d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32,
+                                   max_len=40)
+        return tx.Transformer(config), config
+
+
+    def padded_sources(rng, config, batch):
+        lengths = rng.integers(1, 9, batch)
+        ids = rng.integers(4, config.src_vocab_size, (batch, int(lengths.max())))
+        ids[np.arange(ids.shape[1])[None, :] >= lengths[:, None]] = PAD_ID
+        return ids
+"""
+PROBE_GREEDY = (
+    PROBE_DECODE_MODELS,
+    """
+    rng = np.random.default_rng(PROBE_SEED + 5)
+    vocab = int(rng.integers(6, 12))
+
+
+    def word():
+        return int(rng.integers(3, vocab))  # not <pad>, <sos> nor <eos>
+
+
+    src = tensor(np.ones((4, 3), dtype=np.int64))
+    # every row produces <eos> before max_len: decoding stops there
+    script = [[word() for _ in range(int(rng.integers(0, 4)))] + [EOS_ID] for _ in range(4)]
+    probe_emit("scripted, all end", greedy_decode(Scripted(script, vocab), src, max_len=6), 0)
+    # some rows never produce <eos>: max_len cuts them
+    script = [[word() for _ in range(int(rng.integers(1, 4)))] + ([EOS_ID] if b % 2 else []) for b in range(4)]
+    max_len = int(rng.integers(2, 7))
+    probe_emit(f"scripted, max_len {max_len}", greedy_decode(Scripted(script, vocab), src, max_len=max_len), 0)
+    probe_emit("scripted, max_len 1", greedy_decode(Scripted(script, vocab), src, max_len=1), 0)
+    # a random Transformer (dropout on unless your decoder runs it in inference mode), its rows ended one by one
+    model, config = random_transformer(rng)
+    src = padded_sources(rng, config, 3)
+    ends = rng.integers(0, 10, 3)
+    out = greedy_decode(Nudged(model, ends), tensor(src), max_len=12)
+    probe_emit("random Transformer", out, 0)
+    """,
+)
+# test_your_decoder_translates judges a training run (your decoder's translations by the trained model
+# against txcourse's): that cannot be re-judged without training again, so its probe runs your
+# greedy_decode the way the cell `translate` does (a padded batch of sources, max_len = min(the model's
+# max_len, 2 T_src + 10)) on a random Transformer whose rows end one by one, as a trained model's do.
+PROBE_TRANSLATES = (
+    PROBE_DECODE_MODELS,
+    """
+    # test_your_decoder_translates judges a training run: its probe decodes as `translate` does, untrained
+    rng = np.random.default_rng(PROBE_SEED + 6)
+    model, config = random_transformer(rng)
+    src = padded_sources(rng, config, int(rng.integers(2, 7)))
+    max_len = min(config.max_len, 2 * src.shape[1] + 10)
+    ends = np.where(rng.random(len(src)) < 0.8, rng.integers(0, max_len, len(src)), max_len)  # some never end
+    probe_emit("translations", greedy_decode(Nudged(model, ends), tensor(src), max_len=max_len), 0)
+    """,
+)
+# test_training_worked judges a training run, which cannot be re-judged without training again. The
+# Trainer uses txcourse's loss, not yours (a wrong loss costs points in Exercise 1 only); what the run
+# needs of yours is that the cell before it can call your loss on a batch: the probe checks that it gives
+# a finite number (float() of it) there.
+PROBE_TRAINING = (
+    PROBE_LOSS_BATCH,
+    """
+    # test_training_worked judges a training run (txcourse's Trainer): its probe checks that your loss runs there
+    rng = np.random.default_rng(PROBE_SEED + 7)
+    x, y = loss_batch(rng)
+    probe_emit("your loss on a batch is a finite number",
+               np.array(bool(np.isfinite(float(label_smoothed_loss(tensor(x), tensor(y), smoothing=0.1))))))
+    """,
+)
+# Top-p: every top_p is kept at least 1e-3 away from the running totals of the sorted probabilities, where
+# correct answers may round either way.
+PROBE_TOP_P_VALUES = """
+    def clear_top_p(rng, probs, low=0.05, high=0.99):
+        totals = np.cumsum(-np.sort(-probs, axis=-1), axis=-1)  # (B, V)
+        while True:
+            p = float(np.round(rng.uniform(low, high), 4))
+            if np.abs(totals - p).min() > 1e-3:
+                return p
+
+
+    def softmax(z):
+        z = np.asarray(z, dtype=np.float64)
+        e = np.exp(z - z.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+"""
+PROBE_TOP_P_WORKED = (
+    PROBE_TOP_P_VALUES,
+    """
+    rng = np.random.default_rng(PROBE_SEED + 3)
+    worked = np.log([[0.5, 0.3, 0.15, 0.05], [0.05, 0.15, 0.3, 0.5]])
+    for p in (0.6, 0.9, 0.4):
+        probe_emit(f"worked example, top_p {p}", top_p_filter(tensor(worked, "float32"), p), 1e-5)
+    b, v = int(rng.integers(1, 5)), int(rng.integers(3, 9))
+    probs = 0.9 * rng.dirichlet(np.ones(v), size=b) + 0.1 / v  # no probability below 1%
+    logits = tensor(np.log(probs), "float32")
+    for case, p in enumerate((clear_top_p(rng, probs), clear_top_p(rng, probs), 1.0, 1e-6)):
+        probe_emit(f"probabilities {case}, top_p {p}", top_p_filter(logits, p), 1e-5)
+    """,
+)
+PROBE_TOP_P_REFERENCE = (
+    PROBE_TOP_P_VALUES,
+    """
+    rng = np.random.default_rng(PROBE_SEED + 4)
+    x = (rng.standard_normal((int(rng.integers(2, 6)), int(rng.integers(8, 40)))) * 2).astype(np.float32)
+    for case in range(3):
+        p = clear_top_p(rng, softmax(x))
+        probe_emit(f"logits {case}, top_p {p}", top_p_filter(tensor(x), p), 1e-5)
+    wide = (rng.standard_normal((3, 50)) * 0.3).astype(np.float32)  # a flat distribution: a large nucleus
+    p = clear_top_p(rng, softmax(wide), 0.7, 0.9)
+    probe_emit(f"flat, top_p {p}", top_p_filter(tensor(wide), p), 1e-5)
+    """,
+)
+
 PARAMETERS = """
     # Parameters. papermill can set them: papermill IN.ipynb OUT.ipynb -p SMOKE False -p DEVICE cuda
     DEVICE = "auto"  # "auto" (a GPU if there is one), "cpu", "cuda" or "mps"
@@ -101,7 +356,7 @@ CELLS = [
     readonly("install", INSTALL),
     readonly("setup", (SETUP, IMPORTS)),
     md(SETUP_NOTE),
-    code({fw: SETTINGS.replace("[[TARGET]]", target) for fw, target in TARGETS.items()}),
+    code({fw: SETTINGS.replace("[[TARGET]]", target) for fw, target in TARGETS.items()}, in_probe_run=False),
     md("""
         ## Exercise 1: label-smoothed cross-entropy (2 + 3 + 2 points)
 
@@ -163,6 +418,7 @@ CELLS = [
                      -picked[y != 4].mean(), 1e-5, "smoothing 0, pad_id=4")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_LOSS_PLAIN,
     ),
     tests(
         "test_loss_matches_reference",
@@ -185,6 +441,7 @@ CELLS = [
         assert_close(label_smoothed_loss(big, ids), reference, 1e-4, "large logits (use a log-softmax)")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_LOSS_SMOOTH,
     ),
     tests(
         "test_loss_ignores_padding",
@@ -222,6 +479,7 @@ CELLS = [
         """,
             },
         ),
+        probe=PROBE_LOSS_PADDING,
     ),
     md("""
         ## Exercise 2: greedy decoding (3 points)
@@ -341,6 +599,7 @@ CELLS = [
                      "a (random, fixed-seed) Transformer: your tokens vs txcourse's")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_GREEDY,
     ),
     md("""
         ## Exercise 3: top-p (nucleus) filtering (2 + 2 points)
@@ -405,6 +664,7 @@ CELLS = [
         assert_close(top_p_filter(logits, 1e-6), [[1, 0, 0, 0], [0, 0, 0, 1]], 1e-6, "a tiny top_p keeps the best")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_TOP_P_WORKED,
     ),
     tests(
         "test_top_p_matches_reference",
@@ -427,6 +687,7 @@ CELLS = [
                      "a flat distribution, top_p 0.8")
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_TOP_P_REFERENCE,
     ),
     md("""
         ## Training
@@ -468,9 +729,11 @@ CELLS = [
             trainer = fw.Trainer(model, "transformer", model_config, prepared.train, train_config, valid=valid)
             print(f"{model.count_params()} parameters on {trainer.device}")
         """,
-        }
+        },
+        in_probe_run=False,
     ),
-    code("""
+    code(
+        """
         batch = make_batches(prepared.train, batch_size=64)[0]
         src, tgt_in, tgt_out = (fw.to_tensor(a, DEVICE) for a in (batch.src, batch.tgt_in, batch.tgt_out))
         logits = run(trainer.model, src, tgt_in)
@@ -483,7 +746,9 @@ CELLS = [
         print(f"{trainer.step} steps: loss {history[0]['loss']:.3f} -> {history[-1]['loss']:.3f}, "
               f"token accuracy {history[-1]['accuracy']:.3f}; validation loss {history[-1]['valid_loss']:.3f}, "
               f"token accuracy {history[-1]['valid_accuracy']:.3f}")
-    """),
+    """,
+        in_probe_run=False,
+    ),
     md("""
         ## Evaluation
 
@@ -494,7 +759,8 @@ CELLS = [
         "nine hundred thousand" to whoever types it. Then the test sentences go through **your**
         `greedy_decode`: the translations should be identical.
         """),
-    code("""
+    code(
+        """
         test_pairs = prepared.splits.test
         result = evaluate(fw, trainer.model, test_pairs, src_tok, tgt_tok, device=DEVICE)
         print(f"test ({len(test_pairs)} pairs): exact match {100 * result['exact_match']:.1f}%, "
@@ -505,8 +771,11 @@ CELLS = [
         print(format_length_table({"transformer": by_digits["by_digits"]}, key="digits"))
         for (source, reference), hypothesis in list(zip(test_pairs, result["hypotheses"]))[:5]:
             print(f"{source!r} -> {hypothesis!r} ({'right' if hypothesis == reference else 'expected ' + repr(reference)})")
-    """),
-    code("""
+    """,
+        in_probe_run=False,
+    ),
+    code(
+        """
         def translate(decode, sources, batch_size=128):
             \"\"\"Translate `sources` with `decode` (a greedy decoder such as yours) and the trained model.\"\"\"
             outputs = []
@@ -522,7 +791,9 @@ CELLS = [
         agreement = float(np.mean([a == b for a, b in zip(yours, result["hypotheses"])]))
         print(f"your greedy decoding: exact match {100 * exact_match(yours, [t for _, t in test_pairs]):.1f}%, "
               f"same translation as txcourse for {100 * agreement:.1f}% of the sentences")
-    """),
+    """,
+        in_probe_run=False,
+    ),
     tests(
         "test_training_worked",
         3,
@@ -535,6 +806,7 @@ CELLS = [
         assert result["chrf"] >= (80.0 if SMOKE else 99.0), f"chrF {result['chrf']:.1f}"
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_TRAINING,
     ),
     tests(
         "test_your_decoder_translates",
@@ -546,6 +818,7 @@ CELLS = [
         assert abs(exact_match(yours, [t for _, t in test_pairs]) - result["exact_match"]) <= 0.01
         ### END HIDDEN TESTS
     """,
+        probe=PROBE_TRANSLATES,
     ),
     md("""
         ## Training curves and attention
@@ -559,7 +832,8 @@ CELLS = [
         Below: the encoder-decoder attention of the last decoder layer while translating one test sentence,
         one panel per head.
         """),
-    code("""
+    code(
+        """
         plots.plot_training_curves({"training batches (dropout on)": history,
                                     "validation split (dropout off)": validation_curve(history)},
                                    title=f"Transformer on numbers ([[FW]], {trainer.step} steps)")
@@ -573,5 +847,7 @@ CELLS = [
                                    [tgt_tok.vocab[i] for i in out_ids], ncols=2,
                                    title=f"cross-attention: {source!r}")
         plt.show()
-    """),
+    """,
+        in_probe_run=False,
+    ),
 ]

@@ -34,8 +34,9 @@ def test_names_unique_and_expectations_known():
     assert "week2_positional" in probed
     assert set(UNPROBED) == set(LABS) - probed, "UNPROBED must name exactly the labs without labs/probes/<lab>.json"
     assert not [(a.name, lab) for a in ATTACKS for lab in a.labs if lab in probed and a.expected(lab) == "hole"]
-    # make test grades (week 2, torch) an attack that was a hole before the probes, and it must score 0 now
-    assert any(a.subset and a.open_in and a.expected("week2_positional") == "zero" for a in ATTACKS)
+    # make test grades (week 2, torch) attacks on nbgrader's own verdict, which score 0 only through the probes
+    subset = {a.name: a.expected("week2_positional") for a in ATTACKS if a.subset}
+    assert subset.get("blank_later_cells") == "zero" and subset.get("reference_in_a_thread") == "zero", subset
 
 
 @pytest.mark.parametrize("attack", [a for a in ATTACKS if not a.layout], ids=lambda a: a.name)
