@@ -429,6 +429,7 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
         no_sandbox=False,
         memory="8G",
         notebook_timeout=60,
+        probe_seed=None,
     )
     for status, code in (("graded", 0), ("missing", 0), ("error: the kernel died", 1), ("timeout: ...", 1)):
         monkeypatch.setattr(grade, "grade_submissions", lambda *a, status=status, **k: [{**row, "status": status}])

@@ -35,7 +35,7 @@ def grade_parser() -> argparse.ArgumentParser:
     )
     grade.add_argument("--labs-dir", type=Path, default=Path("labs"), help="the nbgrader course (default labs)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the HTML feedback")
-    add_grade_options(grade)  # --jobs, --notebook-timeout, --memory, --no-sandbox
+    add_grade_options(grade)  # --jobs, --notebook-timeout, --memory, --probe-seed, --no-sandbox
     return grade
 
 
