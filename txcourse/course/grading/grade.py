@@ -42,7 +42,7 @@ from txcourse.course.grading.submissions import (
     why_refused,
 )
 from txcourse.course.grading.verdict import prepare_probes
-from txcourse.course.grading.workspace import MISSING, GradeTask, copy_out, grade_one
+from txcourse.course.grading.workspace import MISSING, GradeTask, copy_out, grade_one, read_regular, write_new
 
 __all__ = [
     "CSV_FIELDS",
@@ -423,10 +423,7 @@ def add_verdict_banner(html: Path, failures: dict[str, str], result: dict[str, A
         f"exercises, did not give the expected values):<ul>{rows}</ul>"
         f"Score that counts: {result.get('score', 0):g} / {result.get('max_score', 0):g}</div>"
     )
-    text = html.read_text(encoding="utf-8")
+    text = read_regular(html).decode("utf-8")
     at = text.find("<body")
     at = text.find(">", at) + 1 if at >= 0 else 0
-    os.unlink(html)
-    fd = os.open(html, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text[:at] + banner + text[at:])
+    write_new(html, (text[:at] + banner + text[at:]).encode("utf-8"))

@@ -398,22 +398,27 @@ class Sandbox:
         return [sys.executable, "-I", "-S", "-c", _LAUNCH, json.dumps(launch), *args]
 
 
-def write_kernelspec(folder: Path, argv: Sequence[str], name: str = "python3") -> Path:
+def write_kernelspec(
+    folder: Path,
+    argv: Sequence[str],
+    name: str = "python3",
+    env: Optional[dict[str, str]] = None,
+    display_name: str = "Python 3 (sandboxed)",
+) -> Path:
     """Write ``folder/kernels/<name>/kernel.json`` (put ``folder`` first on ``JUPYTER_PATH`` and
-    notebooks asking for kernel ``name`` get this one). Interrupts go as messages: a signal sent to
-    the bwrap process would not reach the kernel in its own session."""
+    notebooks asking for kernel ``name`` get this one); ``env``: variables the kernel gets on top of
+    its launcher's. Interrupts go as messages: a signal sent to the bwrap process would not reach the
+    kernel in its own session."""
     spec = folder / "kernels" / name
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": list(argv),
-                "display_name": "Python 3 (sandboxed)",
-                "language": "python",
-                "interrupt_mode": "message",
-                "metadata": {"debugger": False},
-            },
-            indent=1,
-        )
-    )
+    data = {
+        "argv": list(argv),
+        "display_name": display_name,
+        "language": "python",
+        "interrupt_mode": "message",
+        "metadata": {"debugger": False},
+    }
+    if env:
+        data["env"] = dict(env)
+    (spec / "kernel.json").write_text(json.dumps(data, indent=1))
     return spec

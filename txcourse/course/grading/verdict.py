@@ -15,7 +15,6 @@ from __future__ import annotations
 import compileall
 import os
 import secrets
-import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -29,12 +28,22 @@ from txcourse.course.grading.probes import (
     read_probe_outputs,
     redacted_package,
 )
+from txcourse.course.grading.sandbox import write_kernelspec
 
-__all__ = ["PROBE_KERNEL", "Probing", "prepare_probes", "execute_notebook", "run_student_probes", "apply_verdict"]
+__all__ = [
+    "PROBE_KERNEL",
+    "Probing",
+    "prepare_probes",
+    "execute_notebook",
+    "write_unconfined_kernelspec",
+    "unconfined_kernel",
+    "run_student_probes",
+    "apply_verdict",
+]
 
 PROBE_KERNEL = "txprobe"  # the sandboxed kernelspec of the probe run (grade_one writes it)
 PROBE_IN, PROBE_OUT = "probe-in.ipynb", "probe-out.ipynb"  # in the workspace, never seen by the kernel
-_MAX_PROBE_OUT = 64 << 20  # bytes of the executed probe notebook the grader reads
+MAX_PROBE_OUT = 64 << 20  # bytes of the executed probe notebook the grader reads
 
 
 @dataclass
@@ -72,32 +81,31 @@ def execute_notebook(nb: Any, km: Any, timeout: int, cwd: Path, sandboxed_runtim
     return nb
 
 
-def unconfined_kernel(folder: Path, name: str, package_copy: Path, runtime: Path) -> Any:
-    """An AsyncKernelManager of an unconfined kernel (this Python) whose ``txcourse`` is ``package_copy``:
-    its kernelspec ``folder/kernels/<name>`` puts the copy first on ``PYTHONPATH``. For the course's own
-    notebooks (the reference run) and ``--no-sandbox``."""
-    import json
+def write_unconfined_kernelspec(folder: Path, name: str, package_copy: Path) -> Path:
+    """The kernelspec ``folder/kernels/<name>`` of an unconfined kernel (this Python) whose ``txcourse`` is
+    ``package_copy`` (first on ``PYTHONPATH``). For the course's own notebooks (the reference run) and
+    ``--no-sandbox``."""
+    return write_kernelspec(
+        folder,
+        [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        name,
+        env={
+            "PYTHONPATH": str(package_copy.parent),
+            "MPLBACKEND": "Agg",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "TF_CPP_MIN_LOG_LEVEL": "2",  # TensorFlow's start-up lines stay off the grader's console
+        },
+        display_name="Python 3 (txcourse redacted, unconfined)",
+    )
 
+
+def unconfined_kernel(folder: Path, name: str, package_copy: Path, runtime: Path) -> Any:
+    """An AsyncKernelManager of the kernel of :func:`write_unconfined_kernelspec`, talking over Unix
+    sockets in ``runtime``."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
 
-    spec = folder / "kernels" / name
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (txcourse redacted)",
-                "language": "python",
-                "env": {
-                    "PYTHONPATH": str(package_copy.parent),
-                    "MPLBACKEND": "Agg",
-                    "PYTHONDONTWRITEBYTECODE": "1",
-                    "TF_CPP_MIN_LOG_LEVEL": "2",  # TensorFlow's start-up lines stay off the grader's console
-                },
-            }
-        )
-    )
+    write_unconfined_kernelspec(folder, name, package_copy)
     runtime.mkdir(parents=True, exist_ok=True)
     return AsyncKernelManager(
         kernel_name=name,
@@ -173,26 +181,22 @@ def run_student_probes(workspace: Path, cell_timeout: int) -> None:
     nbformat.write(nb, workspace / PROBE_OUT)
 
 
-def _read_regular(path: Path, limit: int) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            raise OSError(f"{path.name}: not a regular file under {limit} bytes")
-        return f.read(limit + 1)
-
-
-def apply_verdict(out: dict[str, Any], probing: Probing, name: str, workspace: Path, positions: dict[str, int]) -> None:
-    """Compare the student's probe outputs (``workspace/probe-out.ipynb``) with the reference and update
-    ``out`` (the fields :func:`~txcourse.course.grading.workspace.grade_one` returns): a test cell whose
-    probe does not match scores 0, and ``probe_failures`` says why for each test nbgrader had passed."""
+def apply_verdict(
+    out: dict[str, Any], probing: Probing, name: str, executed: Optional[bytes], positions: dict[str, int]
+) -> None:
+    """Compare the student's probe outputs (``executed``: the bytes of the workspace's ``probe-out.ipynb``,
+    None when it could not be read) with the reference and update ``out`` (the fields
+    :func:`~txcourse.course.grading.workspace.grade_one` returns): a test cell whose probe does not match
+    scores 0, and ``probe_failures`` says why for each test nbgrader had passed."""
     import nbformat
 
     reference = probing.reference.get(name)
     if reference is None or "cells" not in out:
         return
     try:
-        nb = nbformat.reads(_read_regular(workspace / PROBE_OUT, _MAX_PROBE_OUT).decode("utf-8"), as_version=4)
+        if executed is None:
+            raise OSError("no probe-out.ipynb")
+        nb = nbformat.reads(executed.decode("utf-8"), as_version=4)
         student = read_probe_outputs(nb, positions)
     except (OSError, ValueError, UnicodeDecodeError) as error:
         student = {g: f"the probe run left no readable result ({type(error).__name__})" for g in reference}

@@ -27,9 +27,18 @@ from typing import Any, Optional
 import txcourse
 from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
 from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
-from txcourse.course.grading.verdict import PROBE_IN, PROBE_KERNEL, Probing, apply_verdict, run_student_probes
+from txcourse.course.grading.verdict import (
+    MAX_PROBE_OUT,
+    PROBE_IN,
+    PROBE_KERNEL,
+    PROBE_OUT,
+    Probing,
+    apply_verdict,
+    run_student_probes,
+    write_unconfined_kernelspec,
+)
 
-__all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace", "copy_out"]
+__all__ = ["GRADED", "MISSING", "GradeTask", "grade_one", "grade_workspace", "copy_out", "read_regular", "write_new"]
 
 GRADED, MISSING = "graded", "missing"  # the statuses that are not failures (see command.failures)
 
@@ -68,19 +77,31 @@ def _write_new(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def copy_out(src: Path, dest: Path) -> None:
-    """Copy ``src`` to ``dest`` only if ``src`` is a regular file with one name (opened with
-    ``O_NOFOLLOW`` and checked with ``fstat``: no link, device or FIFO is followed); ``dest`` is
-    replaced, never written through a link. Raises OSError otherwise."""
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+def read_regular(path: Path, limit: Optional[int] = None) -> bytes:
+    """The bytes of ``path`` only if it is a regular file with one name (opened with ``O_NOFOLLOW`` and
+    checked with ``fstat``: no link, device or FIFO is followed) of at most ``limit`` bytes. Raises
+    OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            raise OSError(f"{src.name} is not a regular file with one name")
-        data = f.read()
-    if os.path.lexists(dest):
-        os.unlink(dest)
-    _write_new(dest, data)
+            raise OSError(f"{path.name} is not a regular file with one name")
+        if limit is not None and info.st_size > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
+        return f.read()
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Replace ``path`` with a new file holding ``data``: a link or file there is removed, never written through."""
+    if os.path.lexists(path):
+        os.unlink(path)
+    _write_new(path, data)
+
+
+def copy_out(src: Path, dest: Path) -> None:
+    """Copy ``src`` to ``dest`` only if ``src`` is a regular file with one name (:func:`read_regular`);
+    ``dest`` is replaced, never written through a link (:func:`write_new`). Raises OSError otherwise."""
+    write_new(dest, read_regular(src))
 
 
 def grade_one(
@@ -143,14 +164,7 @@ def grade_one(
         else:  # unconfined (--no-sandbox): the redacted copy first on the kernel's path
             probe_runtime = ws / "probe-runtime"
             probe_runtime.mkdir()
-            argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-            write_kernelspec(ws / "jupyter", argv, name=PROBE_KERNEL)
-            spec = ws / "jupyter" / "kernels" / PROBE_KERNEL / "kernel.json"
-            import json
-
-            data = json.loads(spec.read_text())
-            data["env"] = {"PYTHONPATH": str(probing.package_copy.parent), "MPLBACKEND": "Agg"}
-            spec.write_text(json.dumps(data))
+            write_unconfined_kernelspec(ws / "jupyter", PROBE_KERNEL, probing.package_copy)
             env.update(JUPYTER_PATH=str(ws / "jupyter"), TXPROBE_RUNTIME=str(probe_runtime))
     # nbgrader autograde, then generate_feedback, in one process (one start-up of nbgrader, not two)
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # not the workspace first on sys.path
@@ -197,7 +211,11 @@ def grade_one(
             cells=dict(score.cells),
         )
         if positions and probing is not None:
-            apply_verdict(out, probing, task.name, ws, positions)
+            try:
+                executed = read_regular(ws / PROBE_OUT, MAX_PROBE_OUT)
+            except OSError:
+                executed = None  # every probe then fails
+            apply_verdict(out, probing, task.name, executed, positions)
         html = ws / "feedback" / task.student / lab / f"{task.name}.html"
         if feedback and html.exists():
             out["html"] = html
