@@ -32,7 +32,7 @@ def test_unknown_names_are_refused_naming_the_argument():
 def test_default_model_config_checks_what_it_returns():
     config = default_model_config("transformer", 30, 20, {"num_heads": 8})
     assert (config["src_vocab_size"], config["tgt_vocab_size"], config["num_heads"]) == (30, 20, 8)
-    with pytest.raises(ValueError, match="bahdanau setting units must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"Seq2SeqConfig\.units must be an integer >= 1, got 0"):
         default_model_config("bahdanau", 30, 20, {"units": 0})
 
 

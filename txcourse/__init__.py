@@ -41,7 +41,8 @@ Mask convention (both frameworks): ``True`` (or 1) marks a position that may
 NOT be attended, as in the source notes and ``torch.nn.Transformer``.
 """
 
-from txcourse.config import TransformerConfig
+from txcourse._validation import debug_checks
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 
-__all__ = ["TransformerConfig", "__version__"]
+__all__ = ["TransformerConfig", "Seq2SeqConfig", "debug_checks", "__version__"]
 __version__ = "0.1.0"

@@ -10,9 +10,12 @@ option) without reading the message.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
 from typing import Optional
 
 Shape = Sequence[Optional[int]]
@@ -41,6 +44,37 @@ class ArgumentError(ValueError):
 
     def __reduce__(self):  # pickled (across processes) with its arguments, not only its message
         return type(self), (str(self), *self.arguments)
+
+
+_DEBUG: contextvars.ContextVar[Optional[bool]] = contextvars.ContextVar("txcourse_debug_checks", default=None)
+
+
+def debugging() -> bool:
+    """Whether the per-call checks of the internal layers run: inside :func:`debug_checks`, or with the
+    environment variable ``TXCOURSE_DEBUG=1`` set.
+
+    Off by default: a layer's ``forward``/``call`` then checks only what costs no device-to-host copy and
+    little time (ranks, the dtype of token ids); the input dtypes, widths, mask shapes, caches and token ranges
+    are checked in debug mode, and token ranges where the data enters (decoding's source, the tokenizers).
+    """
+    value = _DEBUG.get()
+    return value if value is not None else os.environ.get("TXCOURSE_DEBUG", "0") not in ("", "0")
+
+
+@contextlib.contextmanager
+def debug_checks(enabled: bool = True) -> Iterator[None]:
+    """Run every per-call check of the layers inside the ``with`` block (``enabled=False``: none of them).
+
+    Example:
+        >>> import txcourse
+        >>> with txcourse.debug_checks():
+        ...     pass  # model(src, tgt) here checks dtypes, widths, masks and token ranges in every layer
+    """
+    token = _DEBUG.set(enabled)
+    try:
+        yield
+    finally:
+        _DEBUG.reset(token)
 
 
 def _fmt(shape: Shape) -> str:
@@ -131,33 +165,6 @@ def check_token_range(name: str, low: int, high: int, vocab_size: int) -> None:
     if low < 0 or high >= vocab_size:
         bad = low if low < 0 else high
         raise ValueError(f"{name} holds token id {bad}, outside the vocabulary [0, {vocab_size})")
-
-
-def check_heads(d_model: int, num_heads: int) -> None:
-    """d_model must split evenly into num_heads heads."""
-    for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if d_model % num_heads:
-        raise ValueError(
-            f"d_model ({d_model}) must be divisible by num_heads ({num_heads}): "
-            f"each head gets d_model / num_heads dimensions"
-        )
-
-
-def check_kv_heads(num_heads: int, num_kv_heads: Optional[int]) -> int:
-    """num_kv_heads is None (one key/value head per query head) or divides num_heads; returns the number of kv heads."""
-    if num_kv_heads is None:
-        return num_heads
-    if not isinstance(num_kv_heads, int) or isinstance(num_kv_heads, bool) or num_kv_heads < 1:
-        raise ArgumentError(f"num_kv_heads must be a positive integer or None, got {num_kv_heads!r}", "num_kv_heads")
-    if num_heads % num_kv_heads:
-        raise ArgumentError(
-            f"num_kv_heads ({num_kv_heads}) must divide num_heads ({num_heads}): each key/value head is "
-            f"shared by num_heads / num_kv_heads query heads",
-            "num_kv_heads",
-        )
-    return num_kv_heads
 
 
 def check_positive(name: str, value) -> None:

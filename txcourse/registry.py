@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Optional
 
-from txcourse._validation import ArgumentError
-
 __all__ = [
     "FRAMEWORKS",
     "FRAMEWORK_NAMES",
@@ -143,7 +141,7 @@ def default_model_config(
     A bad setting raises :class:`~txcourse._validation.ArgumentError` (a ``ValueError``) whose ``arguments`` name
     the setting(s), so that a caller can say which of its inputs set them.
     """
-    from txcourse.config import TransformerConfig
+    from txcourse.config import Seq2SeqConfig, TransformerConfig
 
     check_model_kind(kind, "model")
     config = {
@@ -155,13 +153,4 @@ def default_model_config(
     }
     if kind == "transformer":
         return TransformerConfig.from_dict(config).to_dict()  # validates every field
-    allowed = {"src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"}
-    unknown = set(config) - allowed
-    if unknown:
-        raise ArgumentError(
-            f"unknown {kind} setting(s) {sorted(unknown)}; settable: {sorted(allowed)}", *sorted(unknown)
-        )
-    for key, value in config.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < (0 if key == "pad_id" else 1):
-            raise ArgumentError(f"{kind} setting {key} must be a positive integer, got {value!r}", key)
-    return config
+    return Seq2SeqConfig.from_dict(config).to_dict()  # validates every field

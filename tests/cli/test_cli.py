@@ -131,7 +131,7 @@ def test_resume_continues_the_step_count(run, capsys, tmp_path):
         (["train", "--task", "copy", "--set", "num_heads=7", "--steps", "1"], "must be divisible by num_heads (7)"),
         (
             ["train", "--task", "copy", "--model", "bahdanau", "--set", "d_model=8", "--steps", "1"],
-            "unknown bahdanau setting(s) ['d_model']",
+            "Seq2SeqConfig has unknown field(s) ['d_model']",
         ),
         (
             ["train", "--task", "copy", "--set", "pad_id=5", "--steps", "1"],
@@ -243,7 +243,7 @@ def test_checkpoint_is_readable_by_others(run):
         ),
         (
             ["train", "--task", "copy", "--model", "bahdanau", "--set", "units=0"],
-            "--set units=0: bahdanau setting units must be a positive integer, got 0",
+            "--set units=0: Seq2SeqConfig.units must be an integer >= 1, got 0",
         ),
         # a config invariant across two fields: both are named, as typed
         (

@@ -51,9 +51,7 @@ CASES = {
         _mha,
     ),
     "EncoderLayer": (
-        lambda m, c: m.EncoderLayer(
-            c.d_model, c.num_heads, c.d_ff, 0.1, False, 1e-6, False, num_kv_heads=c.num_kv_heads
-        ),
+        lambda m, c: m.EncoderLayer(c),
         lambda fw, l, d: _leaves(
             l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
         ),

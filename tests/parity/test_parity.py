@@ -13,9 +13,15 @@ import pytest
 from conftest import Framework, assert_close, small_config
 from support.references import inputs
 
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.convert import tf_to_torch, torch_to_tf
 
 ATOL = 1e-5
+def _gru_config(c: TransformerConfig) -> Seq2SeqConfig:
+    """The GRU models' sizes for the vocabularies of ``c``."""
+    return Seq2SeqConfig(c.src_vocab_size, c.tgt_vocab_size, embedding_dim=12, units=16)
+
+
 CONFIGS = {
     "post-LN tied": small_config(),
     "pre-LN untied": small_config(
@@ -112,7 +118,7 @@ CASES = {
         lambda fw, l, d: [l(fw.tensor(d["x"]))],
     ),
     "TransformerEmbedding": (
-        lambda m, c: m.TransformerEmbedding(c.src_vocab_size, c.d_model, c.max_len, c.dropout),
+        lambda m, c: m.TransformerEmbedding(c),
         lambda fw, l, d: [l(fw.tensor(d["src"]))],
     ),
     "PositionwiseFeedForward": (
@@ -124,13 +130,13 @@ CASES = {
     "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_causal),
     "MultiHeadAttention with caches": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cached),
     "EncoderLayer": (
-        lambda m, c: m.EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+        lambda m, c: m.EncoderLayer(c),
         lambda fw, l, d: _leaves(
             l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
         ),
     ),
     "DecoderLayer": (
-        lambda m, c: m.DecoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps),
+        lambda m, c: m.DecoderLayer(c),
         lambda fw, l, d: _leaves(
             l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
         ),
@@ -154,23 +160,23 @@ CASES = {
         lambda fw, l, d: list(l(fw.tensor(d["state"]), fw.tensor(d["values"]), fw.tensor(d["src"] == 0))),
     ),
     "Seq2SeqEncoder": (
-        lambda m, c: m.Seq2SeqEncoder(c.src_vocab_size, 12, 16),
+        lambda m, c: m.Seq2SeqEncoder(_gru_config(c)),
         lambda fw, l, d: list(l(fw.tensor(d["src"]))),
     ),
     "Seq2SeqDecoder attention": (
-        lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=True),
+        lambda m, c: m.Seq2SeqDecoder(_gru_config(c), attention=True),
         _seq2seq_decoder,
     ),
     "Seq2SeqDecoder fixed context": (
-        lambda m, c: m.Seq2SeqDecoder(c.tgt_vocab_size, 12, 16, attention=False),
+        lambda m, c: m.Seq2SeqDecoder(_gru_config(c), attention=False),
         _seq2seq_decoder,
     ),
     "Seq2Seq attention": (
-        lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=True),
+        lambda m, c: m.Seq2Seq(_gru_config(c), attention=True),
         lambda fw, l, d: list(l(fw.tensor(d["src"]), fw.tensor(d["tgt"]), return_weights=True)),
     ),
     "Seq2Seq fixed context": (
-        lambda m, c: m.Seq2Seq(c.src_vocab_size, c.tgt_vocab_size, 12, 16, attention=False),
+        lambda m, c: m.Seq2Seq(_gru_config(c), attention=False),
         lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))],
     ),
 }
@@ -269,14 +275,16 @@ def test_converter_names_the_mismatched_sublayer(keras_args, message):
     """Layers without a config: the walk names the path of the first weight (or attribute) that differs."""
     pt, k = Framework("torch"), Framework("tf")
     with pytest.raises(ValueError, match=message):
-        torch_to_tf(pt.module.EncoderLayer(8, 2, 16), k.module.EncoderLayer(8, 2, **{"d_ff": 16, **keras_args}))
+        layer = TransformerConfig(d_model=8, num_heads=2, d_ff=16)
+        torch_to_tf(pt.module.EncoderLayer(layer), k.module.EncoderLayer(layer.replace(**keras_args)))
 
 
 def test_converter_missing_sublayer_and_wrong_kind():
     pt, k = Framework("torch"), Framework("tf")
+    gru = Seq2SeqConfig(src_vocab_size=9, tgt_vocab_size=9, embedding_dim=4, units=8)
     with pytest.raises(ValueError, match=r"Seq2SeqDecoder\.attention: the Keras layer Seq2SeqDecoder has no sublayer"):
         tf_to_torch(
-            k.module.Seq2SeqDecoder(9, 4, 8, attention=False), pt.module.Seq2SeqDecoder(9, 4, 8, attention=True)
+            k.module.Seq2SeqDecoder(gru, attention=False), pt.module.Seq2SeqDecoder(gru, attention=True)
         )
     with pytest.raises(ValueError, match=r"expected a Keras Dense"):
         torch_to_tf(pt.module.PositionwiseFeedForward(8, 16), _Odd())

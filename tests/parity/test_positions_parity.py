@@ -54,7 +54,7 @@ CASES = {
         lambda fw, l, d: [l(fw.tensor(d["x"])), l(fw.tensor(d["x"]), offset=4)],
     ),
     "TransformerEmbedding": (
-        lambda m, c, p: m.TransformerEmbedding(c.src_vocab_size, c.d_model, c.max_len, c.dropout, p),
+        lambda m, c, p: m.TransformerEmbedding(c.replace(positions=p)),
         lambda fw, l, d: [l(fw.tensor(d["src"]))],
     ),
     "MultiHeadAttention self": (lambda m, c, p: m.MultiHeadAttention(c.d_model, c.num_heads, False, p), _mha_self),
@@ -146,5 +146,5 @@ def test_converter_refuses_models_with_other_positions(other):
         )
     with pytest.raises(ValueError, match=r"differ in positions \(PyTorch 'rope', Keras 'alibi'\)"):
         torch_to_tf(
-            pt.module.EncoderLayer(8, 2, 16, positions="rope"), tf.module.EncoderLayer(8, 2, 16, positions="alibi")
+            pt.module.EncoderLayer(small_config(positions="rope")), tf.module.EncoderLayer(small_config(positions="alibi"))
         )

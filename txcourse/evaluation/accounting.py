@@ -100,7 +100,7 @@ class FlopAccount:
 
 def _kv_width(config: TransformerConfig) -> int:
     """Width of the projected keys (and of the values): H_kv d_k, which is d unless num_kv_heads < num_heads."""
-    return (config.num_kv_heads or config.num_heads) * config.d_k
+    return config.kv_heads * config.d_k
 
 
 def _attention_parameters(d: int, bias: bool, kv_width: int) -> int:

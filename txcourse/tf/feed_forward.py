@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.config import check_int
 from txcourse.tf._checks import check_float
 from txcourse.tf.init import linear
 
@@ -27,15 +28,16 @@ class PositionwiseFeedForward(keras.layers.Layer):
 
     def __init__(self, d_model: int, d_ff: int, **kwargs):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
-        V.check_positive("d_model", d_model)
-        V.check_positive("d_ff", d_ff)
+        check_int("d_model", d_model, 1)  # the rule TransformerConfig applies to its d_model and d_ff
+        check_int("d_ff", d_ff, 1)
         self.d_model = d_model
         self.w_1 = linear(d_model, d_ff, name="w_1")  # W_1, b_1
         self.w_2 = linear(d_ff, d_model, name="w_2")  # W_2, b_2
         self.built = True
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
-        check_float("x", x, self)
-        V.check_width("x", tuple(x.shape), self.d_model)
+        if V.debugging():
+            check_float("x", x, self)
+            V.check_width("x", tuple(x.shape), self.d_model)
         hidden = tf.nn.relu(self.w_1(x))  # (B, T, F)
         return self.w_2(hidden)  # (B, T, D)

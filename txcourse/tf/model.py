@@ -8,7 +8,8 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
-from txcourse.config import TransformerConfig
+from txcourse.config import TransformerConfig, check_config
+from txcourse.tf._checks import check_tokens
 from txcourse.tf.decoder import Decoder
 from txcourse.tf.encoder import Encoder
 from txcourse.tf.init import linear
@@ -41,8 +42,7 @@ class Transformer(keras.Model):
 
     def __init__(self, config: TransformerConfig, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(config, TransformerConfig):
-            raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        check_config(config)
         self.config = config
         self.encoder = Encoder(config, name="encoder")
         self.decoder = Decoder(config, name="decoder")
@@ -83,6 +83,7 @@ class Transformer(keras.Model):
         :meth:`Decoder.init_cache` (``use_cache``) or the tokens fed so far,
         ``prefix`` (B, 0).
         """
+        check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
         state = {"memory": memory, "src_mask": src_mask}
         if use_cache:

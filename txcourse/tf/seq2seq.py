@@ -13,6 +13,7 @@ import keras
 import tensorflow as tf
 
 from txcourse import _validation as V
+from txcourse.config import Seq2SeqConfig, check_config, check_int
 from txcourse.tf._checks import check_float, check_tokens
 from txcourse.tf.init import embedding, gru, gru_cell, linear
 
@@ -40,7 +41,7 @@ class BahdanauAttention(keras.layers.Layer):
 
     def __init__(self, units: int, query_dim: Optional[int] = None, value_dim: Optional[int] = None, **kwargs):
         super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
-        V.check_positive("units", units)
+        check_int("units", units, 1)  # the rule Seq2SeqConfig applies to its units
         self.units = units
         self.query_dim = query_dim or units
         self.value_dim = value_dim or units
@@ -52,15 +53,16 @@ class BahdanauAttention(keras.layers.Layer):
     def call(
         self, query: tf.Tensor, values: tf.Tensor, mask: Optional[tf.Tensor] = None
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        check_float("query", query, self)
-        check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
         V.check_rank("values", tuple(values.shape), 3, "(B, T_src, value_dim)")
-        V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")
-        V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
+        if V.debugging():  # per step of the decoder: in debug mode only
+            check_float("query", query, self)
+            check_float("values", values, self)
+            V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")
+            V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
         scores = self.v_a(tf.tanh(self.w_a(query)[:, tf.newaxis, :] + self.u_a(values)))  # (B, T_src, 1)
         scores = scores[..., 0]  # (B, T_src)
-        if mask is not None:
+        if mask is not None and V.debugging():
             V.check_mask(tuple(mask.shape), tuple(scores.shape))
             mask = mask if mask.dtype == tf.bool else tf.not_equal(mask, 0)  # (B, T_src)
             scores = tf.where(mask, tf.constant(scores.dtype.min, scores.dtype), scores)  # (B, T_src)
@@ -78,22 +80,21 @@ class Seq2SeqEncoder(keras.layers.Layer):
     so right-padding never leaks into it.
 
     Args:
-        vocab_size: source vocabulary size.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U.
-        pad_id: id of <pad>.
+        config: a :class:`~txcourse.config.Seq2SeqConfig`; the encoder reads
+            src_vocab_size, embedding_dim (width of the token embeddings),
+            units (GRU hidden units U) and pad_id.
 
     Shape:
         tokens (B, T_src). Returns outputs (B, T_src, U) and the final state (B, U).
     """
 
-    def __init__(self, vocab_size: int, embedding_dim: int, units: int, pad_id: int = 0, **kwargs):
+    def __init__(self, config: Seq2SeqConfig, **kwargs):
         super().__init__(**kwargs)
-        for name, value in (("vocab_size", vocab_size), ("embedding_dim", embedding_dim), ("units", units)):
-            V.check_positive(name, value)
-        self.vocab_size = vocab_size
-        self.pad_id = pad_id
-        self.embedding = embedding(vocab_size, embedding_dim, name="embedding")
+        check_config(config, Seq2SeqConfig)
+        embedding_dim, units = config.embedding_dim, config.units
+        self.vocab_size = config.src_vocab_size
+        self.pad_id = config.pad_id
+        self.embedding = embedding(config.src_vocab_size, embedding_dim, name="embedding")
         self.gru = gru(embedding_dim, units, name="gru")
         self.built = True
 
@@ -117,9 +118,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
     the whole sentence (Cho et al. 2014), the bottleneck week 1 measures.
 
     Args:
-        vocab_size: target vocabulary size V.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U (the encoder must have the same).
+        config: a :class:`~txcourse.config.Seq2SeqConfig`; the decoder reads
+            tgt_vocab_size (V), embedding_dim and units (U, the encoder's too).
         attention: use Bahdanau attention.
 
     Shape:
@@ -129,10 +129,10 @@ class Seq2SeqDecoder(keras.layers.Layer):
         (``None`` without attention).
     """
 
-    def __init__(self, vocab_size: int, embedding_dim: int, units: int, attention: bool = True, **kwargs):
+    def __init__(self, config: Seq2SeqConfig, attention: bool = True, **kwargs):
         super().__init__(**kwargs)
-        for name, value in (("vocab_size", vocab_size), ("embedding_dim", embedding_dim), ("units", units)):
-            V.check_positive(name, value)
+        check_config(config, Seq2SeqConfig)
+        vocab_size, embedding_dim, units = config.tgt_vocab_size, config.embedding_dim, config.units
         self.vocab_size = vocab_size
         self.units = units
         self.embedding = embedding(vocab_size, embedding_dim, name="embedding")
@@ -177,11 +177,10 @@ class Seq2Seq(keras.Model):
     """Encoder + decoder, with the same call as :class:`~txcourse.tf.model.Transformer`.
 
     Args:
-        src_vocab_size, tgt_vocab_size: vocabulary sizes.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U.
-        attention: Bahdanau attention (True) or one fixed context vector (False).
-        pad_id: id of <pad>.
+        config: a :class:`~txcourse.config.Seq2SeqConfig` (vocabulary sizes,
+            embedding width, GRU units U, pad_id).
+        attention: Bahdanau attention (True, the model kind "bahdanau") or
+            one fixed context vector (False, "seq2seq").
 
     Shape:
         src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); with
@@ -189,20 +188,13 @@ class Seq2Seq(keras.Model):
         (B, T_tgt, T_src), None without attention).
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        embedding_dim: int = 256,
-        units: int = 512,
-        attention: bool = True,
-        pad_id: int = 0,
-        **kwargs,
-    ):
+    def __init__(self, config: Seq2SeqConfig, attention: bool = True, **kwargs):
         super().__init__(**kwargs)
-        self.pad_id = pad_id
-        self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id, name="encoder")
-        self.decoder = Seq2SeqDecoder(tgt_vocab_size, embedding_dim, units, attention, name="decoder")
+        check_config(config, Seq2SeqConfig)
+        self.config = config
+        self.pad_id = config.pad_id
+        self.encoder = Seq2SeqEncoder(config, name="encoder")
+        self.decoder = Seq2SeqDecoder(config, attention, name="decoder")
         self.built = True
 
     def start_decoding(self, src: tf.Tensor, use_cache: bool = True) -> dict:
@@ -211,6 +203,7 @@ class Seq2Seq(keras.Model):
         ``use_cache`` is accepted for the same call as the Transformer: an RNN
         always carries its state from step to step.
         """
+        check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         return {
             "encoder_outputs": encoder_outputs,

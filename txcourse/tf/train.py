@@ -23,7 +23,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from txcourse.config import TransformerConfig
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.registry import MODEL_KINDS
 from txcourse.tf.devices import (
@@ -72,7 +72,7 @@ def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
     if kind == "transformer":
         return Transformer(TransformerConfig.from_dict(config))
     if kind in ("bahdanau", "seq2seq"):
-        return Seq2Seq(attention=kind == "bahdanau", **config)
+        return Seq2Seq(Seq2SeqConfig.from_dict(config), attention=kind == "bahdanau")
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
 
 

@@ -11,7 +11,7 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput, KVCache
-from txcourse.config import check_positions
+from txcourse.config import check_heads
 from txcourse.torch._checks import check_float
 from txcourse.torch.alibi import alibi_bias
 from txcourse.torch.init import linear
@@ -56,14 +56,17 @@ def scaled_dot_product_attention(
         >>> out
         tensor([[10.,  0.]])
     """
-    V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+    if V.debugging():  # the shapes' agreement; the product below fails anyway, with the framework's words
+        V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
     d_k = query.shape[-1]
     scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)  # (..., T_q, T_k)
     if bias is not None:
-        V.check_mask(tuple(bias.shape), tuple(scores.shape), "bias")
+        if V.debugging():
+            V.check_mask(tuple(bias.shape), tuple(scores.shape), "bias")
         scores = scores + bias  # (..., T_q, T_k)
     if mask is not None:
-        V.check_mask(tuple(mask.shape), tuple(scores.shape))
+        if V.debugging():
+            V.check_mask(tuple(mask.shape), tuple(scores.shape))
         mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
         scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (..., T_q, T_k)
     weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k)
@@ -89,11 +92,12 @@ def fused_attention(
     joins the additive mask.
     """
     scores_shape = tuple(query.shape[:-1]) + (key.shape[-2],)  # (..., T_q, T_k)
-    if bias is not None:
+    if bias is not None and V.debugging():
         V.check_mask(tuple(bias.shape), scores_shape, "bias")
     if mask is None:
         return F.scaled_dot_product_attention(query, key, value, attn_mask=bias)  # (..., T_q, d_v)
-    V.check_mask(tuple(mask.shape), scores_shape)
+    if V.debugging():
+        V.check_mask(tuple(mask.shape), scores_shape)
     mask = mask if mask.dtype == torch.bool else mask != 0  # (..., T_q, T_k) broadcastable
     additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device).masked_fill(
         mask, torch.finfo(query.dtype).min
@@ -135,14 +139,16 @@ class MultiHeadAttention(nn.Module):
         fused: compute the attention with the framework's fused kernel
             (PyTorch: ``F.scaled_dot_product_attention``; TensorFlow: the
             same ops, left for XLA to fuse). It computes no weights.
-        positions: one of :data:`~txcourse.config.POSITIONS`; only two act
-            here, in self-attention: "rope" rotates the queries and keys
+        positions: None (the default: no positions act here, as in the
+            encoder-decoder attention) or one of
+            :data:`~txcourse.config.POSITIONS`; only two act here, in
+            self-attention: "rope" rotates the queries and keys
             after the heads are split (:func:`apply_rotary`, Su et al. 2021)
             and "alibi" adds -m_h |i - j| to the scores (:func:`alibi_bias`,
             Press et al. 2022), both on the fused path too. The queries sit
             after the cached positions, so cached decoding equals full
-            decoding; the cache holds rotated keys. The others (the default)
-            leave the attention as it is.
+            decoding; the cache holds rotated keys. The others ("sinusoidal",
+            "learned": added to the embeddings) leave the attention as it is.
 
     Call arguments:
         query, key, value, mask: as above.
@@ -178,21 +184,16 @@ class MultiHeadAttention(nn.Module):
         d_model: int,
         num_heads: int,
         fused: bool = False,
-        positions: str = "sinusoidal",
+        positions: Optional[str] = None,
         num_kv_heads: Optional[int] = None,
     ):
         super().__init__()
-        V.check_heads(d_model, num_heads)
-        check_positions(positions)
-        if positions == "rope" and (d_model // num_heads) % 2 != 0:
-            raise ValueError(
-                f"positions='rope' needs an even head width d_model / num_heads, got {d_model // num_heads}"
-            )
+        check_heads(d_model, num_heads, num_kv_heads, positions)  # the rules TransformerConfig applies
         self.fused = fused
         self.positions = positions
         self.d_model = d_model
         self.num_heads = num_heads
-        self.num_kv_heads = V.check_kv_heads(num_heads, num_kv_heads)  # H_kv (H when None)
+        self.num_kv_heads = num_heads if num_kv_heads is None else num_kv_heads  # H_kv
         self.d_k = d_model // num_heads
         self.w_q = linear(d_model, d_model)  # W^Q for all heads
         self.w_k = linear(d_model, self.num_kv_heads * self.d_k)  # W^K for the H_kv key heads
@@ -230,13 +231,26 @@ class MultiHeadAttention(nn.Module):
         if memory and self.positions in ("rope", "alibi"):
             raise ValueError(
                 f"positions={self.positions!r} acts in self-attention only, but key and value are None "
-                f"(a cache attended as it is, such as the encoder memory); build this layer with the default positions"
+                f"(a cache attended as it is, such as the encoder memory); build this layer with positions=None"
             )
         return 0 if cache is None else cache.key.shape[2]
 
     def _rotate(self, x: torch.Tensor, offset: int) -> torch.Tensor:
         """RoPE (Su et al. 2021) on queries or keys (B, H, T, d_k) at positions offset, offset + 1, ...; else x."""
         return apply_rotary(x, offset) if self.positions == "rope" else x  # (B, H, T, d_k)
+
+    def _check_inputs(
+        self, query: torch.Tensor, key: Optional[torch.Tensor], value: Optional[torch.Tensor], cache: Optional[KVCache]
+    ) -> None:
+        """Debug mode (:func:`txcourse.debug_checks`): the cache's type, the inputs' dtypes and widths, and that
+        key and value agree with the query."""
+        V.check_cache(cache, KVCache, key is None, value is None)
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x is not None:
+                check_float(name, x, self)
+                V.check_width(name, tuple(x.shape), self.d_model)
+        if key is not None:
+            V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
 
     def forward(
         self,
@@ -247,14 +261,11 @@ class MultiHeadAttention(nn.Module):
         cache: Optional[KVCache] = None,
         return_weights: bool = False,
     ) -> Union[torch.Tensor, AttentionOutput]:
-        V.check_cache(cache, KVCache, key is None, value is None)
         for name, x in (("query", query), ("key", key), ("value", value)):
-            if x is not None:
-                check_float(name, x, self)
+            if x is not None:  # free: the rank is known without reading the tensor
                 V.check_rank(name, tuple(x.shape), 3, "(B, T, D)")
-                V.check_width(name, tuple(x.shape), self.d_model)
-        if key is not None:
-            V.check_attention_inputs(tuple(query.shape), tuple(key.shape), tuple(value.shape))
+        if V.debugging():
+            self._check_inputs(query, key, value, cache)
         offset = self._offset(cache, key is None)  # T_cached: the position of the first query
         q = self._rotate(self.split_heads(self.w_q(query)), offset)  # (B, H, T_q, d_k)
         if cache is None:

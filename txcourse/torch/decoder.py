@@ -9,12 +9,13 @@ from torch import nn
 
 from txcourse import _validation as V
 from txcourse.cache import AttentionOutput, DecoderLayerCache, KVCache
-from txcourse.config import TransformerConfig
+from txcourse.config import TransformerConfig, check_config
 from txcourse.torch._checks import check_float
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
 from txcourse.torch.feed_forward import PositionwiseFeedForward
 from txcourse.torch.init import layer_norm
+from txcourse.torch.residual import residual
 
 __all__ = ["DecoderLayer", "Decoder"]
 
@@ -28,18 +29,11 @@ class DecoderLayer(nn.Module):
     the encoder output (the memory), Sec. 3.2.3.
 
     Args:
-        d_model: width D.
-        num_heads: attention heads H.
-        d_ff: inner width F of the FFN.
-        dropout: P_drop on each sublayer output.
-        norm_first: pre-LN instead of post-LN.
-        layer_norm_eps: epsilon of the layer norms.
-        fused: use the fused attention path (see :class:`MultiHeadAttention`).
-        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
-            self-attention ("rope" and "alibi" act there; see
-            :class:`MultiHeadAttention`).
-        num_kv_heads: key/value heads H_kv of every attention sublayer
-            (see :class:`MultiHeadAttention`); None means H.
+        config: a :class:`~txcourse.config.TransformerConfig`; the layer reads
+            what :class:`EncoderLayer` reads. Its positions act in the
+            self-attention only; the encoder-decoder attention gets none
+            (``positions=None``: the memory's positions are not the
+            decoder's).
 
     Shape:
         x (B, T_tgt, D), memory (B, T_src, D);
@@ -58,28 +52,19 @@ class DecoderLayer(nn.Module):
         attention (B, H, T_tgt, T_src))``, each None where not asked.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-6,
-        fused: bool = False,
-        positions: str = "sinusoidal",
-        num_kv_heads: Optional[int] = None,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        V.check_probability("dropout", dropout)
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads)
-        self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, fused, num_kv_heads=num_kv_heads)
-        self.cross_attn_norm = layer_norm(d_model, layer_norm_eps)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
-        self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)
+        check_config(config)
+        self.norm_first = config.norm_first
+        self.self_attn = MultiHeadAttention(
+            config.d_model, config.num_heads, config.fused, config.positions, config.num_kv_heads
+        )
+        self.self_attn_norm = layer_norm(config.d_model, config.layer_norm_eps)
+        self.cross_attn = MultiHeadAttention(config.d_model, config.num_heads, config.fused, None, config.num_kv_heads)
+        self.cross_attn_norm = layer_norm(config.d_model, config.layer_norm_eps)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.feed_forward_norm = layer_norm(config.d_model, config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(
         self,
@@ -92,31 +77,24 @@ class DecoderLayer(nn.Module):
     ) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
         check_float("memory", memory, self)
-        V.check_cache(cache, DecoderLayerCache, False, False)
+        if V.debugging():
+            V.check_cache(cache, DecoderLayerCache, False, False)
         self_cache, cross_cache = (None, None) if cache is None else cache
         keys = (memory, memory) if cross_cache is None else (None, None)  # with a cache: the memory projected once
-        if self.norm_first:
-            h = self.self_attn_norm(x)  # (B, T_tgt, D)
-            attended, self_cache, self_weights = self.self_attn(
-                h, h, h, self_attn_mask, self_cache, return_weights=True
-            )
-            x = x + self.dropout(attended)  # (B, T_tgt, D)
-            h = self.cross_attn_norm(x)  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(
-                h, *keys, cross_attn_mask, cross_cache, return_weights=True
-            )
-            x = x + self.dropout(attended)  # (B, T_tgt, D)
-            x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T_tgt, D)
-        else:
-            attended, self_cache, self_weights = self.self_attn(
-                x, x, x, self_attn_mask, self_cache, return_weights=True
-            )
-            x = self.self_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
-            attended, cross_cache, cross_weights = self.cross_attn(
-                x, *keys, cross_attn_mask, cross_cache, return_weights=True
-            )
-            x = self.cross_attn_norm(x + self.dropout(attended))  # (B, T_tgt, D)
-            x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T_tgt, D)
+        wrap = (self.dropout, self.norm_first)
+        x, self_cache, self_weights = residual(
+            x,
+            lambda h: self.self_attn(h, h, h, self_attn_mask, self_cache, return_weights=True),
+            self.self_attn_norm,
+            *wrap,
+        )  # (B, T_tgt, D), cache, (B, H, T_tgt, T_cached + T_tgt)
+        x, cross_cache, cross_weights = residual(
+            x,
+            lambda h: self.cross_attn(h, *keys, cross_attn_mask, cross_cache, return_weights=True),
+            self.cross_attn_norm,
+            *wrap,
+        )  # (B, T_tgt, D), cache, (B, H, T_tgt, T_src)
+        x = residual(x, self.feed_forward, self.feed_forward_norm, *wrap)  # (B, T_tgt, D)
         if cache is None and not return_weights:
             return x
         return AttentionOutput(
@@ -150,25 +128,8 @@ class Decoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(
-            config.tgt_vocab_size, config.d_model, config.max_len, config.dropout, config.positions
-        )
-        self.layers = nn.ModuleList(
-            [
-                DecoderLayer(
-                    config.d_model,
-                    config.num_heads,
-                    config.d_ff,
-                    config.dropout,
-                    config.norm_first,
-                    config.layer_norm_eps,
-                    config.fused,
-                    config.positions,
-                    config.num_kv_heads,
-                )
-                for _ in range(config.num_decoder_layers)
-            ]
-        )
+        self.embedding = TransformerEmbedding(config, target=True)
+        self.layers = nn.ModuleList([DecoderLayer(config) for _ in range(config.num_decoder_layers)])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
     def init_cache(self, memory: torch.Tensor) -> tuple[DecoderLayerCache, ...]:
@@ -177,11 +138,10 @@ class Decoder(nn.Module):
         The self-attention caches are empty (B, H_kv, 0, d_k); the
         encoder-decoder caches hold the memory (B, T_src, D) projected once
         into keys and values (B, H_kv, T_src, d_k). H_kv is
-        ``config.num_kv_heads`` (``num_heads`` when None): grouped-query
+        ``config.kv_heads`` (``num_kv_heads``, or ``num_heads`` when None): grouped-query
         attention keeps fewer heads here, which is its saving.
         """
-        d_k = self.config.d_model // self.config.num_heads
-        kv_heads = self.config.num_kv_heads or self.config.num_heads  # H_kv
+        d_k, kv_heads = self.config.d_k, self.config.kv_heads  # d_k, H_kv
         empty = memory.new_zeros(memory.shape[0], kv_heads, 0, d_k)  # (B, H_kv, 0, d_k)
         return tuple(
             DecoderLayerCache(KVCache(empty, empty), layer.cross_attn.project_key_value(memory, memory))

@@ -7,14 +7,14 @@ from typing import Optional, Union
 import torch
 from torch import nn
 
-from txcourse import _validation as V
 from txcourse.cache import AttentionOutput
-from txcourse.config import TransformerConfig
+from txcourse.config import TransformerConfig, check_config
 from txcourse.torch._checks import check_float
 from txcourse.torch.attention import MultiHeadAttention
 from txcourse.torch.embedding import TransformerEmbedding
 from txcourse.torch.feed_forward import PositionwiseFeedForward
 from txcourse.torch.init import layer_norm
+from txcourse.torch.residual import residual
 
 __all__ = ["EncoderLayer", "Encoder"]
 
@@ -28,18 +28,11 @@ class EncoderLayer(nn.Module):
     dimension (Ba et al. 2016).
 
     Args:
-        d_model: width D.
-        num_heads: attention heads H.
-        d_ff: inner width F of the FFN.
-        dropout: P_drop on each sublayer output.
-        norm_first: pre-LN instead of post-LN.
-        layer_norm_eps: epsilon of the layer norms.
-        fused: use the fused attention path (see :class:`MultiHeadAttention`).
-        positions: one of :data:`~txcourse.config.POSITIONS`, given to the
-            self-attention ("rope" and "alibi" act there; see
-            :class:`MultiHeadAttention`).
-        num_kv_heads: key/value heads H_kv of every attention sublayer
-            (see :class:`MultiHeadAttention`); None means H.
+        config: a :class:`~txcourse.config.TransformerConfig`; the layer reads
+            d_model, num_heads, num_kv_heads, fused and positions (its
+            self-attention: "rope" and "alibi" act there, see
+            :class:`MultiHeadAttention`), d_ff, dropout (P_drop on each
+            sublayer output), norm_first (pre-LN) and layer_norm_eps.
 
     Shape:
         x (B, T, D); mask broadcastable to (B, H, T, T), ``True`` = do not
@@ -49,40 +42,30 @@ class EncoderLayer(nn.Module):
         (None when fused).
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        norm_first: bool = False,
-        layer_norm_eps: float = 1e-6,
-        fused: bool = False,
-        positions: str = "sinusoidal",
-        num_kv_heads: Optional[int] = None,
-    ):
+    def __init__(self, config: TransformerConfig):
         super().__init__()
-        V.check_probability("dropout", dropout)
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, fused, positions, num_kv_heads)
-        self.self_attn_norm = layer_norm(d_model, layer_norm_eps)
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
-        self.feed_forward_norm = layer_norm(d_model, layer_norm_eps)
-        self.dropout = nn.Dropout(dropout)
+        check_config(config)
+        self.norm_first = config.norm_first
+        self.self_attn = MultiHeadAttention(
+            config.d_model, config.num_heads, config.fused, config.positions, config.num_kv_heads
+        )
+        self.self_attn_norm = layer_norm(config.d_model, config.layer_norm_eps)
+        self.feed_forward = PositionwiseFeedForward(config.d_model, config.d_ff)
+        self.feed_forward_norm = layer_norm(config.d_model, config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(
         self, x: torch.Tensor, mask: Optional[torch.Tensor] = None, return_weights: bool = False
     ) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
-        if self.norm_first:
-            h = self.self_attn_norm(x)  # (B, T, D)
-            attended, _, weights = self.self_attn(h, h, h, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
-            x = x + self.dropout(attended)  # (B, T, D)
-            x = x + self.dropout(self.feed_forward(self.feed_forward_norm(x)))  # (B, T, D)
-        else:
-            attended, _, weights = self.self_attn(x, x, x, mask, return_weights=True)  # (B, T, D), (B, H, T, T)
-            x = self.self_attn_norm(x + self.dropout(attended))  # (B, T, D)
-            x = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))  # (B, T, D)
+        x, _, weights = residual(
+            x,
+            lambda h: self.self_attn(h, h, h, mask, return_weights=True),
+            self.self_attn_norm,
+            self.dropout,
+            self.norm_first,
+        )  # (B, T, D), (B, H, T, T)
+        x = residual(x, self.feed_forward, self.feed_forward_norm, self.dropout, self.norm_first)  # (B, T, D)
         return AttentionOutput(x, None, weights) if return_weights else x
 
 
@@ -105,25 +88,8 @@ class Encoder(nn.Module):
     def __init__(self, config: TransformerConfig):
         super().__init__()
         self.config = config
-        self.embedding = TransformerEmbedding(
-            config.src_vocab_size, config.d_model, config.max_len, config.dropout, config.positions
-        )
-        self.layers = nn.ModuleList(
-            [
-                EncoderLayer(
-                    config.d_model,
-                    config.num_heads,
-                    config.d_ff,
-                    config.dropout,
-                    config.norm_first,
-                    config.layer_norm_eps,
-                    config.fused,
-                    config.positions,
-                    config.num_kv_heads,
-                )
-                for _ in range(config.num_encoder_layers)
-            ]
-        )
+        self.embedding = TransformerEmbedding(config)
+        self.layers = nn.ModuleList([EncoderLayer(config) for _ in range(config.num_encoder_layers)])
         self.final_norm = layer_norm(config.d_model, config.layer_norm_eps) if config.norm_first else None
 
     def forward(

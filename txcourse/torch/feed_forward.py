@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.config import check_int
 from txcourse.torch._checks import check_float
 from txcourse.torch.init import linear
 
@@ -27,14 +28,15 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int):
         super().__init__()
-        V.check_positive("d_model", d_model)
-        V.check_positive("d_ff", d_ff)
+        check_int("d_model", d_model, 1)  # the rule TransformerConfig applies to its d_model and d_ff
+        check_int("d_ff", d_ff, 1)
         self.d_model = d_model
         self.w_1 = linear(d_model, d_ff)  # W_1, b_1
         self.w_2 = linear(d_ff, d_model)  # W_2, b_2
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_float("x", x, self)
-        V.check_width("x", tuple(x.shape), self.d_model)
+        if V.debugging():
+            check_float("x", x, self)
+            V.check_width("x", tuple(x.shape), self.d_model)
         hidden = torch.relu(self.w_1(x))  # (B, T, F)
         return self.w_2(hidden)  # (B, T, D)

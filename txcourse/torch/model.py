@@ -8,7 +8,8 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
-from txcourse.config import TransformerConfig
+from txcourse.config import TransformerConfig, check_config
+from txcourse.torch._checks import check_tokens
 from txcourse.torch.decoder import Decoder
 from txcourse.torch.encoder import Encoder
 from txcourse.torch.init import linear
@@ -41,8 +42,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
+        check_config(config)
         self.config = config
         self.encoder = Encoder(config)
         self.decoder = Decoder(config)
@@ -78,6 +78,7 @@ class Transformer(nn.Module):
         :meth:`Decoder.init_cache` (``use_cache``) or the tokens fed so far,
         ``prefix`` (B, 0).
         """
+        check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         memory, src_mask = self.encode(src)  # (B, T_src, D), (B, 1, 1, T_src)
         state = {"memory": memory, "src_mask": src_mask}
         if use_cache:

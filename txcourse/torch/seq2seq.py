@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from txcourse import _validation as V
+from txcourse.config import Seq2SeqConfig, check_config, check_int
 from txcourse.torch._checks import check_float, check_tokens
 from txcourse.torch.init import embedding, gru, gru_cell, linear
 
@@ -40,7 +41,7 @@ class BahdanauAttention(nn.Module):
 
     def __init__(self, units: int, query_dim: Optional[int] = None, value_dim: Optional[int] = None):
         super().__init__()
-        V.check_positive("units", units)
+        check_int("units", units, 1)  # the rule Seq2SeqConfig applies to its units
         self.units = units
         self.query_dim = query_dim or units
         self.value_dim = value_dim or units
@@ -51,15 +52,16 @@ class BahdanauAttention(nn.Module):
     def forward(
         self, query: torch.Tensor, values: torch.Tensor, mask: Optional[torch.Tensor] = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        check_float("query", query, self)
-        check_float("values", values, self)
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
         V.check_rank("values", tuple(values.shape), 3, "(B, T_src, value_dim)")
-        V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")
-        V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
+        if V.debugging():  # per step of the decoder: in debug mode only
+            check_float("query", query, self)
+            check_float("values", values, self)
+            V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")
+            V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
         scores = self.v_a(torch.tanh(self.w_a(query)[:, None, :] + self.u_a(values)))  # (B, T_src, 1)
         scores = scores[..., 0]  # (B, T_src)
-        if mask is not None:
+        if mask is not None and V.debugging():
             V.check_mask(tuple(mask.shape), tuple(scores.shape))
             mask = mask if mask.dtype == torch.bool else mask != 0  # (B, T_src)
             scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (B, T_src)
@@ -77,22 +79,21 @@ class Seq2SeqEncoder(nn.Module):
     so right-padding never leaks into it.
 
     Args:
-        vocab_size: source vocabulary size.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U.
-        pad_id: id of <pad>.
+        config: a :class:`~txcourse.config.Seq2SeqConfig`; the encoder reads
+            src_vocab_size, embedding_dim (width of the token embeddings),
+            units (GRU hidden units U) and pad_id.
 
     Shape:
         tokens (B, T_src). Returns outputs (B, T_src, U) and the final state (B, U).
     """
 
-    def __init__(self, vocab_size: int, embedding_dim: int, units: int, pad_id: int = 0):
+    def __init__(self, config: Seq2SeqConfig):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("embedding_dim", embedding_dim), ("units", units)):
-            V.check_positive(name, value)
-        self.vocab_size = vocab_size
-        self.pad_id = pad_id
-        self.embedding = embedding(vocab_size, embedding_dim)
+        check_config(config, Seq2SeqConfig)
+        embedding_dim, units = config.embedding_dim, config.units
+        self.vocab_size = config.src_vocab_size
+        self.pad_id = config.pad_id
+        self.embedding = embedding(config.src_vocab_size, embedding_dim)
         self.gru = gru(embedding_dim, units)
 
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,9 +116,8 @@ class Seq2SeqDecoder(nn.Module):
     the whole sentence (Cho et al. 2014), the bottleneck week 1 measures.
 
     Args:
-        vocab_size: target vocabulary size V.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U (the encoder must have the same).
+        config: a :class:`~txcourse.config.Seq2SeqConfig`; the decoder reads
+            tgt_vocab_size (V), embedding_dim and units (U, the encoder's too).
         attention: use Bahdanau attention.
 
     Shape:
@@ -127,10 +127,10 @@ class Seq2SeqDecoder(nn.Module):
         (``None`` without attention).
     """
 
-    def __init__(self, vocab_size: int, embedding_dim: int, units: int, attention: bool = True):
+    def __init__(self, config: Seq2SeqConfig, attention: bool = True):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("embedding_dim", embedding_dim), ("units", units)):
-            V.check_positive(name, value)
+        check_config(config, Seq2SeqConfig)
+        vocab_size, embedding_dim, units = config.tgt_vocab_size, config.embedding_dim, config.units
         self.vocab_size = vocab_size
         self.units = units
         self.embedding = embedding(vocab_size, embedding_dim)
@@ -178,11 +178,10 @@ class Seq2Seq(nn.Module):
     """Encoder + decoder, with the same call as :class:`~txcourse.torch.model.Transformer`.
 
     Args:
-        src_vocab_size, tgt_vocab_size: vocabulary sizes.
-        embedding_dim: width of the token embeddings.
-        units: GRU hidden units U.
-        attention: Bahdanau attention (True) or one fixed context vector (False).
-        pad_id: id of <pad>.
+        config: a :class:`~txcourse.config.Seq2SeqConfig` (vocabulary sizes,
+            embedding width, GRU units U, pad_id).
+        attention: Bahdanau attention (True, the model kind "bahdanau") or
+            one fixed context vector (False, "seq2seq").
 
     Shape:
         src (B, T_src), tgt (B, T_tgt). Returns logits (B, T_tgt, V_tgt); with
@@ -190,19 +189,13 @@ class Seq2Seq(nn.Module):
         (B, T_tgt, T_src), None without attention).
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        embedding_dim: int = 256,
-        units: int = 512,
-        attention: bool = True,
-        pad_id: int = 0,
-    ):
+    def __init__(self, config: Seq2SeqConfig, attention: bool = True):
         super().__init__()
-        self.pad_id = pad_id
-        self.encoder = Seq2SeqEncoder(src_vocab_size, embedding_dim, units, pad_id)
-        self.decoder = Seq2SeqDecoder(tgt_vocab_size, embedding_dim, units, attention)
+        check_config(config, Seq2SeqConfig)
+        self.config = config
+        self.pad_id = config.pad_id
+        self.encoder = Seq2SeqEncoder(config)
+        self.decoder = Seq2SeqDecoder(config, attention)
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
         """Encode ``src`` and return the decoding state for :meth:`decode_step`.
@@ -210,6 +203,7 @@ class Seq2Seq(nn.Module):
         ``use_cache`` is accepted for the same call as the Transformer: an RNN
         always carries its state from step to step.
         """
+        check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
         return {
             "encoder_outputs": encoder_outputs,

@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from txcourse.config import TransformerConfig
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.registry import MODEL_KINDS
 from txcourse.torch.devices import (
@@ -74,7 +74,7 @@ def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
     if kind == "transformer":
         return Transformer(TransformerConfig.from_dict(config))
     if kind in ("bahdanau", "seq2seq"):
-        return Seq2Seq(attention=kind == "bahdanau", **config)
+        return Seq2Seq(Seq2SeqConfig.from_dict(config), attention=kind == "bahdanau")
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
 
 

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from txcourse.config import TransformerConfig
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS, backend
 from txcourse.training.files import atomic_write
 
@@ -50,8 +50,8 @@ _HEADS = "arch/num_heads"  # the weights cannot tell the number of heads (w_q is
 # The model.config keys a header must hold, by model kind.
 CONFIG_KEYS = {
     "transformer": tuple(f.name for f in dataclasses.fields(TransformerConfig)),
-    "bahdanau": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
-    "seq2seq": ("src_vocab_size", "tgt_vocab_size", "embedding_dim", "units", "pad_id"),
+    "bahdanau": tuple(f.name for f in dataclasses.fields(Seq2SeqConfig)),
+    "seq2seq": tuple(f.name for f in dataclasses.fields(Seq2SeqConfig)),
 }
 # Config fields added after checkpoints were first shipped: a header without one means the field's default,
 # which is what every older model computed (positions "sinusoidal": the paper's encoding; num_kv_heads None:

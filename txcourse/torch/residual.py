@@ -1,0 +1,44 @@
+"""The residual connection around a sublayer, post-LN or pre-LN (Vaswani et al. 2017, Sec. 5.4). Book: week 4."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Union
+
+import torch
+from torch import nn
+
+from txcourse.cache import AttentionOutput
+
+__all__ = ["residual"]
+
+
+def residual(
+    x: torch.Tensor,
+    sublayer: Callable[[torch.Tensor], Union[torch.Tensor, AttentionOutput]],
+    norm: nn.Module,
+    dropout: nn.Module,
+    norm_first: bool,
+) -> Union[torch.Tensor, AttentionOutput]:
+    """One sublayer wrapped in its residual connection and layer norm, the body every layer repeats.
+
+    Post-LN (the paper, Sec. 5.4): LayerNorm(x + Dropout(Sublayer(x))).
+    Pre-LN (``norm_first``, Xiong et al. 2020): x + Dropout(Sublayer(LayerNorm(x))).
+
+    Args:
+        x: the sublayer's input, (B, T, D).
+        sublayer: a function of one (B, T, D) tensor, returning (B, T, D) or an
+            :class:`~txcourse.cache.AttentionOutput` (an attention with its cache and weights).
+        norm: the LayerNorm of this sublayer.
+        dropout: the dropout on the sublayer's output (P_drop).
+        norm_first: pre-LN instead of post-LN.
+
+    Returns:
+        The new x (B, T, D); when ``sublayer`` returned an AttentionOutput, that
+        AttentionOutput with the new x as its output.
+    """
+    out = sublayer(norm(x) if norm_first else x)  # (B, T, D), or (output, cache, weights)
+    attention = out if isinstance(out, AttentionOutput) else None
+    y = x + dropout(out if attention is None else attention.output)  # (B, T, D)
+    y = y if norm_first else norm(y)  # (B, T, D)
+    return y if attention is None else attention._replace(output=y)
