@@ -12,6 +12,7 @@ import support.seed_code as seed
 from conftest import Framework, assert_close
 from support.references import formula
 
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.course.errata import ERRATA
 
 
@@ -59,7 +60,11 @@ def test_E3_reshape_the_result():
 
 def test_E4_encoding_is_added(fw):
     """The same token at two positions must embed differently, by exactly PE(p1) - PE(p2)."""
-    emb = fw.eval(fw.module.TransformerEmbedding(vocab_size=10, d_model=8, max_len=20, dropout=0.0))
+    emb = fw.eval(
+        fw.module.TransformerEmbedding(
+            TransformerConfig(src_vocab_size=10, d_model=8, num_heads=2, max_len=20, dropout=0.0)
+        )
+    )
     out = fw.numpy(emb(fw.tensor(np.array([[5, 5, 5]]))))
     pe = formula(3, 8)
     assert_close(out[0, 1] - out[0, 0], pe[1] - pe[0], atol=1e-5, what="position 1 - position 0")
@@ -173,7 +178,7 @@ def test_E10_decoder_keeps_its_state(fw):
         what="the notes: new state from two different incoming states",
     )
 
-    dec = fw.eval(fw.module.Seq2SeqDecoder(vocab_size=9, embedding_dim=3, units=4, attention=True))
+    dec = fw.eval(fw.module.Seq2SeqDecoder(Seq2SeqConfig(9, 9, embedding_dim=3, units=4), attention=True))
     step_token, values = fw.tensor(token[:, 0]), fw.tensor(same_rows)
     _, new_a, _ = dec.step(step_token, fw.tensor(state_a), values, fw.tensor(state_a))
     _, new_b, _ = dec.step(step_token, fw.tensor(state_b), values, fw.tensor(state_a))
@@ -182,7 +187,7 @@ def test_E10_decoder_keeps_its_state(fw):
 
 def test_E11_initial_state_skips_the_padding(fw):
     """``enc_out[:, -1]`` of a post-padded source is the state after the pads, not after the last word."""
-    enc = fw.module.Seq2SeqEncoder(vocab_size=12, embedding_dim=5, units=6)
+    enc = fw.module.Seq2SeqEncoder(Seq2SeqConfig(12, 12, embedding_dim=5, units=6))
     padded, unpadded = fw.tensor(np.array([[5, 6, 7, 0, 0]])), fw.tensor(np.array([[5, 6, 7]]))
     out_padded, state_padded = (fw.numpy(t) for t in enc(padded))
     out_unpadded, state_unpadded = (fw.numpy(t) for t in enc(unpadded))
@@ -460,7 +465,7 @@ def test_E23_weight_is_not_similarity(fw):
     _, weights = fw.module.scaled_dot_product_attention(fw.tensor(q), fw.tensor(k), fw.tensor(k))
     assert_close(fw.numpy(weights)[0, 0, :2], [0.4975, 0.4975], atol=1e-3, what="the same pair, now 0.5")
     # and it is encoder-decoder attention: rows are target positions, columns source positions
-    layer = fw.eval(fw.module.DecoderLayer(d_model=8, num_heads=2, d_ff=16, dropout=0.0))
+    layer = fw.eval(fw.module.DecoderLayer(TransformerConfig(d_model=8, num_heads=2, d_ff=16, dropout=0.0)))
     rng = np.random.default_rng(23)
     target, source = (fw.tensor(rng.normal(size=(1, n, 8)).astype(np.float32)) for n in (2, 3))
     _, _, (_, cross) = layer(target, source, return_weights=True)  # (self-attention, cross-attention) weights
@@ -538,7 +543,11 @@ def test_E27_embedding_scale_reason(fw):
         assert np.isclose(pe_rms, np.sqrt(0.5), atol=1e-5)  # each pair: sin^2 + cos^2 = 1
         notes = seed.seed_scaled_embedding_001(1000, d_model)  # Keras' default init, times sqrt(d_model)
         assert np.sqrt((notes**2).mean()) < pe_rms  # the notes: the scaled embedding is the smaller part
-        emb = fw.eval(fw.module.TransformerEmbedding(1000, d_model, max_len=50, dropout=0.0))
+        emb = fw.eval(
+            fw.module.TransformerEmbedding(
+                TransformerConfig(src_vocab_size=1000, d_model=d_model, num_heads=1, max_len=50, dropout=0.0)
+            )
+        )
         tokens = np.arange(1000).reshape(20, 50)
         scaled = fw.numpy(emb(fw.tensor(tokens))) - pe[None]
         assert np.sqrt((scaled**2).mean()) > pe_rms  # the package, N(0, 1/d_model) init: the larger part
@@ -571,7 +580,7 @@ def test_E28_dropout_on_every_sublayer(fw):
         what="the notes: two training calls (no dropout on sublayer 1)",
     )
 
-    layer = fw.module.DecoderLayer(d_model=8, num_heads=2, d_ff=16, dropout=0.5)
+    layer = fw.module.DecoderLayer(TransformerConfig(d_model=8, num_heads=2, d_ff=16, dropout=0.5))
     x_, memory_ = fw.tensor(x), fw.tensor(memory)
     layer(x_, memory_)
     scale_weights(fw, layer.cross_attn, 0.0)

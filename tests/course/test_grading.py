@@ -804,8 +804,9 @@ def test_numpy_token_ids_get_a_clear_error():
     import numpy as np
 
     import txcourse.torch as tx
+    from txcourse.config import TransformerConfig
 
-    embed = tx.TransformerEmbedding(12, 16, max_len=10)
+    embed = tx.TransformerEmbedding(TransformerConfig(src_vocab_size=12, d_model=16, num_heads=2, max_len=10))
     with pytest.raises(TypeError, match=r"must be a torch.Tensor of integer token ids, got numpy.ndarray"):
         embed(np.array([[1, 2, 3]]))
     assert tuple(embed(torch.tensor([[1, 2, 3]])).shape) == (1, 3, 16)

@@ -965,8 +965,12 @@ def test_bad_mask_arguments(framework):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("dtype", ["float64", "float16", "int64"])
 def test_float_layers_refuse_another_dtype(framework, dtype):
-    """Both halves raise the same ValueError (TensorFlow no longer casts silently, PyTorch no longer fails in matmul)."""
+    """Both halves raise the same ValueError (TensorFlow no longer casts silently, PyTorch no longer fails in matmul),
+    in debug mode (txcourse.debug_checks: the check reads the layer's weights at every call)."""
     from conftest import Framework
+
+    import txcourse
+    from txcourse.config import TransformerConfig
 
     fw = Framework(framework)
     x = fw.tensor(np.zeros((1, 3, 8)).astype(dtype))
@@ -978,10 +982,10 @@ def test_float_layers_refuse_another_dtype(framework, dtype):
         ("query", lambda: fw.module.MultiHeadAttention(8, 2)(x, x, x)),
         ("x", lambda: fw.module.PositionwiseFeedForward(8, 16)(x)),
         ("x", lambda: fw.module.PositionalEncoding(10, 8)(x)),
-        ("x", lambda: fw.module.EncoderLayer(8, 2, 16, norm_first=True)(x)),
+        ("x", lambda: fw.module.EncoderLayer(TransformerConfig(d_model=8, num_heads=2, d_ff=16, norm_first=True))(x)),
     ]
     for name, call in layers:
-        with pytest.raises(ValueError) as err:
+        with txcourse.debug_checks(), pytest.raises(ValueError) as err:
             call()
         assert re.search(message.format(name=name), error_line(err.value)), error_line(err.value)
 

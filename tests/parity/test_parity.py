@@ -17,6 +17,8 @@ from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.convert import tf_to_torch, torch_to_tf
 
 ATOL = 1e-5
+
+
 def _gru_config(c: TransformerConfig) -> Seq2SeqConfig:
     """The GRU models' sizes for the vocabularies of ``c``."""
     return Seq2SeqConfig(c.src_vocab_size, c.tgt_vocab_size, embedding_dim=12, units=16)
@@ -283,9 +285,7 @@ def test_converter_missing_sublayer_and_wrong_kind():
     pt, k = Framework("torch"), Framework("tf")
     gru = Seq2SeqConfig(src_vocab_size=9, tgt_vocab_size=9, embedding_dim=4, units=8)
     with pytest.raises(ValueError, match=r"Seq2SeqDecoder\.attention: the Keras layer Seq2SeqDecoder has no sublayer"):
-        tf_to_torch(
-            k.module.Seq2SeqDecoder(gru, attention=False), pt.module.Seq2SeqDecoder(gru, attention=True)
-        )
+        tf_to_torch(k.module.Seq2SeqDecoder(gru, attention=False), pt.module.Seq2SeqDecoder(gru, attention=True))
     with pytest.raises(ValueError, match=r"expected a Keras Dense"):
         torch_to_tf(pt.module.PositionwiseFeedForward(8, 16), _Odd())
 

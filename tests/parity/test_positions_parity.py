@@ -146,5 +146,6 @@ def test_converter_refuses_models_with_other_positions(other):
         )
     with pytest.raises(ValueError, match=r"differ in positions \(PyTorch 'rope', Keras 'alibi'\)"):
         torch_to_tf(
-            pt.module.EncoderLayer(small_config(positions="rope")), tf.module.EncoderLayer(small_config(positions="alibi"))
+            pt.module.EncoderLayer(small_config(positions="rope")),
+            tf.module.EncoderLayer(small_config(positions="alibi")),
         )

@@ -11,6 +11,7 @@ import torch
 from conftest import Framework, assert_close, small_config
 from support.training import SCENARIO_CONFIG, _copy_data, _module, _tiny_config, _weights  # noqa: F401
 
+from txcourse.config import Seq2SeqConfig
 from txcourse.convert import torch_to_tf
 from txcourse.data import EOS_ID, PAD_ID, SOS_ID
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS
@@ -139,14 +140,17 @@ def test_reorder_state_selects_rows_of_the_cache(fw):
     np.testing.assert_array_equal(fw.numpy(given["cache"][0].self_attn.key)[:, 0], [0, 1, 2])  # a new state
 
 
+_GRU = Seq2SeqConfig(src_vocab_size=23, tgt_vocab_size=19, embedding_dim=12, units=16)  # small_config's vocabularies
+
+
 def _seq2seq(fw: Framework, seed: int = 0):
     if fw.name == "torch":
         torch.manual_seed(seed)
-        return fw.module.Seq2Seq(small_config().src_vocab_size, small_config().tgt_vocab_size, 12, 16).eval()
+        return fw.module.Seq2Seq(_GRU).eval()
     import keras
 
     keras.utils.set_random_seed(seed)
-    return fw.module.Seq2Seq(small_config().src_vocab_size, small_config().tgt_vocab_size, 12, 16)
+    return fw.module.Seq2Seq(_GRU)
 
 
 @pytest.mark.parametrize("kind, use_cache", [("transformer", True), ("transformer", False), ("seq2seq", True)])
@@ -277,8 +281,8 @@ def _model_pair(kind: str):
         cfg = small_config(**DECODE_CONFIG)
         pair = torch_fw.module.Transformer(cfg).eval(), tf_fw.module.Transformer(cfg)
     else:
-        args = dict(src_vocab_size=23, tgt_vocab_size=19, embedding_dim=12, units=16, attention=kind == "bahdanau")
-        pair = torch_fw.module.Seq2Seq(**args).eval(), tf_fw.module.Seq2Seq(**args)
+        attention = kind == "bahdanau"
+        pair = torch_fw.module.Seq2Seq(_GRU, attention).eval(), tf_fw.module.Seq2Seq(_GRU, attention)
     torch_to_tf(*pair)
     return torch_fw, tf_fw, pair
 

@@ -1,8 +1,21 @@
-"""Bad input raises ValueError naming the argument, what it got and what it expected, in both frameworks."""
+"""Bad input raises ValueError naming the argument, what it got and what it expected, in both frameworks.
+
+The layers' per-call checks (dtypes, widths, masks, caches, token ranges) run in debug mode only
+(:func:`txcourse.debug_checks`): this module turns it on for every test, except where a test says otherwise.
+"""
 
 import numpy as np
 import pytest
 from conftest import small_config
+
+import txcourse
+from txcourse.config import Seq2SeqConfig, TransformerConfig
+
+
+@pytest.fixture(autouse=True)
+def _debug_checks():
+    with txcourse.debug_checks():
+        yield
 
 
 def f32(*shape):
@@ -66,13 +79,13 @@ def test_token_ids_outside_the_vocabulary(fw, bad):
     src = np.array([[3, 4, bad]])
     with pytest.raises(ValueError, match=rf"tokens holds token id {bad}, outside the vocabulary \[0, 23\)"):
         model(fw.tensor(src), fw.tensor(np.ones((1, 2), np.int64)))
-    encoder = fw.module.Seq2SeqEncoder(23, 4, 8)
+    encoder = fw.module.Seq2SeqEncoder(Seq2SeqConfig(23, 23, embedding_dim=4, units=8))
     with pytest.raises(ValueError, match=rf"token id {bad}, outside the vocabulary \[0, 23\)"):
         encoder(fw.tensor(src))
 
 
 def test_float_tokens_are_rejected(fw):
-    emb = fw.module.TransformerEmbedding(10, 8, 20)
+    emb = fw.module.TransformerEmbedding(TransformerConfig(src_vocab_size=10, d_model=8, num_heads=2, max_len=20))
     with pytest.raises(ValueError, match=r"tokens must hold integer token ids, got dtype float32"):
         emb(fw.tensor(f32(1, 3)))
 
@@ -86,11 +99,11 @@ def test_batch_sizes_of_source_and_target_must_agree(fw):
 
 
 def test_layer_arguments_are_checked(fw):
-    with pytest.raises(ValueError, match=r"d_ff must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"^d_ff must be an integer >= 1, got 0"):
         fw.module.PositionwiseFeedForward(8, 0)
-    with pytest.raises(ValueError, match=r"dropout must be a probability in \[0, 1\), got 1\.5"):
-        fw.module.EncoderLayer(8, 2, 16, dropout=1.5)
-    with pytest.raises(ValueError, match=r"units must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"config must be a TransformerConfig, got int; build one"):
+        fw.module.EncoderLayer(8)
+    with pytest.raises(ValueError, match=r"^units must be an integer >= 1, got 0"):
         fw.module.BahdanauAttention(0)
     with pytest.raises(ValueError, match=r"length must be a positive integer, got 0"):
         fw.module.look_ahead_mask(0)
@@ -114,3 +127,33 @@ def test_encoder_without_a_mask(fw):
     encoder = fw.eval(fw.module.Encoder(cfg))
     out = encoder(fw.tensor(np.array([[1, 2, 3]])))
     assert tuple(out.shape) == (1, 3, cfg.d_model)
+
+
+def test_without_debug_mode_a_layer_reads_no_token_values(fw):
+    """Off by default: the range of token ids is not read inside a forward (a device-to-host copy per call); the
+    dtype and rank still are (free). Where decoding's input enters, the range is read once."""
+    cfg = small_config()  # src_vocab_size 23
+    model = fw.eval(fw.module.Transformer(cfg))
+    with txcourse.debug_checks(False):
+        with pytest.raises(ValueError, match=r"tokens must hold integer token ids, got dtype float32"):
+            model.encoder.embedding(fw.tensor(np.ones((1, 3), np.float32)))
+        with pytest.raises(ValueError, match=r"src must have shape \(B, T_src\)"):
+            model(fw.tensor(np.ones((3,), np.int64)), fw.tensor(np.ones((1, 2), np.int64)))
+        with pytest.raises(ValueError, match=r"src holds token id 30, outside the vocabulary \[0, 23\)"):
+            model.start_decoding(fw.tensor(np.array([[3, 30]])))
+        with pytest.raises(ValueError, match=r"tokens holds token id 30, outside the vocabulary \[0, 23\)"):
+            with txcourse.debug_checks():  # nested: on again
+                model.encoder.embedding(fw.tensor(np.array([[3, 30]])))
+
+
+def test_debug_mode_follows_the_environment(monkeypatch):
+    from txcourse._validation import debugging
+
+    with txcourse.debug_checks(False):
+        assert not debugging()
+    monkeypatch.setenv("TXCOURSE_DEBUG", "1")
+    with txcourse.debug_checks(None):  # None: as the environment says
+        assert debugging()
+    monkeypatch.setenv("TXCOURSE_DEBUG", "0")
+    with txcourse.debug_checks(None):
+        assert not debugging()

@@ -145,10 +145,10 @@ def test_cache_bytes_match_the_account_and_shrink_by_the_group(fw, kv_heads):
 @pytest.mark.parametrize(
     "value, message",
     [
-        (3, r"num_kv_heads \(3\) must divide num_heads \(4\)"),
-        (0, r"num_kv_heads must be a positive integer or None, got 0"),
-        ("2", r"num_kv_heads must be a positive integer or None, got '2'"),
-        (True, r"num_kv_heads must be a positive integer or None, got True"),
+        (3, r"^num_kv_heads \(3\) must divide num_heads \(4\)"),
+        (0, r"^num_kv_heads must be an integer >= 1 or None, got 0"),
+        ("2", r"^num_kv_heads must be an integer >= 1 or None, got '2'"),
+        (True, r"^num_kv_heads must be an integer >= 1 or None, got True"),
     ],
 )
 def test_bad_num_kv_heads_raise(fw, value, message):
@@ -161,8 +161,8 @@ def test_bad_num_kv_heads_raise(fw, value, message):
     "value, message",
     [
         (3, r"TransformerConfig\.num_kv_heads \(3\) must divide num_heads \(4\).*\[1, 2, 4\]"),
-        (0, r"TransformerConfig\.num_kv_heads must be an integer >= 1, got 0"),
-        (2.0, r"TransformerConfig\.num_kv_heads must be an integer >= 1, got 2\.0"),
+        (0, r"TransformerConfig\.num_kv_heads must be an integer >= 1 or None, got 0"),
+        (2.0, r"TransformerConfig\.num_kv_heads must be an integer >= 1 or None, got 2\.0"),
     ],
 )
 def test_bad_config_num_kv_heads_raise(value, message):
