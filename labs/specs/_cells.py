@@ -114,6 +114,7 @@ SETUP = {
         from torch import nn
 
         import txcourse.torch as tx
+        from txcourse import TransformerConfig
         from txcourse.notebook import plots
         from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy
         from txcourse.torch.train import set_seed
@@ -135,6 +136,7 @@ SETUP = {
         import tensorflow as tf
 
         import txcourse.tf as tx
+        from txcourse import TransformerConfig
         from txcourse.notebook import plots
         from txcourse.notebook.checks import assert_close, assert_equal, normal, to_numpy
         from txcourse.tf.train import set_seed

@@ -30,7 +30,8 @@ PROBE_WEIGHTS = {
         def probe_weights(rng, layer, d_model, num_heads, d_ff):
             \"\"\"Load weights drawn from rng into `layer` (yours), in the shapes of tx.EncoderLayer's.\"\"\"
             state = {}
-            for key, value in tx.EncoderLayer(d_model, num_heads, d_ff).state_dict().items():
+            config = TransformerConfig(d_model=d_model, num_heads=num_heads, d_ff=d_ff)
+            for key, value in tx.EncoderLayer(config).state_dict().items():
                 if "norm" in key:
                     draw = float(key.endswith("weight")) + 0.3 * rng.standard_normal(tuple(value.shape))
                 else:
@@ -41,7 +42,7 @@ PROBE_WEIGHTS = {
     "tf": """
         def probe_weights(rng, layer, d_model, num_heads, d_ff):
             \"\"\"Set weights drawn from rng in `layer` (yours, called once so Keras has built it), by sublayer name.\"\"\"
-            source = tx.EncoderLayer(d_model, num_heads, d_ff)
+            source = tx.EncoderLayer(TransformerConfig(d_model=d_model, num_heads=num_heads, d_ff=d_ff))
             for name in ("self_attn", "self_attn_norm", "feed_forward", "feed_forward_norm"):
                 draws = []
                 for index, value in enumerate(getattr(source, name).get_weights()):
@@ -358,7 +359,7 @@ CELLS = [
             COPY_WEIGHTS,
             """
         set_seed(0)
-        reference = tx.EncoderLayer(16, 4, 32, dropout=0.1)  # fixed weights from the seed
+        reference = tx.EncoderLayer(TransformerConfig(d_model=16, num_heads=4, d_ff=32, dropout=0.1))  # weights: the seed's
         mine = EncoderLayer(16, 4, 32, dropout=0.1)
         x = tensor(normal(2, 5, 16, seed=2))
         run(mine, x)  # builds Keras weights (no effect in PyTorch)
@@ -370,7 +371,7 @@ CELLS = [
         from txcourse.notebook.checks import no_calls_to
         set_seed(3)
         # a layer_norm_eps far from the default, so that ignoring it shows
-        reference = tx.EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=0.5)
+        reference = tx.EncoderLayer(TransformerConfig(d_model=24, num_heads=3, d_ff=40, dropout=0.2, layer_norm_eps=0.5))
         with no_calls_to(tx.EncoderLayer, what="EncoderLayer"):
             mine = EncoderLayer(24, 3, 40, dropout=0.2, layer_norm_eps=0.5)
             x = tensor(normal(3, 7, 24, seed=4))
@@ -434,7 +435,7 @@ CELLS = [
             class HalfDropout(keras.layers.Layer):
                 def call(self, x, training=None):
                     return 0.5 * x if training else x
-        reference = tx.EncoderLayer(16, 4, 32, dropout=0.5)
+        reference = tx.EncoderLayer(TransformerConfig(d_model=16, num_heads=4, d_ff=32, dropout=0.5))
         run(reference, x)
         copy_weights(reference, layer)
         for target in (layer, reference):  # Keras: no new sublayer on a built layer, so past its tracking
@@ -459,7 +460,7 @@ CELLS = [
     code(
         """
         set_seed(0)
-        embed = tx.TransformerEmbedding(vocab_size=20, d_model=32, max_len=16, dropout=0.1)
+        embed = tx.TransformerEmbedding(TransformerConfig(src_vocab_size=20, d_model=32, max_len=16, dropout=0.1))
         layers = [EncoderLayer(32, 4, 64, dropout=0.1) for _ in range(2)]
         tokens = tensor([[3, 9, 4, 12, 7, 0, 0], [5, 5, 8, 0, 0, 0, 0]])
         mask = tx.padding_mask(tokens)

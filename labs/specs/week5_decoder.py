@@ -365,7 +365,7 @@ CELLS = [
             COPY_WEIGHTS,
             """
         set_seed(0)
-        reference = tx.DecoderLayer(16, 4, 32, dropout=0.1)  # fixed weights from the seed
+        reference = tx.DecoderLayer(TransformerConfig(d_model=16, num_heads=4, d_ff=32, dropout=0.1))  # weights: the seed's
         mine = DecoderLayer(16, 4, 32, dropout=0.1)
         x, memory = tensor(normal(2, 5, 16, seed=5)), tensor(normal(2, 7, 16, seed=6))
         run(mine, x, memory)  # builds Keras weights (no effect in PyTorch)
@@ -379,7 +379,7 @@ CELLS = [
         from txcourse.notebook.checks import no_calls_to
         set_seed(1)
         # a layer_norm_eps far from the default, so that ignoring it shows
-        reference = tx.DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=0.5)
+        reference = tx.DecoderLayer(TransformerConfig(d_model=24, num_heads=6, d_ff=48, dropout=0.3, layer_norm_eps=0.5))
         with no_calls_to(tx.DecoderLayer, what="DecoderLayer"):
             mine = DecoderLayer(24, 6, 48, dropout=0.3, layer_norm_eps=0.5)
             x, memory = tensor(normal(3, 4, 24, seed=7)), tensor(normal(3, 3, 24, seed=8))
@@ -550,7 +550,8 @@ CELLS = [
         # future_leak on a real decoder layer (txcourse's, so that this test judges exercise 3 alone): with the
         # decoder mask, no leak at any position; the same layer without the mask leaks.
         set_seed(2)
-        layer, embed = tx.DecoderLayer(16, 4, 32, dropout=0.1), tx.TransformerEmbedding(12, 16, max_len=10, dropout=0.1)
+        config = TransformerConfig(src_vocab_size=12, d_model=16, num_heads=4, d_ff=32, dropout=0.1, max_len=10)
+        layer, embed = tx.DecoderLayer(config), tx.TransformerEmbedding(config)
         memory = tensor(normal(2, 5, 16, seed=9))
         tgt = tensor([[1, 3, 5, 7, 9, 11, 2], [1, 4, 4, 6, 2, 0, 0]])
 
@@ -589,7 +590,7 @@ CELLS = [
         layer = DecoderLayer(16, 4, 32)
         tgt = tensor([[1, 6, 7, 8, 2, 0]])
         src_tokens = tensor([[5, 9, 3, 0, 0]])
-        x = run(tx.TransformerEmbedding(12, 16, max_len=10), tgt)
+        x = run(tx.TransformerEmbedding(TransformerConfig(src_vocab_size=12, d_model=16, max_len=10)), tgt)
         memory = tensor(normal(1, 5, 16, seed=10))
         self_mask, cross_mask = decoder_self_attention_mask(tgt), tx.padding_mask(src_tokens)
         run(layer, x, memory, self_mask, cross_mask)

@@ -4,6 +4,15 @@ import numpy as np
 import pytest
 from conftest import assert_close
 
+import txcourse
+
+
+@pytest.fixture
+def debug_checks():
+    with txcourse.debug_checks():
+        yield
+
+
 # The source notes (001, cells 45-48): temp_k, temp_v and three queries, with their printed results.
 TEMP_K = [[10, 0, 0], [0, 10, 0], [0, 0, 10], [0, 0, 10]]
 TEMP_V = [[1, 0], [10, 0], [100, 5], [1000, 6]]
@@ -145,6 +154,7 @@ def test_cache_is_a_value_the_layer_returns_and_never_changes(fw):
     )
 
 
+@pytest.mark.usefixtures("debug_checks")  # per-call checks of a layer: debug mode
 def test_cache_and_missing_key_are_checked(fw):
     mha = fw.module.MultiHeadAttention(8, 2)
     x = fw.tensor(np.ones((1, 3, 8), np.float32))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Optional, Union
 
 import keras
@@ -85,7 +86,7 @@ class DecoderLayer(keras.layers.Layer):
             V.check_cache(cache, DecoderLayerCache, False, False)
         self_cache, cross_cache = (None, None) if cache is None else cache
         keys = (memory, memory) if cross_cache is None else (None, None)  # with a cache: the memory projected once
-        wrap = (self.dropout, self.norm_first, training)
+        wrap = (functools.partial(self.dropout, training=training), self.norm_first)
         x, self_cache, self_weights = residual(
             x,
             lambda h: self.self_attn(h, h, h, self_attn_mask, self_cache, return_weights=True),

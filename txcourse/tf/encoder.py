@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Optional, Union
 
 import keras
@@ -63,15 +64,15 @@ class EncoderLayer(keras.layers.Layer):
         training: Optional[bool] = None,
     ) -> Union[tf.Tensor, AttentionOutput]:
         check_float("x", x, self)
+        dropout = functools.partial(self.dropout, training=training)
         x, _, weights = residual(
             x,
             lambda h: self.self_attn(h, h, h, mask, return_weights=True),
             self.self_attn_norm,
-            self.dropout,
+            dropout,
             self.norm_first,
-            training,
         )  # (B, T, D), (B, H, T, T)
-        x = residual(x, self.feed_forward, self.feed_forward_norm, self.dropout, self.norm_first, training)  # (B, T, D)
+        x = residual(x, self.feed_forward, self.feed_forward_norm, dropout, self.norm_first)  # (B, T, D)
         return AttentionOutput(x, None, weights) if return_weights else x
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional, Union
+from typing import Union
 
 import keras
 import tensorflow as tf
@@ -17,9 +17,8 @@ def residual(
     x: tf.Tensor,
     sublayer: Callable[[tf.Tensor], Union[tf.Tensor, AttentionOutput]],
     norm: keras.layers.Layer,
-    dropout: keras.layers.Layer,
+    dropout: Callable[[tf.Tensor], tf.Tensor],
     norm_first: bool,
-    training: Optional[bool] = None,
 ) -> Union[tf.Tensor, AttentionOutput]:
     """One sublayer wrapped in its residual connection and layer norm, the body every layer repeats.
 
@@ -31,7 +30,8 @@ def residual(
         sublayer: a function of one (B, T, D) tensor, returning (B, T, D) or an
             :class:`~txcourse.cache.AttentionOutput` (an attention with its cache and weights).
         norm: the LayerNorm of this sublayer.
-        dropout: the dropout on the sublayer's output (P_drop).
+        dropout: the dropout on the sublayer's output (P_drop), a function of
+            one tensor (Keras: the layer's ``training`` flag bound to it).
         norm_first: pre-LN instead of post-LN.
 
     Returns:
@@ -40,6 +40,6 @@ def residual(
     """
     out = sublayer(norm(x) if norm_first else x)  # (B, T, D), or (output, cache, weights)
     attention = out if isinstance(out, AttentionOutput) else None
-    y = x + dropout(out if attention is None else attention.output, training=training)  # (B, T, D)
+    y = x + dropout(out if attention is None else attention.output)  # (B, T, D)
     y = y if norm_first else norm(y)  # (B, T, D)
     return y if attention is None else attention._replace(output=y)

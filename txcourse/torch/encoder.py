@@ -58,14 +58,15 @@ class EncoderLayer(nn.Module):
         self, x: torch.Tensor, mask: Optional[torch.Tensor] = None, return_weights: bool = False
     ) -> Union[torch.Tensor, AttentionOutput]:
         check_float("x", x, self)
+        dropout = self.dropout
         x, _, weights = residual(
             x,
             lambda h: self.self_attn(h, h, h, mask, return_weights=True),
             self.self_attn_norm,
-            self.dropout,
+            dropout,
             self.norm_first,
         )  # (B, T, D), (B, H, T, T)
-        x = residual(x, self.feed_forward, self.feed_forward_norm, self.dropout, self.norm_first)  # (B, T, D)
+        x = residual(x, self.feed_forward, self.feed_forward_norm, dropout, self.norm_first)  # (B, T, D)
         return AttentionOutput(x, None, weights) if return_weights else x
 
 

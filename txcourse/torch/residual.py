@@ -30,7 +30,8 @@ def residual(
         sublayer: a function of one (B, T, D) tensor, returning (B, T, D) or an
             :class:`~txcourse.cache.AttentionOutput` (an attention with its cache and weights).
         norm: the LayerNorm of this sublayer.
-        dropout: the dropout on the sublayer's output (P_drop).
+        dropout: the dropout on the sublayer's output (P_drop), a function of
+            one tensor (Keras: the layer's ``training`` flag bound to it).
         norm_first: pre-LN instead of post-LN.
 
     Returns:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from txcourse.config import TransformerConfig
 from txcourse.course.figures.recipe import Context, register, subplots
 from txcourse.notebook import plots
 
@@ -43,9 +44,12 @@ def bert_gpt_attention(
 
     txt = ctx.lib
     torch.manual_seed(seed)
-    embed = txt.TransformerEmbedding(vocab_size=vocab_size, d_model=d_model, max_len=max_len, dropout=0.0).eval()
+    embed = txt.TransformerEmbedding(
+        TransformerConfig(src_vocab_size=vocab_size, d_model=d_model, max_len=max_len, dropout=0.0)
+    ).eval()
     layers = [
-        txt.EncoderLayer(d_model=d_model, num_heads=num_heads, d_ff=d_ff, dropout=0.0).eval() for _ in range(num_layers)
+        txt.EncoderLayer(TransformerConfig(d_model=d_model, num_heads=num_heads, d_ff=d_ff, dropout=0.0)).eval()
+        for _ in range(num_layers)
     ]
     tokens_t = torch.tensor(tokens)  # (B, T)
     t = tokens_t.shape[1]
