@@ -331,3 +331,25 @@ def test_trained_weights_decode_alike_across_frameworks(tmp_path):
         t_out = _module("torch", "decode").beam_search(t_model, t_fw.tensor(src), beam_size=beam, max_len=10)
         k_out = _module("tf", "decode").beam_search(k_model, k_fw.tensor(src), beam_size=beam, max_len=10)
         np.testing.assert_array_equal(k_fw.numpy(k_out.tokens), t_fw.numpy(t_out.tokens))
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_padding_a_gru_source_changes_nothing(fw, attention):
+    """The source padding is masked out of Bahdanau attention (and out of the encoder's final state): a padded
+    source decodes to the same logits as the same source alone, outside debug mode too (the mask is not a check)."""
+    import txcourse
+
+    if fw.name == "torch":
+        torch.manual_seed(3)
+    else:
+        import keras
+
+        keras.utils.set_random_seed(3)
+    model = fw.eval(fw.module.Seq2Seq(_GRU, attention))
+    alone = np.array([[5, 6, 7]])
+    padded = np.array([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12]])
+    tgt = np.array([[1, 4, 5]])
+    with txcourse.debug_checks(False):
+        want = fw.numpy(model(fw.tensor(alone), fw.tensor(tgt)))
+        got = fw.numpy(model(fw.tensor(padded), fw.tensor(np.repeat(tgt, 2, axis=0))))[:1]
+    np.testing.assert_allclose(got, want, atol=1e-5)

@@ -62,8 +62,9 @@ class BahdanauAttention(keras.layers.Layer):
             V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
         scores = self.v_a(tf.tanh(self.w_a(query)[:, tf.newaxis, :] + self.u_a(values)))  # (B, T_src, 1)
         scores = scores[..., 0]  # (B, T_src)
-        if mask is not None and V.debugging():
-            V.check_mask(tuple(mask.shape), tuple(scores.shape))
+        if mask is not None:
+            if V.debugging():
+                V.check_mask(tuple(mask.shape), tuple(scores.shape))
             mask = mask if mask.dtype == tf.bool else tf.not_equal(mask, 0)  # (B, T_src)
             scores = tf.where(mask, tf.constant(scores.dtype.min, scores.dtype), scores)  # (B, T_src)
         weights = tf.nn.softmax(scores, axis=-1)  # (B, T_src)

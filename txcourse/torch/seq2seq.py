@@ -61,8 +61,9 @@ class BahdanauAttention(nn.Module):
             V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
         scores = self.v_a(torch.tanh(self.w_a(query)[:, None, :] + self.u_a(values)))  # (B, T_src, 1)
         scores = scores[..., 0]  # (B, T_src)
-        if mask is not None and V.debugging():
-            V.check_mask(tuple(mask.shape), tuple(scores.shape))
+        if mask is not None:
+            if V.debugging():
+                V.check_mask(tuple(mask.shape), tuple(scores.shape))
             mask = mask if mask.dtype == torch.bool else mask != 0  # (B, T_src)
             scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (B, T_src)
         weights = torch.softmax(scores, dim=-1)  # (B, T_src)
