@@ -106,3 +106,101 @@ def test_errors_name_their_fields_as_data(changes, arguments):
     with pytest.raises(ArgumentError) as err:
         TransformerConfig.from_dict({"d_model": 64, "bogus": 1, "another": 2})
     assert err.value.arguments == ("another", "bogus")
+
+
+# --- Configuration flows once (issue 31): a setting lives in the config, the layer that reads it, the converter ---
+
+# Fields of TransformerConfig that no layer reads (none today): a new field is either read by a layer of both halves
+# or listed here with the reason, so that a setting added to the config cannot be silently ignored by the model.
+NOT_LAYER_SETTINGS: dict[str, str] = {}
+
+
+def _config_reads(framework: str) -> set[str]:
+    """The fields the layers of one half read from a config: ``config.X`` and ``self.config.X`` in its modules."""
+    import ast
+    import pathlib
+
+    import txcourse
+
+    reads = set()
+    for path in (pathlib.Path(txcourse.__file__).parent / framework).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and (
+                (isinstance(node.value, ast.Name) and node.value.id == "config")
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "config")
+            ):
+                reads.add(node.attr)
+    return reads
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_every_field_is_read_by_a_layer_or_listed(framework):
+    fields = {f.name for f in dataclasses.fields(TransformerConfig)}
+    reads = _config_reads(framework)
+    unread = fields - reads - set(NOT_LAYER_SETTINGS)
+    assert not unread, f"TransformerConfig fields no {framework} layer reads: {sorted(unread)}"
+    assert not set(NOT_LAYER_SETTINGS) & reads, "listed as not a layer setting, yet read by a layer"
+
+
+def test_both_halves_read_the_same_fields():
+    fields = {f.name for f in dataclasses.fields(TransformerConfig)} | {"d_k", "kv_heads"}
+    assert _config_reads("torch") & fields == _config_reads("tf") & fields
+
+
+def test_the_converter_classifies_every_field():
+    """The converter refuses two models whose configs differ in a field that changes their function: every field
+    either changes it (the default) or is named in SAME_FUNCTION_FIELDS; a typo there would be a field that is not."""
+    from txcourse.convert import SAME_FUNCTION_FIELDS
+
+    assert set(SAME_FUNCTION_FIELDS) <= {f.name for f in dataclasses.fields(TransformerConfig)}
+
+
+def test_kv_heads_is_num_heads_unless_set():
+    assert TransformerConfig(num_heads=8).kv_heads == 8
+    assert TransformerConfig(num_heads=8, num_kv_heads=2).kv_heads == 2
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_a_checkpoint_round_trips_every_field(framework, tmp_path):
+    """Every field, each away from its default, survives a checkpoint: saved in the header, read back into the
+    same config object, and the loaded model built from it."""
+    import importlib
+
+    pytest.importorskip("torch" if framework == "torch" else "tensorflow")
+    from txcourse.training.config import TrainConfig
+
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    cfg = TransformerConfig(
+        src_vocab_size=11,
+        tgt_vocab_size=13,
+        d_model=8,
+        num_heads=4,
+        num_encoder_layers=1,
+        num_decoder_layers=2,
+        d_ff=12,
+        dropout=0.2,
+        max_len=10,
+        pad_id=0,  # the batching pads with 0: the one field kept at its default
+        norm_first=True,
+        tie_embeddings=False,
+        layer_norm_eps=1e-5,
+        fused=True,
+        positions="rope",
+        num_kv_heads=2,
+    )
+    defaults = TransformerConfig()
+    same = {f.name for f in dataclasses.fields(cfg) if getattr(cfg, f.name) == getattr(defaults, f.name)}
+    assert same == {"pad_id"}, same
+    train.set_seed(0)
+    model = train.build_model("transformer", cfg.to_dict())
+    trainer = train.Trainer(
+        model,
+        "transformer",
+        cfg.to_dict(),
+        [([3, 4], [5, 6])] * 4,
+        TrainConfig(steps=1, batch_size=2, progress=False, device="cpu"),
+    )
+    trainer.save(str(tmp_path / "every_field.npz"))
+    loaded, header = train.load_model(str(tmp_path / "every_field.npz"))
+    assert TransformerConfig.from_dict(header["model"]["config"]) == cfg
+    assert loaded.config == cfg

@@ -37,6 +37,10 @@ Shape legend used in every shape comment of the teaching code::
     V    vocabulary size
     U    hidden units of a GRU (week 1)
 
+Debug mode: a layer's forward/call checks only what is free (ranks, integer ids); the per-call checks of
+dtypes, widths, masks, caches and token ranges run inside ``with txcourse.debug_checks():`` or with
+``TXCOURSE_DEBUG=1`` (see :func:`txcourse._validation.debugging`).
+
 Mask convention (both frameworks): ``True`` (or 1) marks a position that may
 NOT be attended, as in the source notes and ``torch.nn.Transformer``.
 """
