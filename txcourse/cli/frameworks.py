@@ -41,8 +41,9 @@ def load(args: argparse.Namespace):
 
     Returns ``(fw, model, meta, src_tok, tgt_tok)``.
     """
+    from txcourse.backends import backend, set_threads
     from txcourse.data.prepare import tokenizers_from_meta
-    from txcourse.registry import FRAMEWORKS, backend, set_threads
+    from txcourse.registry import FRAMEWORKS
     from txcourse.training.checkpoint import load_checkpoint, read_checkpoint_meta
 
     # the half to import: --framework, else the header's (read alone, without the weights)

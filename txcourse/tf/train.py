@@ -15,6 +15,7 @@ re-exported here); the loop, checkpoints and resume:
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -38,7 +39,14 @@ from txcourse.tf.devices import (
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
-from txcourse.tf.weights import load_model_arrays, load_variables, model_arrays, num_heads, variable_arrays
+from txcourse.tf.weights import (
+    check_weights,
+    load_model_arrays,
+    load_variables,
+    model_arrays,
+    num_heads,
+    variable_arrays,
+)
 from txcourse.training import TrainConfig
 from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.training.distributed import check_divisible, target_tokens
@@ -245,7 +253,9 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked;
+        the weights are checked against its header here, by this half, which knows their names."""
+        check_weights(checkpoint)
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         load_variables("optimizer", self.optimizer.variables, checkpoint.arrays, checkpoint.path)
         if "rng/tf_global_generator" in checkpoint.arrays:
@@ -371,15 +381,18 @@ def _autocast(model: keras.Model, policy: Optional[str]) -> Iterator[None]:
             layer.dtype_policy = old
 
 
-def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
+def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file (read and checked by :func:`~txcourse.training.checkpoint.load_checkpoint`),
+    or a :class:`~txcourse.training.checkpoint.Checkpoint` it already returned (not read or checked again).
+    Either way this half then checks the weights against the header (:func:`~txcourse.tf.weights.check_weights`)
+    before it builds the model.
 
     Keras has no eval mode: its layers run without dropout unless called with training=True.
     """
-    checkpoint = load_checkpoint(path, FRAMEWORK)
+    checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
+    check_weights(checkpoint)
     with tf.device(resolve_device(device)):
         model = build_model(checkpoint.kind, checkpoint.config)
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)

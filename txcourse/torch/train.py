@@ -15,6 +15,7 @@ re-exported here); the loop, checkpoints and resume:
 from __future__ import annotations
 
 import io
+import os
 import random
 from typing import Any, Optional
 
@@ -38,7 +39,7 @@ from txcourse.torch.devices import (
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
-from txcourse.torch.weights import load_model_arrays, model_arrays, num_heads
+from txcourse.torch.weights import check_weights, load_model_arrays, model_arrays, num_heads
 from txcourse.training import TrainConfig, noam_lr
 from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
 from txcourse.training.distributed import check_divisible, shard, target_tokens
@@ -237,7 +238,9 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked;
+        the weights are checked against its header here, by this half, which knows their names."""
+        check_weights(checkpoint)
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         state = torch.load(io.BytesIO(checkpoint.arrays["torch_state"].tobytes()), weights_only=True)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -287,13 +290,16 @@ def evaluate(
         model.train(training)
 
 
-def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
+def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file (read and checked by :func:`~txcourse.training.checkpoint.load_checkpoint`),
+    or a :class:`~txcourse.training.checkpoint.Checkpoint` it already returned (not read or checked again).
+    Either way this half then checks the weights against the header (:func:`~txcourse.torch.weights.check_weights`)
+    before it builds the model.
     """
-    checkpoint = load_checkpoint(path, FRAMEWORK)
+    checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
+    check_weights(checkpoint)
     model = build_model(checkpoint.kind, checkpoint.config)
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)
     return model.to(resolve_device(device)).eval(), checkpoint.meta
