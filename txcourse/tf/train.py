@@ -47,7 +47,7 @@ from txcourse.tf.weights import (
     num_heads,
     variable_arrays,
 )
-from txcourse.training import TrainConfig
+from txcourse.training import TrainConfig, noam_rate, schedule_width
 from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.training.distributed import check_divisible, target_tokens
 from txcourse.training.loop import TrainingLoop, evaluate_batches
@@ -84,15 +84,12 @@ def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
 
 
-# Copied from txcourse.torch.train._schedule_width
-def _schedule_width(kind: str, config: dict[str, Any]) -> int:
-    return config["d_model"] if kind == "transformer" else config["units"]
-
-
 class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """:func:`~txcourse.training.noam_lr` in TensorFlow ops; optimizer step s (from 0) uses noam_lr(s + 1).
+    """:func:`~txcourse.training.noam_lr` as a Keras schedule; optimizer step s (from 0) uses noam_lr(s + 1).
 
-    Computed in float64, so the rate equals the Python function (and PyTorch's LambdaLR) to the last digits.
+    The arithmetic is noam_lr's own (:func:`~txcourse.training.noam_rate`), run
+    on a float64 step with TensorFlow's minimum and clip, so the rate equals the
+    Python function (and PyTorch's LambdaLR) to the last digits.
     """
 
     def __init__(
@@ -103,10 +100,16 @@ class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def __call__(self, step: tf.Tensor) -> tf.Tensor:
         s = tf.cast(step, tf.float64) + 1.0  # noam_lr counts steps from 1
-        rate = self.factor * self.width**-0.5 * tf.minimum(s**-0.5, s * self.warmup_steps**-1.5)
-        if self.cooldown_steps:  # the last cooldown_steps scale the rate linearly down
-            rate *= tf.clip_by_value((self.total_steps - s + 1.0) / self.cooldown_steps, 0.0, 1.0)
-        return rate
+        return noam_rate(
+            s,
+            self.width,
+            self.warmup_steps,
+            self.factor,
+            self.total_steps,
+            self.cooldown_steps,
+            minimum=tf.minimum,
+            clip=tf.clip_by_value,
+        )
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -165,7 +168,7 @@ class Trainer(TrainingLoop):
         check_divisible(config.batch_size, self.replicas.count)
         if self.replicas.count > 1:
             check_mirrored(model)
-        width = _schedule_width(kind, model_config)
+        width = schedule_width(kind, model_config)
         self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
         with self.replicas.scope():
             self.optimizer = keras.optimizers.Adam(

@@ -40,7 +40,7 @@ from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
 from txcourse.torch.weights import check_weights, load_model_arrays, model_arrays, num_heads
-from txcourse.training import TrainConfig, noam_lr
+from txcourse.training import TrainConfig, noam_lr, schedule_width
 from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
 from txcourse.training.distributed import check_divisible, shard, target_tokens
 from txcourse.training.loop import TrainingLoop, evaluate_batches
@@ -77,10 +77,6 @@ def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
     if kind in ("bahdanau", "seq2seq"):
         return Seq2Seq(attention=kind == "bahdanau", **config)
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
-
-
-def _schedule_width(kind: str, config: dict[str, Any]) -> int:
-    return config["d_model"] if kind == "transformer" else config["units"]
 
 
 class Trainer(TrainingLoop):
@@ -127,7 +123,7 @@ class Trainer(TrainingLoop):
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas, eps=config.adam_eps)
-        width = _schedule_width(kind, model_config)
+        width = schedule_width(kind, model_config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
             lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps),
