@@ -316,3 +316,17 @@ def test_a_learned_positions_checkpoint_saves_and_loads(framework, tmp_path):
     write_checkpoint(tmp_path / "edited.npz", meta, arrays)
     with pytest.raises(ValueError, match=r"does not fit"):
         train.load_model(str(tmp_path / "edited.npz"))
+
+
+def test_translate_reads_the_checkpoint_once_and_sets_threads_outside_its_loader(monkeypatch, capsys):
+    """`txcourse translate`: one read of the file (header and weights together), then the framework starts."""
+    from txcourse.cli import main
+    from txcourse.training import checkpoint as module
+
+    reads = []
+    real_open = module._open
+    monkeypatch.setattr(module, "_open", lambda path, with_arrays: reads.append(path) or real_open(path, with_arrays))
+    shipped = ROOT.parent / "book" / "data" / "numbers-transformer-torch.npz"
+    assert main(["translate", "--checkpoint", str(shipped), "--threads", "1", "forty two"]) == 0
+    assert len(reads) == 1, reads
+    assert capsys.readouterr().out.strip()
