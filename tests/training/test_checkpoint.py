@@ -245,15 +245,18 @@ def test_checkpoint_and_training_modules_import_no_framework():
 
 
 def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_imported(saved):
-    """The header is checked first; only then does the weights check import the checkpoint's own half."""
+    """load_checkpoint imports no framework: the header is checked first, and the weights against it by the half
+    that loads them (load_model, Trainer.load), not here."""
     code = (
         f"from txcourse.training.checkpoint import load_checkpoint\n"
         f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
         f"except ValueError as err:\n    print(err)\n"
+        f"print(load_checkpoint({str(saved['torch'])!r}, 'torch', 'transformer', resumable=True).step)\n"
     )
     result = _run_blocked(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "written by the 'torch' half" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "2"
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
