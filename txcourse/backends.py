@@ -61,15 +61,10 @@ def library(framework: str) -> ModuleType:
 def set_threads(n: int, frameworks: Sequence[str] = FRAMEWORKS) -> None:
     """Limit the frameworks ``frameworks`` names to ``n`` CPU threads (call before they run anything).
 
-    Each half sets its own (``txcourse.<framework>.devices.set_threads``). A
-    framework that is not installed is skipped; none is imported that
-    ``frameworks`` does not name.
+    Each half sets its own (:attr:`Backend.set_threads <txcourse.registry.Backend>`, in
+    ``txcourse/<framework>/devices.py``); importing a half runs nothing in its framework, so the count still
+    applies. A framework that is not installed is skipped; none is imported that ``frameworks`` does not name.
     """
     for name in FRAMEWORKS:
-        if name not in frameworks or importlib.util.find_spec(_FRAMEWORK_PACKAGES[name]) is None:
-            continue
-        if name == "torch":
-            from txcourse.torch.devices import set_threads as set_half_threads
-        else:
-            from txcourse.tf.devices import set_threads as set_half_threads
-        set_half_threads(n)
+        if name in frameworks and importlib.util.find_spec(_FRAMEWORK_PACKAGES[name]) is not None:
+            backend(name).set_threads(n)
