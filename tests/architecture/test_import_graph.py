@@ -38,6 +38,12 @@ def test_no_import_climbs_from_a_lower_layer():
     )
 
 
+def test_one_module_outside_the_halves_imports_a_half():
+    """The half the user chose is picked by name in txcourse.backends only; everything above asks it."""
+    importers = sorted({a for a, b in GRAPH.pairs() if layer(a) != "half" and layer(b) == "half"})
+    assert importers == ["txcourse.backends"], importers
+
+
 def test_the_layers_are_those_the_package_docstring_names():
     assert [layer(m) for m in ("txcourse.registry", "txcourse.training.checkpoint", "txcourse.decoding")] == [
         "framework-free"
