@@ -27,8 +27,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np
 from decode_cache import execution  # the benchmark next to this one: TensorFlow compiled or eager
 
+from txcourse.backends import backend, set_threads
 from txcourse.config import TransformerConfig
-from txcourse.registry import FRAMEWORKS, backend, set_threads
+from txcourse.registry import FRAMEWORKS
 
 SOURCE_LENGTH = 32
 

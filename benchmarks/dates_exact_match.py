@@ -15,12 +15,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from txcourse.backends import backend, set_threads
 from txcourse.data import get_task
 from txcourse.data.dates import PHRASINGS
 from txcourse.data.prepare import tokenizers_from_meta
 from txcourse.evaluation.metrics import exact_match_by_group
 from txcourse.evaluation.translate import evaluate
-from txcourse.registry import backend, set_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("seq2seq", "bahdanau", "transformer")

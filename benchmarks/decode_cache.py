@@ -25,8 +25,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
+from txcourse.backends import backend, set_threads
 from txcourse.config import TransformerConfig
-from txcourse.registry import FRAMEWORKS, backend, set_threads
+from txcourse.registry import FRAMEWORKS
 
 CONFIG = TransformerConfig(
     src_vocab_size=64,

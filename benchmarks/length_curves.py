@@ -26,11 +26,12 @@ import json
 import time
 from pathlib import Path
 
+from txcourse.backends import backend, set_threads
 from txcourse.data.prepare import prepare_task
 from txcourse.evaluation.metrics import LengthBucket, format_length_table
 from txcourse.evaluation.translate import evaluate
 from txcourse.notebook.plots import plot_accuracy_by_length, save_figure
-from txcourse.registry import MODEL_KINDS, backend, default_model_config, set_threads
+from txcourse.registry import MODEL_KINDS, default_model_config
 from txcourse.training import TrainConfig
 
 RESULTS = Path(__file__).parent / "results"

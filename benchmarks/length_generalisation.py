@@ -28,10 +28,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from txcourse.backends import backend, set_threads
 from txcourse.config import POSITIONS
 from txcourse.data.prepare import prepare_task
 from txcourse.evaluation.translate import translate
-from txcourse.registry import backend, default_model_config, set_threads
+from txcourse.registry import default_model_config
 from txcourse.training import TrainConfig
 
 RESULTS = Path(__file__).parent / "results" / "length_generalisation.json"

@@ -69,8 +69,8 @@ def same(hypothesis: str, reference: str) -> bool:
 
 def load(checkpoint: str | os.PathLike, threads: Optional[int] = None, device: str = "cpu") -> dict[str, Any]:
     """The checkpoint's framework, model, tokenizers and target language (threads set before any model is built)."""
+    from txcourse.backends import backend, set_threads
     from txcourse.data.prepare import tokenizers_from_meta
-    from txcourse.registry import backend, set_threads
 
     meta = read_checkpoint_meta(checkpoint)
     task = meta.get("task", {})

@@ -25,11 +25,12 @@ import re
 import time
 from pathlib import Path
 
+from txcourse.backends import backend, set_threads
 from txcourse.cli import main as txcourse
 from txcourse.data import get_task
 from txcourse.data.prepare import tokenizers_from_meta
 from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
-from txcourse.registry import FRAMEWORKS, backend, set_threads
+from txcourse.registry import FRAMEWORKS
 
 RESULTS = Path(__file__).parent / "results"
 TARGET_EXACT_MATCH = 0.995  # in every digit-count bucket

@@ -66,9 +66,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
 
+from txcourse.backends import set_threads
 from txcourse.config import TransformerConfig
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.registry import FRAMEWORKS, set_threads
+from txcourse.registry import FRAMEWORKS
 from txcourse.training import TrainConfig
 
 MODELS = {"torch": ("teaching", "fused", "reference"), "tf": ("teaching", "fused", "xla", "reference")}

@@ -1,22 +1,34 @@
-"""txcourse.registry: the frameworks, the model kinds, and the one import of a half by name."""
+"""txcourse.registry (the frameworks, the model kinds, what a half offers) and txcourse.backends (the one import of
+a half by name, above the halves)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
 import pytest
 
-from txcourse.registry import FRAMEWORKS, MODEL_KINDS, backend, check_framework, check_model_kind, default_model_config
+from txcourse.backends import backend, library
+from txcourse.registry import FRAMEWORKS, MODEL_KINDS, Backend, check_framework, check_model_kind, default_model_config
 
 
 @pytest.mark.parametrize("name", FRAMEWORKS)
 def test_backend_is_the_half_it_names(name):
     fw = backend(name)
-    assert fw.name == name and fw.package.__name__ == f"txcourse.{name}"
+    assert fw.name == name and library(name).__name__ == f"txcourse.{name}"
     assert fw.Trainer.__module__ == f"txcourse.{name}.train"
     assert fw.greedy_decode.__module__ == f"txcourse.{name}.decode"
+    assert fw.sample_decode.__module__ == f"txcourse.{name}.sample"
+    assert fw.set_threads.__module__ == f"txcourse.{name}.devices"
     assert backend(name) is fw  # built once per half
+
+
+def test_the_backend_is_complete():
+    """Every public function a caller of a half's model needs is a field: nobody reaches around the Backend."""
+    fields = {f.name for f in dataclasses.fields(Backend)}
+    assert {"greedy_decode", "beam_search", "sample_decode", "set_threads", "load_model"} <= fields
+    assert "package" not in fields  # the half itself is txcourse.backends.library, for code that shows its layers
 
 
 def test_unknown_names_are_refused_naming_the_argument():
@@ -39,7 +51,7 @@ def test_default_model_config_checks_what_it_returns():
 @pytest.mark.parametrize("name,other", [("torch", "tensorflow"), ("tf", "torch")])
 def test_a_backend_imports_only_its_own_framework(name, other):
     code = (
-        f"import sys; from txcourse.registry import backend, set_threads; set_threads(1, [{name!r}]); "
+        f"import sys; from txcourse.backends import backend, set_threads; set_threads(1, [{name!r}]); "
         f"backend({name!r}); print({other!r} in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

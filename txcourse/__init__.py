@@ -11,8 +11,12 @@ whom they serve:
   Trainer's framework steps, each half's weight layout);
 - ``config.py``, ``cache.py``, ``_validation.py``: what both twins share (the
   model config, the decoder's cache values, argument checks);
-- ``registry.py``: the frameworks and model kinds, and the one function that
-  imports a half by name (:func:`txcourse.registry.backend`);
+- ``registry.py``: the frameworks and model kinds, and what a half offers
+  (:class:`~txcourse.registry.Backend`); ``decoding.py``: what greedy
+  decoding, sampling and beam search share that needs no framework;
+- ``backends.py``: the one module that chooses a half by name
+  (:func:`txcourse.backends.backend`), an upper layer like ``cli/``;
+  ``distributed_check.py``, the data-parallel check, runs a half so chosen;
 - ``data/``: tasks, tokenizers, batching, corpora;
 - ``training/``: the configuration, the one training loop both Trainers run,
   checkpoints, data parallelism;

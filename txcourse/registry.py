@@ -1,18 +1,14 @@
-"""The registry: which frameworks and model kinds the package has, and the one place a half is imported by name.
+"""The registry: which frameworks and model kinds the package has, and what a half offers (:class:`Backend`).
 
-Framework-free. ``txcourse.torch`` and ``txcourse.tf`` are optional halves (the
-``torch`` and ``tf`` extras), so nothing outside a half imports it at module
-level; code that needs "the half the user chose" calls :func:`backend`, which
-imports that half only, and only then. Everything else in the package imports
-statically.
+Framework-free, and below the halves: each half imports it (its ``backend.py``
+builds a :class:`Backend`), it imports no half. Choosing a half by name, for
+"the half the user chose", is done above the halves, in :mod:`txcourse.backends`.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Optional
 
 __all__ = [
@@ -21,10 +17,8 @@ __all__ = [
     "MODEL_KINDS",
     "DEFAULT_MODELS",
     "Backend",
-    "backend",
     "check_framework",
     "check_model_kind",
-    "set_threads",
     "default_model_config",
 ]
 
@@ -69,68 +63,28 @@ def check_model_kind(kind: Any, argument: str = "kind") -> str:
 
 @dataclass(frozen=True)
 class Backend:
-    """What framework-free code (the command line, benchmarks, figures) uses of one half.
+    """What the upper layers (the command line, benchmarks, figures) use of one half: everything, so none
+    reaches into the half around it.
 
     Each half builds its own in ``txcourse/<framework>/backend.py``; the fields are the same.
+    :func:`txcourse.backends.backend` gives the one a framework's name chooses.
     """
 
     name: str
-    package: ModuleType  # txcourse.torch or txcourse.tf
     Trainer: type
     build_model: Callable[..., Any]
-    load_model: Callable[..., Any]
+    load_model: Callable[..., Any]  # (path or Checkpoint, device) -> (model, header); checks the weights it loads
     evaluate: Callable[..., dict[str, float]]
     set_seed: Callable[[int], None]
+    set_threads: Callable[[int], None]  # this framework's CPU threads (before it runs anything)
     resolve_device: Callable[[Any], Any]
     greedy_decode: Callable[..., Any]
     beam_search: Callable[..., Any]
+    sample_decode: Callable[..., Any]
     to_tensor: Callable[..., Any]  # (numpy array, device="cpu") -> framework tensor
     to_numpy: Callable[[Any], Any]
     data_parallel: Callable[..., Any]  # (device, replicas) -> Replicas
     end_data_parallel: Callable[[], None]
-    weights: ModuleType  # txcourse.<framework>.weights: this half's weight names and layout
-
-
-def backend(framework: str) -> Backend:
-    """The half ``framework`` names, imported now (the package's one import of a half by name).
-
-    Raises ValueError for an unknown framework and ImportError, naming the extra to install,
-    when the half's framework is not installed.
-    """
-    check_framework(framework)
-    if framework == "torch":
-        from txcourse.torch.backend import BACKEND
-    else:
-        from txcourse.tf.backend import BACKEND
-    return BACKEND
-
-
-def set_threads(n: int, frameworks: Sequence[str] = FRAMEWORKS) -> None:
-    """Limit the given frameworks to ``n`` CPU threads (call before building models).
-
-    A framework that is not installed is skipped; none is imported that
-    ``frameworks`` does not name.
-    """
-    if "torch" in frameworks and importlib.util.find_spec("torch") is not None:
-        import torch
-
-        torch.set_num_threads(n)
-    if "tf" in frameworks and importlib.util.find_spec("tensorflow") is not None:
-        import tensorflow as tf
-
-        threading = tf.config.threading
-        if (threading.get_intra_op_parallelism_threads(), threading.get_inter_op_parallelism_threads()) == (n, n):
-            return  # already so: TensorFlow refuses even an unchanged value once it has started
-        try:
-            threading.set_intra_op_parallelism_threads(n)
-            threading.set_inter_op_parallelism_threads(n)
-        except RuntimeError:  # "cannot be modified after initialization"
-            raise RuntimeError(
-                f"TensorFlow has already started in this process with "
-                f"{threading.get_intra_op_parallelism_threads() or 'its default number of'} threads; its thread "
-                f"count can only be set before it first runs, so {n} cannot be applied now: start a new process "
-                f"(a new kernel) and set the threads first, or leave them as they are"
-            ) from None
 
 
 def default_model_config(

@@ -67,7 +67,8 @@ PARAMETERS = """
 IMPORTS = {
     "torch": """
         from txcourse.data import make_batches
-        from txcourse.registry import backend, default_model_config
+        from txcourse.backends import backend
+        from txcourse.registry import default_model_config
         from txcourse.evaluation.translate import evaluate
         from txcourse.data.prepare import prepare_task
         from txcourse.evaluation.metrics import accuracy_by_length, exact_match, format_length_table
@@ -83,7 +84,8 @@ IMPORTS = {
     """,
     "tf": """
         from txcourse.data import make_batches
-        from txcourse.registry import backend, default_model_config
+        from txcourse.backends import backend
+        from txcourse.registry import default_model_config
         from txcourse.evaluation.translate import evaluate
         from txcourse.data.prepare import prepare_task
         from txcourse.evaluation.metrics import accuracy_by_length, exact_match, format_length_table

@@ -271,7 +271,8 @@ IMPORTS = {
     "torch": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
-        from txcourse.registry import backend, default_model_config
+        from txcourse.backends import backend
+        from txcourse.registry import default_model_config
         from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
         from txcourse.data.prepare import prepare_task
         from txcourse.evaluation.metrics import exact_match, format_length_table
@@ -290,7 +291,8 @@ IMPORTS = {
     "tf": """
         from txcourse import TransformerConfig
         from txcourse.data import EOS_ID, PAD_ID, SOS_ID, encode_pairs, make_batches, pad_sequences
-        from txcourse.registry import backend, default_model_config
+        from txcourse.backends import backend
+        from txcourse.registry import default_model_config
         from txcourse.evaluation.translate import evaluate, evaluate_by_digit_count
         from txcourse.data.prepare import prepare_task
         from txcourse.evaluation.metrics import exact_match, format_length_table

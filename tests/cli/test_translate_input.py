@@ -289,8 +289,8 @@ def test_help_documents_the_output_columns(capsys):
 
 
 def test_library_translate_refuses_a_source_without_words(checkpoints):
+    from txcourse.backends import backend
     from txcourse.evaluation.translate import translate
-    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(checkpoints["torch"]))
@@ -358,8 +358,8 @@ def test_the_shipped_model_translates_every_phrasing_alike():
     """Every phrasing reaches the shipped Transformer as the canonical one, so each scores what the canonical does."""
     from pathlib import Path
 
+    from txcourse.backends import backend
     from txcourse.evaluation.translate import evaluate_by_phrasing
-    from txcourse.registry import backend
 
     pytest.importorskip("torch")
     path = Path(__file__).resolve().parents[2] / "book" / "data" / "numbers-transformer-torch.npz"

@@ -118,9 +118,9 @@ def test_the_claims_week6_makes_about_its_validation_curve():
 
 def test_history_validation_belongs_to_the_shipped_weights():
     """The last record's validation loss is what the shipped checkpoint scores on the whole validation split."""
+    from txcourse.backends import backend
     from txcourse.data import get_task
     from txcourse.data.prepare import tokenizers_from_meta
-    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(CHECKPOINT))

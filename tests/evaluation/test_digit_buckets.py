@@ -58,9 +58,9 @@ def test_evaluate_prints_and_writes_the_digit_table(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["numbers-transformer-torch", "numbers-bahdanau-torch"])
 def test_book_checkpoints_translate_every_digit_count(name):
     """>= 99.5% exact match on 200 fresh numbers of every digit count, and what users type first."""
+    from txcourse.backends import backend
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import evaluate_by_digit_count, translate
-    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(BOOK_DATA / f"{name}.npz"))

@@ -69,8 +69,9 @@ def _edit_header(src: Path, dst: Path, change) -> Path:
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """An untrained tiny Transformer checkpoint per framework, as `txcourse train` writes it (no training: fast)."""
+    from txcourse.backends import backend
     from txcourse.data.prepare import prepare_task
-    from txcourse.registry import backend, default_model_config
+    from txcourse.registry import default_model_config
 
     folder = tmp_path_factory.mktemp("saved")
     prepared = prepare_task("copy", sizes=(64, 8, 8))
@@ -407,8 +408,9 @@ def test_divergence_watch_rules():
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
     """The Trainer half of SIGINT (stop_requested: a history record, a checkpoint) and of divergence, both halves."""
+    from txcourse.backends import backend
     from txcourse.data.prepare import prepare_task
-    from txcourse.registry import backend, default_model_config
+    from txcourse.registry import default_model_config
 
     fw = backend(framework)
     prepared = prepare_task("copy", sizes=(64, 8, 8))
@@ -1041,7 +1043,7 @@ def test_convert_refuses_models_that_compute_differently():
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_resolve_device_refuses_unknown_names(framework):
-    from txcourse.registry import backend
+    from txcourse.backends import backend
 
     fw = backend(framework)
     with pytest.raises(ValueError, match=r"^device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got 'gpu'$"):

@@ -116,9 +116,9 @@ def test_counts_add_up(run_torch):
 
 def test_exact_match_equals_an_independent_count(run_torch):
     """Translate the same numbers in the same single batch with txcourse.translate and count with metrics.exact_match."""
+    from txcourse.backends import backend
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
-    from txcourse.registry import backend
 
     fw = backend("torch")
     model, meta = fw.load_model(str(CHECKPOINT))
@@ -219,9 +219,9 @@ def test_tensorflow_checkpoint(tmp_path):
     assert sum(b["count"] for b in data["by_pattern"].values()) == 21
     assert sum(b["correct"] for b in data["by_digits"].values()) == data["overall"]["correct"]
 
+    from txcourse.backends import backend, set_threads
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
-    from txcourse.registry import backend, set_threads
 
     try:
         set_threads(1, ["tf"])  # as the script ran; refused once TensorFlow has started in this process
@@ -254,9 +254,9 @@ def test_shipped_exhaustive_results_describe_the_shipped_checkpoint(kind):
     import hashlib
     import random
 
+    from txcourse.backends import backend
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.evaluation.translate import translate
-    from txcourse.registry import backend
 
     checkpoint, results = SHIPPED[kind]
     data = json.loads(results.read_text(encoding="utf-8"))

@@ -3,7 +3,8 @@
 Each refusal is a one-line ValueError that names the file and what is
 wrong; what it returns is what the model then holds. The module itself
 knows no framework: it imports neither, and holds neither half's weight names
-(each half reads its own, ``txcourse.<fw>.weights``).
+(each half reads its own and checks them against the header when it loads
+them, ``txcourse.<fw>.weights.check_weights``).
 """
 
 from __future__ import annotations
@@ -109,9 +110,13 @@ def test_refuses_another_framework(saved, framework):
     ) as err:
         load_checkpoint(saved[framework], other)
     _one_line(err, saved[framework])
-    ckpt = load_checkpoint(saved[framework], framework)
-    with pytest.raises(ValueError, match=f"not '{other}'"):  # a Checkpoint already read is checked again
-        load_checkpoint(ckpt, other)
+
+
+def test_load_checkpoint_takes_a_path_only(saved):
+    """One reading, one check: a Checkpoint already read goes to load_model or Trainer.load, not back in here."""
+    ckpt = load_checkpoint(saved["torch"], "torch")
+    with pytest.raises(TypeError):
+        load_checkpoint(ckpt, "torch")
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -142,15 +147,29 @@ def test_refuses_to_resume_a_weights_only_checkpoint(saved, framework):
     [("tgt_vocab_size", 99), ("num_heads", 4), ("d_ff", 64), ("num_encoder_layers", 2), ("tie_embeddings", False)],
 )
 def test_refuses_weights_that_do_not_match_the_config(saved, framework, key, value, tmp_path):
+    """The half checks the weights against the header when it loads them: load_model and Trainer.load."""
     meta, arrays = read_checkpoint(saved[framework])
     meta = {k: v for k, v in meta.items() if k != "format"}
     meta["model"] = {"kind": "transformer", "config": {**meta["model"]["config"], key: value}}
     edited = tmp_path / "edited.npz"
     write_checkpoint(edited, meta, arrays)
-    with pytest.raises(
-        ValueError, match=f"its header does not describe its weights: {key}={value!r} in the header"
-    ) as err:
-        load_checkpoint(edited, framework)
+    train = importlib.import_module(f"txcourse.{framework}.train")
+    match = f"its header does not describe its weights: {key}={value!r} in the header"
+    for source in (str(edited), load_checkpoint(edited, framework)):  # the header alone is fine
+        with pytest.raises(ValueError, match=match) as err:
+            train.load_model(source)
+        _one_line(err, edited)
+    original, _ = read_checkpoint(saved[framework])
+    config = original["model"]["config"]
+    trainer = train.Trainer(
+        train.build_model("transformer", config),
+        "transformer",
+        config,
+        [([3, 4], [5, 6])] * 4,
+        TrainConfig(steps=4, batch_size=2, progress=False, device="cpu"),
+    )
+    with pytest.raises(ValueError, match=match) as err:
+        trainer.load(str(edited))
     _one_line(err, edited)
 
 
@@ -226,15 +245,18 @@ def test_checkpoint_and_training_modules_import_no_framework():
 
 
 def test_a_checkpoint_of_another_framework_is_refused_before_any_framework_is_imported(saved):
-    """The header is checked first; only then does the weights check import the checkpoint's own half."""
+    """load_checkpoint imports no framework: the header is checked first, and the weights against it by the half
+    that loads them (load_model, Trainer.load), not here."""
     code = (
         f"from txcourse.training.checkpoint import load_checkpoint\n"
         f"try:\n    load_checkpoint({str(saved['torch'])!r}, 'tf')\n"
         f"except ValueError as err:\n    print(err)\n"
+        f"print(load_checkpoint({str(saved['torch'])!r}, 'torch', 'transformer', resumable=True).step)\n"
     )
     result = _run_blocked(code)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "written by the 'torch' half" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "2"
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -297,3 +319,17 @@ def test_a_learned_positions_checkpoint_saves_and_loads(framework, tmp_path):
     write_checkpoint(tmp_path / "edited.npz", meta, arrays)
     with pytest.raises(ValueError, match=r"does not fit"):
         train.load_model(str(tmp_path / "edited.npz"))
+
+
+def test_translate_reads_the_checkpoint_once_and_sets_threads_outside_its_loader(monkeypatch, capsys):
+    """`txcourse translate`: one read of the file (header and weights together), then the framework starts."""
+    from txcourse.cli import main
+    from txcourse.training import checkpoint as module
+
+    reads = []
+    real_open = module._open
+    monkeypatch.setattr(module, "_open", lambda path, with_arrays: reads.append(path) or real_open(path, with_arrays))
+    shipped = ROOT.parent / "book" / "data" / "numbers-transformer-torch.npz"
+    assert main(["translate", "--checkpoint", str(shipped), "--threads", "1", "forty two"]) == 0
+    assert len(reads) == 1, reads
+    assert capsys.readouterr().out.strip()

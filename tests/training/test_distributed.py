@@ -1,6 +1,6 @@
 """Data-parallel training computes the single-process step (txcourse.training.distributed; book: appendix "Scaling up").
 
-The runs are those of :mod:`txcourse.training.distributed_check`: a tiny Transformer, dropout 0 (with dropout the
+The runs are those of :mod:`txcourse.distributed_check`: a tiny Transformer, dropout 0 (with dropout the
 replicas draw their own masks), a synthetic set whose batches have a short half and a long half, so that the
 replicas hold very different token counts and the mean of per-replica mean losses would fail these tests
 (checked: losses then differ by about 1e-2). One torchrun launch (2 gloo processes) runs the 2-process
@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from txcourse.data.batching import Batch
+from txcourse.distributed_check import BATCH, compare, mixed_lengths, run
 from txcourse.training.distributed import check_divisible, shard, target_tokens, tf_config, torchrun_env
-from txcourse.training.distributed_check import BATCH, compare, mixed_lengths, run
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-5
@@ -67,7 +67,7 @@ def test_torch_two_processes_match_one(tmp_path):
             "--master-port",
             str(_free_port()),
             "-m",
-            "txcourse.training.distributed_check",
+            "txcourse.distributed_check",
             "--framework",
             "torch",
             "--out",
@@ -83,7 +83,7 @@ def test_tf_two_replicas_match_one(tmp_path):
     _check(
         [
             "-m",
-            "txcourse.training.distributed_check",
+            "txcourse.distributed_check",
             "--framework",
             "tf",
             "--replicas",

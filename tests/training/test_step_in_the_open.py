@@ -26,9 +26,10 @@ import numpy as np
 import pytest
 from support.training import _weights
 
+from txcourse.backends import backend
 from txcourse.data import PAD_ID
 from txcourse.data.prepare import prepare_task
-from txcourse.registry import backend, default_model_config
+from txcourse.registry import default_model_config
 from txcourse.training import BatchStream, TrainConfig, noam_lr
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

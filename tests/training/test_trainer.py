@@ -122,6 +122,20 @@ def test_noam_lr_cooldown_falls_linearly_over_the_last_steps():
         TrainConfig(steps=10, cooldown_steps=-1)
 
 
+def test_tf_noam_schedule_is_noam_lr():
+    """Keras' schedule runs noam_lr's own arithmetic (noam_rate): equal to the last digit, cool-down included."""
+    import tensorflow as tf
+
+    from txcourse.tf.train import NoamSchedule
+
+    d, warmup, total, cool = 64, 100, 1000, 200
+    for cooldown in (0, cool):
+        schedule = NoamSchedule(d, warmup, 2.0, total, cooldown)
+        steps = [0, 1, 50, 99, 100, 400, 799, 800, 900, 999, 1000, 1500]
+        got = [float(schedule(tf.constant(s, tf.int64))) for s in steps]
+        assert got == [noam_lr(s + 1, d, warmup, 2.0, total, cooldown) for s in steps]
+
+
 # ---------------------------------------------------------------------------
 # the Trainer: one scenario per framework, shared by the tests below
 # ---------------------------------------------------------------------------

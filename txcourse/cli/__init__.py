@@ -43,7 +43,7 @@ from txcourse.cli.errors import error_line, silence_stdout, user_errors
 from txcourse.cli.evaluate import evaluate_command
 from txcourse.cli.figures import figures_command
 from txcourse.cli.grade import grade_command
-from txcourse.cli.options import MODELS, count, device_name, folder, number, setting
+from txcourse.cli.options import MODELS, OneLineParser, count, device_name, folder, number, setting
 from txcourse.cli.train import train_command
 from txcourse.cli.translate import TRANSLATE_EPILOG, translate_command
 from txcourse.data.tasks import TASKS
@@ -78,15 +78,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0  # pragma: no cover
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse's own errors (an unknown option, a bad value) as one line, like every other error."""
-
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"txcourse: error: {message} (see '{self.prog} --help')\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="txcourse",
         description="Train, run and evaluate the course's models; draw the book's figures; grade lab submissions.",
     )

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from txcourse.cli.checks import check_json_target
-from txcourse.cli.frameworks import load
+from txcourse.cli.frameworks import start_model
 
 __all__ = ["evaluate_command"]
 
@@ -20,7 +20,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
     if args.json is not None:
         check_json_target(args.json)
-    fw, model, meta, src_tok, tgt_tok = load(args)
+    fw, model, meta, src_tok, tgt_tok = start_model(args)
     task = meta.get("task")
     if not task:
         raise ValueError(f"checkpoint {str(args.checkpoint)!r} does not record its task")

@@ -1,4 +1,5 @@
-"""The framework a command runs on: TensorFlow imported without its start-up log, a checkpoint's model loaded."""
+"""The framework a command runs on: TensorFlow imported without its start-up log, the threads set, a checkpoint's
+model loaded."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import argparse
 import os
 import sys
 import tempfile
+from typing import Optional
 
 from txcourse.cli.checks import check_beam, check_device
+from txcourse.registry import Backend
 
-__all__ = ["import_quietly", "load"]
+__all__ = ["import_quietly", "start_framework", "start_model"]
 
 
 def import_quietly(framework: str) -> None:
@@ -36,25 +39,32 @@ def import_quietly(framework: str) -> None:
             os.close(saved)
 
 
-def load(args: argparse.Namespace):
-    """The model of ``--checkpoint``, checked against ``--framework``, ``--model``, ``--beam`` and ``--device``.
+def start_framework(framework: str, threads: Optional[int]) -> Backend:
+    """The half ``framework`` names, its framework imported quietly and limited to ``threads`` CPU threads
+    (None: its default) before it runs anything."""
+    from txcourse.backends import backend, set_threads
+
+    import_quietly(framework)
+    if threads:
+        set_threads(threads, [framework])  # process-wide: the one place the commands that load a model set it
+    return backend(framework)
+
+
+def start_model(args: argparse.Namespace):
+    """The model of ``--checkpoint`` on its framework, started for this process, in three phases: read the
+    checkpoint once (header and weights, checked against ``--framework`` and ``--model``, no framework imported),
+    start its framework (:func:`start_framework`: ``--threads``), build the model (the half checks the weights
+    against the header as it loads them). ``--beam`` and ``--device`` are checked on the way.
 
     Returns ``(fw, model, meta, src_tok, tgt_tok)``.
     """
     from txcourse.data.prepare import tokenizers_from_meta
-    from txcourse.registry import FRAMEWORKS, backend, set_threads
-    from txcourse.training.checkpoint import load_checkpoint, read_checkpoint_meta
+    from txcourse.training.checkpoint import load_checkpoint
 
-    # the half to import: --framework, else the header's (read alone, without the weights)
-    framework = args.framework or read_checkpoint_meta(args.checkpoint).get("framework")
-    if framework in FRAMEWORKS:
-        import_quietly(framework)
-        if args.threads:
-            set_threads(args.threads, [framework])  # before the framework runs anything
-    checkpoint = load_checkpoint(args.checkpoint, framework, args.model)  # read and checked once
+    checkpoint = load_checkpoint(args.checkpoint, args.framework, args.model)  # framework None: the header's
     src_tok, tgt_tok = tokenizers_from_meta(checkpoint.meta)
     check_beam(args.beam, tgt_tok)
-    fw = backend(framework)
+    fw = start_framework(checkpoint.framework, args.threads)
     check_device(fw, args.device)
     model, meta = fw.load_model(checkpoint, device=args.device)
     return fw, model, meta, src_tok, tgt_tok

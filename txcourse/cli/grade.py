@@ -9,17 +9,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from txcourse.cli.options import OptionError
+from txcourse.cli.options import OneLineParser, OptionError
 
 __all__ = ["grade_command", "grade_parser"]
 
 
 def grade_parser() -> argparse.ArgumentParser:
     """The parser of ``txcourse grade`` (imports the grading tool)."""
-    from txcourse.cli import _Parser
     from txcourse.course.grading import DEFAULT_CELL_TIMEOUT, LABS, add_grade_options
 
-    grade = _Parser(
+    grade = OneLineParser(
         prog="txcourse grade",
         description="autograde a folder of lab submissions: a CSV of scores and HTML feedback (nbgrader)",
     )

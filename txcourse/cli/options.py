@@ -16,6 +16,7 @@ from typing import Any, Optional
 from txcourse.registry import MODEL_KINDS
 
 __all__ = [
+    "OneLineParser",
     "OptionError",
     "MODELS",
     "COOLDOWN_FRACTION",
@@ -44,6 +45,13 @@ TRAIN_OPTIONS = {
     "checkpoint_every": "--checkpoint-every",
     "max_seconds": "--max-seconds",
 }
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's own errors (an unknown option, a bad value) as one line, like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"txcourse: error: {message} (see '{self.prog} --help')\n")
 
 
 class OptionError(ValueError):

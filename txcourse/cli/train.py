@@ -35,7 +35,7 @@ __all__ = ["train_command"]
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from txcourse.registry import backend, set_threads
+    from txcourse.backends import backend, set_threads
     from txcourse.training.checkpoint import load_checkpoint
 
     if args.task not in TASKS:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from txcourse.cli.errors import print_rows
-from txcourse.cli.frameworks import load
+from txcourse.cli.frameworks import start_model
 from txcourse.cli.options import OptionError
 from txcourse.data.english_numbers import NotANumber, canonical
 
@@ -52,7 +52,7 @@ def translate_command(args: argparse.Namespace) -> int:
         raise ValueError("nothing to translate: pass sentences or pipe them on standard input")
     texts = [" ".join(line.split()) for line in lines]  # stripped, inner whitespace collapsed: no tab left
     if any(texts):
-        fw, model, meta, src_tok, tgt_tok = load(args)
+        fw, model, meta, src_tok, tgt_tok = start_model(args)
         longest = meta["model"]["config"].get("max_len")  # the Transformer's positions; the GRUs have no limit
         task = meta.get("task") or {}
         numbers = _number_range(task) if task.get("name") == "numbers" else None

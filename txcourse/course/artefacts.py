@@ -237,7 +237,7 @@ def teacher_forced(
     validation loss of a checkpoint, or its training loss without dropout.
 
     Args:
-        fw: :func:`txcourse.registry.backend` of the model's framework.
+        fw: :func:`txcourse.backends.backend` of the model's framework.
         model: a Transformer of that framework.
         pairs: (source, target) strings.
         src_tok, tgt_tok: the checkpoint's tokenizers.

@@ -65,7 +65,7 @@ def translate(
         src_t = fw.to_tensor(src, device)
         if sampling is not None:
             seed = sampling.get("seed", 0) + start // batch_size
-            out = fw.package.sample_decode(
+            out = fw.sample_decode(
                 model,
                 src_t,
                 max_len=max_len,

@@ -1,4 +1,4 @@
-"""This half as framework-free code sees it: the :class:`~txcourse.registry.Backend` of TensorFlow."""
+"""This half as the upper layers (command line, benchmarks, figures) see it: its :class:`~txcourse.registry.Backend`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-import txcourse.tf as package
 from txcourse.registry import Backend
-from txcourse.tf import weights
 from txcourse.tf.decode import beam_search, greedy_decode
+from txcourse.tf.devices import set_threads
+from txcourse.tf.sample import sample_decode
 from txcourse.tf.train import (
     Trainer,
     build_model,
@@ -37,18 +37,18 @@ def to_numpy(tensor: tf.Tensor) -> np.ndarray:
 
 BACKEND = Backend(
     name="tf",
-    package=package,
     Trainer=Trainer,
     build_model=build_model,
     load_model=load_model,
     evaluate=evaluate,
     set_seed=set_seed,
+    set_threads=set_threads,
     resolve_device=resolve_device,
     greedy_decode=greedy_decode,
     beam_search=beam_search,
+    sample_decode=sample_decode,
     to_tensor=to_tensor,
     to_numpy=to_numpy,
     data_parallel=data_parallel,
     end_data_parallel=end_data_parallel,
-    weights=weights,
 )

@@ -6,8 +6,11 @@ returns a decoding state, and ``decode_step(token, state)``, which returns
 :class:`~txcourse.tf.model.Transformer` (with or without its key/value
 cache) and the GRU :class:`~txcourse.tf.seq2seq.Seq2Seq`. The state is a
 nest (dicts, tuples) of tensors, threaded from step to step; beam search
-reorders it with :func:`reorder_state`. Each step runs as a ``tf.function``
-of tensors in and tensors out, traced once per model (see :func:`_compiled`).
+reorders it with :func:`reorder_state`. What needs no framework (the step
+limit, the checks, the length penalty, the loop of greedy decoding, the
+beam-search state) is :mod:`txcourse.decoding`, shared with PyTorch. Each step
+runs as a ``tf.function`` of tensors in and tensors out, traced once per model
+(see :func:`_compiled`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, run_steps
 
-__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
+__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state", "length_penalty"]
 
 
 # Copied from txcourse.torch.decode.DecodeOutput with torch.Tensor->tf.Tensor
@@ -40,17 +44,6 @@ class DecodeOutput:
     tokens: tf.Tensor
     scores: tf.Tensor
     attention: Optional[tf.Tensor]
-
-
-# Copied from txcourse.torch.decode._max_steps with torch.Tensor->tf.Tensor
-def _max_steps(model: Any, src: tf.Tensor, max_len: Optional[int]) -> int:
-    limit = getattr(getattr(model, "config", None), "max_len", None)
-    if max_len is None:
-        max_len = 2 * src.shape[1] + 10 if limit is None else min(limit, 2 * src.shape[1] + 10)
-    V.check_positive("max_len", max_len)
-    if limit is not None and max_len > limit:
-        raise ValueError(f"max_len={max_len} is longer than the model's max_len={limit} positions")
-    return max_len
 
 
 def _open(x: Any) -> Any:
@@ -123,6 +116,31 @@ def _start_decoding(model: Any, src: tf.Tensor, use_cache: bool) -> dict:
     return model.start_decoding(src, use_cache)
 
 
+def _log_probs(logits: tf.Tensor, sos_id: int, pad_id: int) -> tf.Tensor:
+    """log softmax of the logits (B, V) in float32, with <pad> and <sos> given probability 0."""
+    return _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
+
+
+def _finish(
+    token: tf.Tensor,
+    finished: tf.Tensor,
+    scores: tf.Tensor,
+    log_probs: tf.Tensor,
+    eos_id: int,
+    pad_id: int,
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The chosen tokens (B,) with <pad> in the rows that had finished, the scores (B,) with their
+    log-probabilities added (a finished row adds nothing) and which rows have finished now (B,)."""
+    token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
+    scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
+    return token, scores, finished | (token == eos_id)  # (B,), (B,), (B,)
+
+
+def _all_finished(finished: tf.Tensor) -> bool:
+    """Whether every row has produced <eos> (the decoding loops stop then)."""
+    return bool(tf.reduce_all(finished))
+
+
 def _greedy_step(
     model: Any,
     token: tf.Tensor,
@@ -140,11 +158,10 @@ def _greedy_step(
     state and the attention (B, H, T_src) or None.
     """
     logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
-    log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
-    token = tf.argmax(log_probs, axis=-1)  # (B,)
-    token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
-    scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
-    finished = finished | (token == eos_id)  # (B,)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B, V)
+    token, scores, finished = _finish(
+        tf.argmax(log_probs, axis=-1), finished, scores, log_probs, eos_id, pad_id
+    )  # (B,)
     return token, finished, scores, state, attention
 
 
@@ -179,19 +196,14 @@ def greedy_decode(
     """
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = _compiled(model, _start_decoding)(src, use_cache)  # PyTorch: model.start_decoding(src, use_cache)
     step = _compiled(model, _greedy_step)  # this step traced into a graph, once per model
     token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
     finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
     scores = tf.zeros(src.shape[0])  # (B,)
-    tokens, weights = [], []
-    for _ in range(steps):
-        token, finished, scores, state, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
-        tokens.append(token)  # (B,)
-        weights.append(attention)  # (B, H, T_src)
-        if bool(tf.reduce_all(finished)):
-            break
+    ids = (sos_id, eos_id, pad_id)
+    tokens, weights, scores = run_steps(step, steps, token, finished, scores, state, lambda t: ids, _all_finished)
     attention = None if weights[0] is None else tf.stack(weights, axis=2)  # (B, H, T_out, T_src)
     return DecodeOutput(tf.stack(tokens, axis=1), scores, attention)  # (B, T_out)
 
@@ -212,53 +224,48 @@ def reorder_state(state: Any, index: tf.Tensor) -> Any:
     return tf.nest.map_structure(lambda x: tf.gather(x, index, axis=0) if tf.is_tensor(x) else x, state)
 
 
-def length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
-    """((5 + |Y|) / 6)^alpha, Wu et al. (2016), Eq. (14); alpha = 0 ranks by the raw log-probability."""
-    return ((5.0 + tf.cast(length, tf.float32)) / 6.0) ** alpha
-
-
 def _beam_step(
     model: Any,
-    token: tf.Tensor,
+    beams: BeamState,
     state: dict,
-    beam_scores: tf.Tensor,
-    lengths: tf.Tensor,
-    finished: tf.Tensor,
-    sequences: tf.Tensor,
     length_penalty_alpha: float,
     sos_id: int,
     eos_id: int,
     pad_id: int,
-) -> tuple:
-    """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
+) -> tuple[BeamState, dict, Optional[tf.Tensor]]:
+    """Feed each beam's last token and keep the K best continuations among the K x V of every sentence.
 
-    Returns, for the surviving beams: their next tokens (B*K,), their
-    log-probabilities (B, K) and ranking scores (B, K) (log-probability /
-    length penalty, best first), lengths (B*K,), which have finished
-    (B*K,), their tokens so far (B*K, t), the beam each came from (B*K,),
-    the decoding state reordered to them and this step's attention
+    Returns the surviving beams (a :class:`~txcourse.decoding.BeamState`:
+    their next tokens, log-probabilities and ranking scores, best first,
+    lengths, which have finished, their tokens so far and the beam each came
+    from), the decoding state reordered to them and this step's attention
     (B*K, H, T_src) or None.
     """
-    logits, state, attention = model.decode_step(token, state)  # (B*K, V), new state, (B*K, H, T_src)
-    log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B*K, V)
-    k, vocab = beam_scores.shape[-1], log_probs.shape[-1]
+    logits, state, attention = model.decode_step(beams.token, state)  # (B*K, V), new state, (B*K, H, T_src)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B*K, V)
+    k, vocab = beams.scores.shape[-1], log_probs.shape[-1]
     pad_only = tf.where(tf.range(vocab) == pad_id, 0.0, float("-inf"))  # (V,)
-    log_probs = tf.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
-    total = tf.reshape(beam_scores, (-1, 1)) + log_probs  # (B*K, V)
-    new_lengths = tf.where(finished, lengths, lengths + 1)  # (B*K,)
-    ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
+    log_probs = tf.where(beams.finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
+    total = tf.reshape(beams.scores, (-1, 1)) + log_probs  # (B*K, V)
+    new_lengths = tf.where(beams.finished, beams.lengths, beams.lengths + 1)  # (B*K,)
+    ranked = total / length_penalty(tf.cast(new_lengths, tf.float32), length_penalty_alpha)[:, None]  # (B*K, V)
     best, flat = tf.math.top_k(tf.reshape(ranked, (-1, k * vocab)), k)  # (B, K), (B, K)
     flat = tf.cast(flat, tf.int64)  # (B, K)
     first = tf.range(tf.shape(flat, out_type=tf.int64)[0])[:, None] * k  # (B, 1) each sentence's first row
     origin = tf.reshape(first + flat // vocab, (-1,))  # (B*K,)
     token = tf.reshape(flat % vocab, (-1,))  # (B*K,)
-    beam_scores = tf.gather(tf.reshape(total, (-1, k * vocab)), flat, axis=1, batch_dims=1)  # (B, K)
-    lengths = tf.gather(new_lengths, origin)  # (B*K,)
     state = reorder_state(state, origin)  # the state follows its beams
-    sequences = tf.concat([tf.gather(sequences, origin), token[:, None]], axis=1)  # (B*K, t)
     attention = None if attention is None else tf.gather(attention, origin)  # (B*K, H, T_src)
-    finished = tf.gather(finished, origin) | (token == eos_id)  # (B*K,)
-    return token, beam_scores, best, lengths, finished, sequences, origin, state, attention
+    beams = BeamState(
+        token=token,
+        scores=tf.gather(tf.reshape(total, (-1, k * vocab)), flat, axis=1, batch_dims=1),  # (B, K)
+        ranked=best,  # (B, K)
+        lengths=tf.gather(new_lengths, origin),  # (B*K,)
+        finished=tf.gather(beams.finished, origin) | (token == eos_id),  # (B*K,)
+        sequences=tf.concat([tf.gather(beams.sequences, origin), token[:, None]], axis=1),  # (B*K, t)
+        origin=origin,  # (B*K,)
+    )
+    return beams, state, attention
 
 
 def _follow(history: Optional[tf.Tensor], origin: tf.Tensor, attention: tf.Tensor) -> tf.Tensor:
@@ -299,29 +306,31 @@ def beam_search(
         A :class:`DecodeOutput` holding the best beam of every sentence.
     """
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
-    V.check_positive("beam_size", beam_size)
-    if not length_penalty_alpha >= 0:
-        raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
+    check_beam(beam_size, length_penalty_alpha)
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
     batch, k = src.shape[0], beam_size
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = _compiled(model, _start_decoding)(tf.repeat(src, k, axis=0), use_cache)  # sentence b: rows b*K..b*K+K-1
     step = _compiled(model, _beam_step)  # this step traced into a graph, once per model
     token = tf.fill((batch * k,), tf.constant(sos_id, tf.int64))  # (B*K,)
-    beam_scores = tf.zeros((batch, k))  # (B, K) log-probabilities
-    beam_scores = tf.where(tf.range(k) > 0, float("-inf"), beam_scores)  # all beams start equal: keep only the first
-    lengths = tf.zeros(batch * k, dtype=tf.int64)  # (B*K,)
-    finished = tf.zeros(batch * k, dtype=tf.bool)  # (B*K,)
-    sequences = token[:, None][:, :0]  # (B*K, 0)
+    scores = tf.zeros((batch, k))  # (B, K) log-probabilities
+    scores = tf.where(tf.range(k) > 0, float("-inf"), scores)  # all beams start equal: keep only the first
+    beams = BeamState(
+        token=token,
+        scores=scores,
+        ranked=scores,  # (B, K)
+        lengths=tf.zeros(batch * k, dtype=tf.int64),  # (B*K,)
+        finished=tf.zeros(batch * k, dtype=tf.bool),  # (B*K,)
+        sequences=token[:, None][:, :0],  # (B*K, 0)
+        origin=tf.range(batch * k, dtype=tf.int64),  # (B*K,)
+    )
     history: Optional[tf.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
-            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id
-        )
+        beams, state, attention = step(beams, state, length_penalty_alpha, sos_id, eos_id, pad_id)
         if attention is not None:
-            history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
-        if bool(tf.reduce_all(finished)):
+            history = _follow(history, beams.origin, attention)  # (B*K, H, t, T_src)
+        if _all_finished(beams.finished):
             break
     first = tf.range(batch) * k  # (B,) the best beam is ranked first
     attention = None if history is None else tf.gather(history, first)  # (B, H, T_out, T_src)
-    return DecodeOutput(tf.gather(sequences, first), best[:, 0], attention)
+    return DecodeOutput(tf.gather(beams.sequences, first), beams.ranked[:, 0], attention)

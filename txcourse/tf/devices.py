@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from txcourse.training.distributed import SINGLE, Replicas, tf_config
 
-__all__ = ["resolve_device", "data_parallel", "end_data_parallel"]
+__all__ = ["resolve_device", "set_threads", "data_parallel", "end_data_parallel"]
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -42,6 +42,27 @@ def resolve_device(device: str = "auto") -> str:
             f"'auto' (a GPU when there is one)"
         )
     return "/CPU:0" if index is None else f"/GPU:{index}"
+
+
+def set_threads(n: int) -> None:
+    """Limit this framework to ``n`` CPU threads; call it before the framework runs anything.
+
+    TensorFlow: its intra- and inter-op threads, which can only be set before it first runs: a different
+    count afterwards raises RuntimeError (the same count is accepted).
+    """
+    threading = tf.config.threading
+    if (threading.get_intra_op_parallelism_threads(), threading.get_inter_op_parallelism_threads()) == (n, n):
+        return  # already so: TensorFlow refuses even an unchanged value once it has started
+    try:
+        threading.set_intra_op_parallelism_threads(n)
+        threading.set_inter_op_parallelism_threads(n)
+    except RuntimeError:  # "cannot be modified after initialization"
+        raise RuntimeError(
+            f"TensorFlow has already started in this process with "
+            f"{threading.get_intra_op_parallelism_threads() or 'its default number of'} threads; its thread "
+            f"count can only be set before it first runs, so {n} cannot be applied now: start a new process "
+            f"(a new kernel) and set the threads first, or leave them as they are"
+        ) from None
 
 
 def _gpu_index(device: str) -> Optional[int]:

@@ -16,7 +16,8 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.tf.decode import DecodeOutput, _compiled, _max_steps, _never, _start_decoding
+from txcourse.decoding import max_steps, run_steps
+from txcourse.tf.decode import DecodeOutput, _all_finished, _compiled, _finish, _log_probs, _start_decoding
 
 __all__ = ["filter_logits", "sample_decode"]
 
@@ -104,12 +105,10 @@ def _sample_step(
     decoding state and the attention (B, H, T_src) or None.
     """
     logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
-    log_probs = _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B, V)
     filtered = filter_logits(log_probs, temperature, top_k, top_p)  # (B, V)
     token = tf.random.stateless_categorical(filtered, 1, seed=seed, dtype=tf.int64)[:, 0]  # (B,) one draw per row
-    token = tf.where(finished, tf.fill(tf.shape(token), tf.constant(pad_id, tf.int64)), token)  # (B,)
-    scores = scores + tf.where(finished, 0.0, tf.gather(log_probs, token, axis=1, batch_dims=1))  # (B,)
-    finished = finished | (token == eos_id)  # (B,)
+    token, scores, finished = _finish(token, finished, scores, log_probs, eos_id, pad_id)  # (B,)
     return token, finished, scores, state, attention
 
 
@@ -153,21 +152,16 @@ def sample_decode(
     V.check_sampling(temperature, top_k, top_p)
     V.check_non_negative("seed", seed)
     src = tf.convert_to_tensor(src)  # no eval() in Keras: layers called without training=True use no dropout
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = _compiled(model, _start_decoding)(src, use_cache)  # PyTorch: model.start_decoding(src, use_cache)
     step = _compiled(model, _sample_step)  # this step traced into a graph, once per model and settings
     token = tf.fill((src.shape[0],), tf.constant(sos_id, tf.int64))  # (B,)
     finished = tf.zeros_like(token, dtype=tf.bool)  # (B,)
     scores = tf.zeros(src.shape[0])  # (B,)
-    tokens, weights = [], []
-    for t in range(steps):
-        draw = tf.constant([seed, t], tf.int64)  # (2,) PyTorch: one torch.Generator seeded once
-        token, finished, scores, state, attention = step(
-            token, finished, scores, state, draw, temperature, top_k, top_p, sos_id, eos_id, pad_id
-        )
-        tokens.append(token)  # (B,)
-        weights.append(attention)  # (B, H, T_src)
-        if bool(tf.reduce_all(finished)):
-            break
+
+    def settings(t: int) -> tuple:  # (seed, t) seeds step t's draws; PyTorch: one torch.Generator seeded once
+        return (tf.constant([seed, t], tf.int64), temperature, top_k, top_p, sos_id, eos_id, pad_id)
+
+    tokens, weights, scores = run_steps(step, steps, token, finished, scores, state, settings, _all_finished)
     attention = None if weights[0] is None else tf.stack(weights, axis=2)  # (B, H, T_out, T_src)
     return DecodeOutput(tf.stack(tokens, axis=1), scores, attention)  # (B, T_out)

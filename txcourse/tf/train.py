@@ -15,6 +15,7 @@ re-exported here); the loop, checkpoints and resume:
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 from collections.abc import Iterator
 from typing import Any, Optional
@@ -38,8 +39,15 @@ from txcourse.tf.devices import (
 from txcourse.tf.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.tf.model import Transformer
 from txcourse.tf.seq2seq import Seq2Seq
-from txcourse.tf.weights import load_model_arrays, load_variables, model_arrays, num_heads, variable_arrays
-from txcourse.training import TrainConfig
+from txcourse.tf.weights import (
+    check_weights,
+    load_model_arrays,
+    load_variables,
+    model_arrays,
+    num_heads,
+    variable_arrays,
+)
+from txcourse.training import TrainConfig, noam_rate, schedule_width
 from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.training.distributed import check_divisible, target_tokens
 from txcourse.training.loop import TrainingLoop, evaluate_batches
@@ -76,15 +84,12 @@ def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
 
 
-# Copied from txcourse.torch.train._schedule_width
-def _schedule_width(kind: str, config: dict[str, Any]) -> int:
-    return config["d_model"] if kind == "transformer" else config["units"]
-
-
 class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
-    """:func:`~txcourse.training.noam_lr` in TensorFlow ops; optimizer step s (from 0) uses noam_lr(s + 1).
+    """:func:`~txcourse.training.noam_lr` as a Keras schedule; optimizer step s (from 0) uses noam_lr(s + 1).
 
-    Computed in float64, so the rate equals the Python function (and PyTorch's LambdaLR) to the last digits.
+    The arithmetic is noam_lr's own (:func:`~txcourse.training.noam_rate`), run
+    on a float64 step with TensorFlow's minimum and clip, so the rate equals the
+    Python function (and PyTorch's LambdaLR) to the last digits.
     """
 
     def __init__(
@@ -95,10 +100,16 @@ class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     def __call__(self, step: tf.Tensor) -> tf.Tensor:
         s = tf.cast(step, tf.float64) + 1.0  # noam_lr counts steps from 1
-        rate = self.factor * self.width**-0.5 * tf.minimum(s**-0.5, s * self.warmup_steps**-1.5)
-        if self.cooldown_steps:  # the last cooldown_steps scale the rate linearly down
-            rate *= tf.clip_by_value((self.total_steps - s + 1.0) / self.cooldown_steps, 0.0, 1.0)
-        return rate
+        return noam_rate(
+            s,
+            self.width,
+            self.warmup_steps,
+            self.factor,
+            self.total_steps,
+            self.cooldown_steps,
+            minimum=tf.minimum,
+            clip=tf.clip_by_value,
+        )
 
     def get_config(self) -> dict[str, Any]:
         return {
@@ -157,7 +168,7 @@ class Trainer(TrainingLoop):
         check_divisible(config.batch_size, self.replicas.count)
         if self.replicas.count > 1:
             check_mirrored(model)
-        width = _schedule_width(kind, model_config)
+        width = schedule_width(kind, model_config)
         self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
         with self.replicas.scope():
             self.optimizer = keras.optimizers.Adam(
@@ -245,7 +256,9 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked;
+        the weights are checked against its header here, by this half, which knows their names."""
+        check_weights(checkpoint)
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         load_variables("optimizer", self.optimizer.variables, checkpoint.arrays, checkpoint.path)
         if "rng/tf_global_generator" in checkpoint.arrays:
@@ -371,15 +384,18 @@ def _autocast(model: keras.Model, policy: Optional[str]) -> Iterator[None]:
             layer.dtype_policy = old
 
 
-def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
+def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tuple[keras.Model, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file (read and checked by :func:`~txcourse.training.checkpoint.load_checkpoint`),
+    or a :class:`~txcourse.training.checkpoint.Checkpoint` it already returned (not read or checked again).
+    Either way this half then checks the weights against the header (:func:`~txcourse.tf.weights.check_weights`)
+    before it builds the model.
 
     Keras has no eval mode: its layers run without dropout unless called with training=True.
     """
-    checkpoint = load_checkpoint(path, FRAMEWORK)
+    checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
+    check_weights(checkpoint)
     with tf.device(resolve_device(device)):
         model = build_model(checkpoint.kind, checkpoint.config)
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)

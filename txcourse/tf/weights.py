@@ -2,8 +2,9 @@
 
 Each half names its weights its own way, so each half writes and reads its
 own (Keras: the variables by position, ``model/0007:w_q/kernel``, since Keras paths are not unique).
-:mod:`txcourse.training.checkpoint` knows neither layout: it asks
-:func:`architecture` what a checkpoint's weights tell about the model.
+:mod:`txcourse.training.checkpoint` knows neither layout: this half reads
+what a checkpoint's weights tell about the model (:func:`architecture`) and
+checks them against the header when it loads them (:func:`check_weights`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import keras
 import numpy as np
 
 from txcourse.tf.attention import MultiHeadAttention
+from txcourse.training.checkpoint import Checkpoint, check_architecture
 
-__all__ = ["model_arrays", "load_model_arrays", "architecture", "num_heads"]
+__all__ = ["model_arrays", "load_model_arrays", "architecture", "check_weights", "num_heads"]
 
 PREFIX = "model/"  # the checkpoint arrays that hold the model's weights
 
@@ -72,6 +74,17 @@ def architecture(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             "units": units.shape[0],
         }  # (units, 3 * units)
     return {}
+
+
+def check_weights(checkpoint: Checkpoint) -> None:
+    """Raise a one-line ValueError when the checkpoint's header does not describe its weights.
+
+    What the weights' names and shapes tell (:func:`architecture`) against the
+    header's model kind and config
+    (:func:`~txcourse.training.checkpoint.check_architecture`); ``load_model``
+    and ``Trainer.load`` call it before they build or fill the model.
+    """
+    check_architecture(checkpoint, architecture(checkpoint.arrays))
 
 
 def num_heads(model: keras.Model, config: dict[str, Any]) -> int:

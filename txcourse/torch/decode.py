@@ -6,7 +6,9 @@ returns a decoding state, and ``decode_step(token, state)``, which returns
 :class:`~txcourse.torch.model.Transformer` (with or without its key/value
 cache) and the GRU :class:`~txcourse.torch.seq2seq.Seq2Seq`. The state is a
 nest (dicts, tuples) of tensors, threaded from step to step; beam search
-reorders it with :func:`reorder_state`.
+reorders it with :func:`reorder_state`. What needs no framework (the step
+limit, the checks, the length penalty, the loop of greedy decoding, the
+beam-search state) is :mod:`txcourse.decoding`, shared with TensorFlow.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import torch
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
+from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, run_steps
 
-__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state"]
+__all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state", "length_penalty"]
 
 
 @dataclass
@@ -39,16 +42,6 @@ class DecodeOutput:
     attention: Optional[torch.Tensor]
 
 
-def _max_steps(model: Any, src: torch.Tensor, max_len: Optional[int]) -> int:
-    limit = getattr(getattr(model, "config", None), "max_len", None)
-    if max_len is None:
-        max_len = 2 * src.shape[1] + 10 if limit is None else min(limit, 2 * src.shape[1] + 10)
-    V.check_positive("max_len", max_len)
-    if limit is not None and max_len > limit:
-        raise ValueError(f"max_len={max_len} is longer than the model's max_len={limit} positions")
-    return max_len
-
-
 def _inference(decoder: Callable) -> Callable:
     """Run ``decoder`` without gradients and with dropout off, then restore the model's mode."""
 
@@ -63,6 +56,31 @@ def _inference(decoder: Callable) -> Callable:
             model.train(was_training)
 
     return wrapper
+
+
+def _log_probs(logits: torch.Tensor, sos_id: int, pad_id: int) -> torch.Tensor:
+    """log softmax of the logits (B, V) in float32, with <pad> and <sos> given probability 0."""
+    return _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+
+
+def _finish(
+    token: torch.Tensor,
+    finished: torch.Tensor,
+    scores: torch.Tensor,
+    log_probs: torch.Tensor,
+    eos_id: int,
+    pad_id: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The chosen tokens (B,) with <pad> in the rows that had finished, the scores (B,) with their
+    log-probabilities added (a finished row adds nothing) and which rows have finished now (B,)."""
+    token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
+    scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
+    return token, scores, finished | (token == eos_id)  # (B,), (B,), (B,)
+
+
+def _all_finished(finished: torch.Tensor) -> bool:
+    """Whether every row has produced <eos> (the decoding loops stop then)."""
+    return bool(finished.all())
 
 
 def _greedy_step(
@@ -82,11 +100,8 @@ def _greedy_step(
     state and the attention (B, H, T_src) or None.
     """
     logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
-    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
-    token = log_probs.argmax(dim=-1)  # (B,)
-    token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
-    scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
-    finished = finished | (token == eos_id)  # (B,)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B, V)
+    token, scores, finished = _finish(log_probs.argmax(dim=-1), finished, scores, log_probs, eos_id, pad_id)  # (B,)
     return token, finished, scores, state, attention
 
 
@@ -116,19 +131,14 @@ def greedy_decode(
         A :class:`DecodeOutput`.
     """
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = model.start_decoding(src, use_cache)
     step = functools.partial(_greedy_step, model)  # TensorFlow: this step traced into a graph
     token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
     finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
     scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
-    tokens, weights = [], []
-    for _ in range(steps):
-        token, finished, scores, state, attention = step(token, finished, scores, state, sos_id, eos_id, pad_id)
-        tokens.append(token)  # (B,)
-        weights.append(attention)  # (B, H, T_src)
-        if bool(finished.all()):
-            break
+    ids = (sos_id, eos_id, pad_id)
+    tokens, weights, scores = run_steps(step, steps, token, finished, scores, state, lambda t: ids, _all_finished)
     attention = None if weights[0] is None else torch.stack(weights, dim=2)  # (B, H, T_out, T_src)
     return DecodeOutput(torch.stack(tokens, dim=1), scores, attention)  # (B, T_out)
 
@@ -157,53 +167,48 @@ def reorder_state(state: Any, index: torch.Tensor) -> Any:
     return state
 
 
-def length_penalty(length: torch.Tensor, alpha: float) -> torch.Tensor:
-    """((5 + |Y|) / 6)^alpha, Wu et al. (2016), Eq. (14); alpha = 0 ranks by the raw log-probability."""
-    return ((5.0 + length.float()) / 6.0) ** alpha
-
-
 def _beam_step(
     model: Any,
-    token: torch.Tensor,
+    beams: BeamState,
     state: dict,
-    beam_scores: torch.Tensor,
-    lengths: torch.Tensor,
-    finished: torch.Tensor,
-    sequences: torch.Tensor,
     length_penalty_alpha: float,
     sos_id: int,
     eos_id: int,
     pad_id: int,
-) -> tuple:
-    """Feed ``token`` (B*K,) and keep the K best continuations among the K x V of every sentence.
+) -> tuple[BeamState, dict, Optional[torch.Tensor]]:
+    """Feed each beam's last token and keep the K best continuations among the K x V of every sentence.
 
-    Returns, for the surviving beams: their next tokens (B*K,), their
-    log-probabilities (B, K) and ranking scores (B, K) (log-probability /
-    length penalty, best first), lengths (B*K,), which have finished
-    (B*K,), their tokens so far (B*K, t), the beam each came from (B*K,),
-    the decoding state reordered to them and this step's attention
+    Returns the surviving beams (a :class:`~txcourse.decoding.BeamState`:
+    their next tokens, log-probabilities and ranking scores, best first,
+    lengths, which have finished, their tokens so far and the beam each came
+    from), the decoding state reordered to them and this step's attention
     (B*K, H, T_src) or None.
     """
-    logits, state, attention = model.decode_step(token, state)  # (B*K, V), new state, (B*K, H, T_src)
-    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B*K, V)
-    k, vocab = beam_scores.shape[-1], log_probs.shape[-1]
+    logits, state, attention = model.decode_step(beams.token, state)  # (B*K, V), new state, (B*K, H, T_src)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B*K, V)
+    k, vocab = beams.scores.shape[-1], log_probs.shape[-1]
     pad_only = torch.full_like(log_probs, float("-inf"))  # (B*K, V)
     pad_only[:, pad_id] = 0.0
-    log_probs = torch.where(finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
-    total = beam_scores.reshape(-1, 1) + log_probs  # (B*K, V)
-    new_lengths = torch.where(finished, lengths, lengths + 1)  # (B*K,)
-    ranked = total / length_penalty(new_lengths, length_penalty_alpha)[:, None]  # (B*K, V)
+    log_probs = torch.where(beams.finished[:, None], pad_only, log_probs)  # (B*K, V) finished: only <pad>, free
+    total = beams.scores.reshape(-1, 1) + log_probs  # (B*K, V)
+    new_lengths = torch.where(beams.finished, beams.lengths, beams.lengths + 1)  # (B*K,)
+    ranked = total / length_penalty(new_lengths.float(), length_penalty_alpha)[:, None]  # (B*K, V)
     best, flat = ranked.reshape(-1, k * vocab).topk(k, dim=-1)  # (B, K), (B, K)
     first = torch.arange(flat.shape[0], device=flat.device)[:, None] * k  # (B, 1) each sentence's first row
     origin = (first + flat // vocab).reshape(-1)  # (B*K,)
     token = (flat % vocab).reshape(-1)  # (B*K,)
-    beam_scores = total.reshape(-1, k * vocab).gather(1, flat)  # (B, K)
-    lengths = new_lengths.index_select(0, origin)  # (B*K,)
     state = reorder_state(state, origin)  # the state follows its beams
-    sequences = torch.cat([sequences.index_select(0, origin), token[:, None]], dim=1)  # (B*K, t)
     attention = None if attention is None else attention.index_select(0, origin)  # (B*K, H, T_src)
-    finished = finished.index_select(0, origin) | (token == eos_id)  # (B*K,)
-    return token, beam_scores, best, lengths, finished, sequences, origin, state, attention
+    beams = BeamState(
+        token=token,
+        scores=total.reshape(-1, k * vocab).gather(1, flat),  # (B, K)
+        ranked=best,  # (B, K)
+        lengths=new_lengths.index_select(0, origin),  # (B*K,)
+        finished=beams.finished.index_select(0, origin) | (token == eos_id),  # (B*K,)
+        sequences=torch.cat([beams.sequences.index_select(0, origin), token[:, None]], dim=1),  # (B*K, t)
+        origin=origin,  # (B*K,)
+    )
+    return beams, state, attention
 
 
 def _follow(history: Optional[torch.Tensor], origin: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
@@ -243,28 +248,30 @@ def beam_search(
         A :class:`DecodeOutput` holding the best beam of every sentence.
     """
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
-    V.check_positive("beam_size", beam_size)
-    if not length_penalty_alpha >= 0:
-        raise ValueError(f"length_penalty_alpha must be >= 0, got {length_penalty_alpha!r}")
+    check_beam(beam_size, length_penalty_alpha)
     batch, k = src.shape[0], beam_size
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = model.start_decoding(src.repeat_interleave(k, dim=0), use_cache)  # sentence b: rows b*K..b*K+K-1
     step = functools.partial(_beam_step, model)  # TensorFlow: this step traced into a graph
     token = torch.full((batch * k,), sos_id, dtype=torch.long, device=src.device)  # (B*K,)
-    beam_scores = torch.zeros(batch, k, device=src.device)  # (B, K) log-probabilities
-    beam_scores[:, 1:] = float("-inf")  # all beams start equal: keep only the first
-    lengths = torch.zeros(batch * k, dtype=torch.long, device=src.device)  # (B*K,)
-    finished = torch.zeros(batch * k, dtype=torch.bool, device=src.device)  # (B*K,)
-    sequences = token[:, None][:, :0]  # (B*K, 0)
+    scores = torch.zeros(batch, k, device=src.device)  # (B, K) log-probabilities
+    scores[:, 1:] = float("-inf")  # all beams start equal: keep only the first
+    beams = BeamState(
+        token=token,
+        scores=scores,
+        ranked=scores,  # (B, K)
+        lengths=torch.zeros(batch * k, dtype=torch.long, device=src.device),  # (B*K,)
+        finished=torch.zeros(batch * k, dtype=torch.bool, device=src.device),  # (B*K,)
+        sequences=token[:, None][:, :0],  # (B*K, 0)
+        origin=torch.arange(batch * k, device=src.device),  # (B*K,)
+    )
     history: Optional[torch.Tensor] = None  # (B*K, H, t, T_src)
     for _ in range(steps):
-        token, beam_scores, best, lengths, finished, sequences, origin, state, attention = step(
-            token, state, beam_scores, lengths, finished, sequences, length_penalty_alpha, sos_id, eos_id, pad_id
-        )
+        beams, state, attention = step(beams, state, length_penalty_alpha, sos_id, eos_id, pad_id)
         if attention is not None:
-            history = _follow(history, origin, attention)  # (B*K, H, t, T_src)
-        if bool(finished.all()):
+            history = _follow(history, beams.origin, attention)  # (B*K, H, t, T_src)
+        if _all_finished(beams.finished):
             break
     first = torch.arange(batch, device=src.device) * k  # (B,) the best beam is ranked first
     attention = None if history is None else history.index_select(0, first)  # (B, H, T_out, T_src)
-    return DecodeOutput(sequences.index_select(0, first), best[:, 0], attention)
+    return DecodeOutput(beams.sequences.index_select(0, first), beams.ranked[:, 0], attention)

@@ -19,7 +19,7 @@ import torch.distributed as dist
 
 from txcourse.training.distributed import SINGLE, Replicas, torchrun_env
 
-__all__ = ["resolve_device", "data_parallel", "end_data_parallel"]
+__all__ = ["resolve_device", "set_threads", "data_parallel", "end_data_parallel"]
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -44,6 +44,14 @@ def resolve_device(device: str = "auto") -> torch.device:
             f"(a GPU when there is one)"
         )
     return torch.device(device)
+
+
+def set_threads(n: int) -> None:
+    """Limit this framework to ``n`` CPU threads; call it before the framework runs anything.
+
+    PyTorch: ``torch.set_num_threads`` (its intra-op threads; it may be called at any time).
+    """
+    torch.set_num_threads(n)
 
 
 def ddp_device_ids(device: torch.device) -> Optional[list[int]]:

@@ -17,7 +17,8 @@ import torch
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.torch.decode import DecodeOutput, _inference, _max_steps, _never
+from txcourse.decoding import max_steps, run_steps
+from txcourse.torch.decode import DecodeOutput, _all_finished, _finish, _inference, _log_probs
 
 __all__ = ["filter_logits", "sample_decode"]
 
@@ -100,12 +101,10 @@ def _sample_step(
     decoding state and the attention (B, H, T_src) or None.
     """
     logits, state, attention = model.decode_step(token, state)  # (B, V), new state, (B, H, T_src)
-    log_probs = _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+    log_probs = _log_probs(logits, sos_id, pad_id)  # (B, V)
     filtered = filter_logits(log_probs, temperature, top_k, top_p)  # (B, V)
     token = torch.multinomial(filtered.exp(), 1, generator=seed)[:, 0]  # (B,) one draw per row
-    token = torch.where(finished, torch.full_like(token, pad_id), token)  # (B,)
-    scores = scores + torch.where(finished, 0.0, log_probs.gather(1, token[:, None])[:, 0])  # (B,)
-    finished = finished | (token == eos_id)  # (B,)
+    token, scores, finished = _finish(token, finished, scores, log_probs, eos_id, pad_id)  # (B,)
     return token, finished, scores, state, attention
 
 
@@ -149,21 +148,14 @@ def sample_decode(
     V.check_rank("src", tuple(src.shape), 2, "(B, T_src)")
     V.check_sampling(temperature, top_k, top_p)
     V.check_non_negative("seed", seed)
-    steps = _max_steps(model, src, max_len)
+    steps = max_steps(model, src.shape[1], max_len)
     state = model.start_decoding(src, use_cache)
     step = functools.partial(_sample_step, model)  # TensorFlow: this step traced into a graph
     generator = torch.Generator(device=src.device).manual_seed(seed)  # TensorFlow: stateless draws of (seed, step)
     token = torch.full((src.shape[0],), sos_id, dtype=torch.long, device=src.device)  # (B,)
     finished = torch.zeros_like(token, dtype=torch.bool)  # (B,)
     scores = torch.zeros(src.shape[0], device=src.device)  # (B,)
-    tokens, weights = [], []
-    for _ in range(steps):
-        token, finished, scores, state, attention = step(
-            token, finished, scores, state, generator, temperature, top_k, top_p, sos_id, eos_id, pad_id
-        )
-        tokens.append(token)  # (B,)
-        weights.append(attention)  # (B, H, T_src)
-        if bool(finished.all()):
-            break
+    settings = (generator, temperature, top_k, top_p, sos_id, eos_id, pad_id)  # the same at every step
+    tokens, weights, scores = run_steps(step, steps, token, finished, scores, state, lambda t: settings, _all_finished)
     attention = None if weights[0] is None else torch.stack(weights, dim=2)  # (B, H, T_out, T_src)
     return DecodeOutput(torch.stack(tokens, dim=1), scores, attention)  # (B, T_out)

@@ -15,6 +15,7 @@ re-exported here); the loop, checkpoints and resume:
 from __future__ import annotations
 
 import io
+import os
 import random
 from typing import Any, Optional
 
@@ -38,8 +39,8 @@ from txcourse.torch.devices import (
 from txcourse.torch.loss import label_smoothed_cross_entropy, token_accuracy
 from txcourse.torch.model import Transformer
 from txcourse.torch.seq2seq import Seq2Seq
-from txcourse.torch.weights import load_model_arrays, model_arrays, num_heads
-from txcourse.training import TrainConfig, noam_lr
+from txcourse.torch.weights import check_weights, load_model_arrays, model_arrays, num_heads
+from txcourse.training import TrainConfig, noam_lr, schedule_width
 from txcourse.training.checkpoint import Checkpoint, bytes_to_array, load_checkpoint
 from txcourse.training.distributed import check_divisible, shard, target_tokens
 from txcourse.training.loop import TrainingLoop, evaluate_batches
@@ -76,10 +77,6 @@ def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
     if kind in ("bahdanau", "seq2seq"):
         return Seq2Seq(Seq2SeqConfig.from_dict(config), attention=kind == "bahdanau")
     raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
-
-
-def _schedule_width(kind: str, config: dict[str, Any]) -> int:
-    return config["d_model"] if kind == "transformer" else config["units"]
 
 
 class Trainer(TrainingLoop):
@@ -126,7 +123,7 @@ class Trainer(TrainingLoop):
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas, eps=config.adam_eps)
-        width = _schedule_width(kind, model_config)
+        width = schedule_width(kind, model_config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
             lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps),
@@ -237,7 +234,9 @@ class Trainer(TrainingLoop):
         return num_heads(self.model, self.model_config)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
-        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked."""
+        """The weights and training state of a checkpoint :func:`~txcourse.training.checkpoint.load_checkpoint` checked;
+        the weights are checked against its header here, by this half, which knows their names."""
+        check_weights(checkpoint)
         load_model_arrays(self.model, checkpoint.arrays, checkpoint.path)
         state = torch.load(io.BytesIO(checkpoint.arrays["torch_state"].tobytes()), weights_only=True)
         self.optimizer.load_state_dict(state["optimizer"])
@@ -287,13 +286,16 @@ def evaluate(
         model.train(training)
 
 
-def load_model(path: str | Checkpoint, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
+def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tuple[torch.nn.Module, dict[str, Any]]:
     """Build the model a checkpoint describes and load its weights. Returns (model in eval mode, header).
 
-    ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
-    already read by :func:`~txcourse.training.checkpoint.load_checkpoint` (then not read again).
+    ``path`` is a checkpoint file (read and checked by :func:`~txcourse.training.checkpoint.load_checkpoint`),
+    or a :class:`~txcourse.training.checkpoint.Checkpoint` it already returned (not read or checked again).
+    Either way this half then checks the weights against the header (:func:`~txcourse.torch.weights.check_weights`)
+    before it builds the model.
     """
-    checkpoint = load_checkpoint(path, FRAMEWORK)
+    checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
+    check_weights(checkpoint)
     model = build_model(checkpoint.kind, checkpoint.config)
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)
     return model.to(resolve_device(device)).eval(), checkpoint.meta

@@ -16,12 +16,14 @@ from txcourse.training.batches import BatchStream
 from txcourse.training.config import RESUME_SETTINGS, TrainConfig
 from txcourse.training.divergence import DivergenceWatch, diverged
 from txcourse.training.history import History, check_valid, read_history, validation_curve
-from txcourse.training.schedule import noam_lr
+from txcourse.training.schedule import noam_lr, noam_rate, schedule_width
 
 __all__ = [
     "TrainConfig",
     "RESUME_SETTINGS",
     "noam_lr",
+    "noam_rate",
+    "schedule_width",
     "BatchStream",
     "History",
     "read_history",

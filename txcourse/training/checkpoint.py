@@ -7,9 +7,11 @@ alone, so the command line can tell a PyTorch checkpoint from a TensorFlow
 one, or a Transformer from a GRU, without importing either framework.
 
 :func:`load_checkpoint` is the one loader: it reads a checkpoint and checks
-it once (header, framework, model kind, resumability, weights against the
-config). Weight names are each framework's own; the half that wrote them
-reads them (``txcourse.<framework>.weights``), imported only then.
+it once (header, framework, model kind, resumability, finite weights, pad id).
+Weight names are each framework's own, so this module knows neither: the half
+that loads the weights checks them against the header when it loads them
+(``txcourse.<framework>.weights.check_weights``, through :func:`check_architecture`).
+Framework-free: it imports no half.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from txcourse.config import Seq2SeqConfig, TransformerConfig
-from txcourse.registry import FRAMEWORKS, MODEL_KINDS, backend
+from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 from txcourse.training.files import atomic_write
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
     "read_checkpoint_meta",
     "check_checkpoint",
     "check_resumable",
-    "check_weights",
+    "check_architecture",
     "heads_array",
     "strip_training_state",
 ]
@@ -95,7 +97,7 @@ class Checkpoint:
 
 
 def load_checkpoint(
-    path: str | os.PathLike | Checkpoint, framework: Optional[str], kind: Optional[str] = None, resumable: bool = False
+    path: str | os.PathLike, framework: Optional[str], kind: Optional[str] = None, resumable: bool = False
 ) -> Checkpoint:
     """Read a checkpoint and check it once: the one entry point of every loader.
 
@@ -104,21 +106,22 @@ def load_checkpoint(
     (:func:`read_checkpoint`); that it was written by ``framework`` and holds
     a model of ``kind`` (:func:`check_checkpoint`); with ``resumable``, that
     it still holds the optimizer state and data position (:func:`check_resumable`);
-    and that its weights are finite and are those its header's model config
-    describes (:func:`check_weights`, which asks the framework's half to read
-    its own weight names, so it imports that framework).
+    and that its weights are finite and its pad id is its tokenizers'. Whether
+    the weights are those the header's model config describes is checked by
+    the half that loads them (their names are its own), when it loads them:
+    ``load_model`` and ``Trainer.load`` of ``txcourse.<framework>.train``.
 
     Args:
-        path: a ``.npz`` written by ``Trainer.save``; a :class:`Checkpoint`
-            already loaded is checked again for ``framework``, ``kind`` and
-            ``resumable`` only (its weights were checked when it was read).
+        path: a ``.npz`` written by ``Trainer.save``.
         framework: 'torch' or 'tf', the half that will load it; None takes
             the header's (for a caller that loads either).
         kind: the model kind the caller needs; None accepts any.
         resumable: True for ``Trainer.load`` (training continues from it).
 
     Returns:
-        A :class:`Checkpoint` (path, meta, arrays; kind, config, step).
+        A :class:`Checkpoint` (path, meta, arrays; kind, config, step), which
+        ``load_model`` and ``Trainer.load`` take as it is, without reading or
+        checking it again.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -128,16 +131,12 @@ def load_checkpoint(
         ``ckpt = load_checkpoint("book/data/numbers-transformer-torch.npz", "torch", "transformer")``,
         then ``txcourse.torch.train.load_model(ckpt)`` builds the model without reading the file again.
     """
-    if isinstance(path, Checkpoint):
-        checkpoint, fresh = path, False
-    else:
-        meta, arrays = read_checkpoint(path)
-        checkpoint, fresh = Checkpoint(str(path), meta, arrays), True
-    check_checkpoint(checkpoint.path, checkpoint.meta, framework or checkpoint.meta.get("framework"), kind)
+    meta, arrays = read_checkpoint(path)
+    checkpoint = Checkpoint(str(path), meta, arrays)
+    check_checkpoint(checkpoint.path, meta, framework or meta.get("framework"), kind)
     if resumable:
-        check_resumable(checkpoint.path, checkpoint.meta)
-    if fresh:
-        check_weights(checkpoint.path, checkpoint.meta, checkpoint.arrays)
+        check_resumable(checkpoint.path, meta)
+    _check_values(checkpoint.path, meta, arrays)
     return checkpoint
 
 
@@ -217,22 +216,12 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
 
 
 def heads_array(num_heads: int) -> dict[str, np.ndarray]:
-    """The array a Transformer checkpoint stores its number of heads in, beside the weights (see check_weights)."""
+    """The array a Transformer checkpoint stores its number of heads in, beside the weights (see check_architecture)."""
     return {_HEADS: np.array(num_heads, dtype=np.int64)}
 
 
-def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Raise a one-line ValueError when the header's model kind or config contradicts the weights.
-
-    Checked where the weights determine it: the model kind; the vocabulary
-    sizes, d_model, d_ff, the layer counts, norm_first and tie_embeddings of
-    a Transformer (from the shapes and names of its weights); embedding_dim
-    and units of a GRU model; and num_heads, which no weight shape tells:
-    checkpoints written by a Trainer store it as the array ``arch/num_heads``
-    (older checkpoints without it are not checked). max_len is not stored (the
-    positional-encoding table is a constant, not a weight), nor are dropout,
-    pad_id, layer_norm_eps and fused: those come from the header alone.
-    """
+def _check_values(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Raise a one-line ValueError when a weight is not finite, or the header's pad_id is not its tokenizers'."""
     broken = [
         name
         for name, a in arrays.items()
@@ -244,14 +233,38 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
             f"e.g. {broken[0]!r}: it cannot translate; use an earlier checkpoint or train again"
         )
     _check_pad_ids(path, meta)
-    found = weights_architecture(meta["framework"], arrays)
+
+
+def check_architecture(checkpoint: Checkpoint, found: dict[str, Any]) -> None:
+    """Raise a one-line ValueError when the header's model kind or config contradicts the weights.
+
+    ``found`` is what the names and shapes of the weights tell, read by the
+    half that wrote them (``txcourse.<framework>.weights.architecture``: the
+    names are its own); each half calls this through its ``check_weights``
+    when it loads a checkpoint's weights. Checked where the weights determine
+    it: the model kind; the vocabulary sizes, d_model, d_ff, the layer counts,
+    norm_first and tie_embeddings of a Transformer; embedding_dim and units of
+    a GRU model; and num_heads, which no weight shape tells: checkpoints
+    written by a Trainer store it as the array ``arch/num_heads`` (older
+    checkpoints without it are not checked). max_len is not stored (the
+    positional-encoding table is a constant, not a weight), nor are dropout,
+    pad_id, layer_norm_eps and fused: those come from the header alone.
+    """
+    found = dict(found)
+    if found.get("kind") == "transformer" and _HEADS in checkpoint.arrays:
+        found["num_heads"] = int(checkpoint.arrays[_HEADS])
+    found = {
+        key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
+        for key, value in found.items()
+        if value is not None
+    }
     if not found:
         return
-    kind, config = meta["model"]["kind"], meta["model"]["config"]
+    kind, config = checkpoint.kind, checkpoint.config
     weights_kind = found.pop("kind")
     if weights_kind != kind:
         raise ValueError(
-            f"checkpoint {str(path)!r}: its header says model kind {kind!r}, but its weights are "
+            f"checkpoint {checkpoint.path!r}: its header says model kind {kind!r}, but its weights are "
             f"those of a {weights_kind!r} model (was the header edited?)"
         )
     differ = [
@@ -261,7 +274,7 @@ def check_weights(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
     ]
     if differ:
         raise ValueError(
-            f"checkpoint {str(path)!r}: its header does not describe its weights: "
+            f"checkpoint {checkpoint.path!r}: its header does not describe its weights: "
             + "; ".join(differ)
             + " (model.config must be the one the weights were trained with: "
             "was the header edited, or copied from another run?)"
@@ -288,24 +301,6 @@ def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
                 + (f"; id {pad_id} is the word {word!r}, which would be masked" if word else "")
                 + " (was the header edited?)"
             )
-
-
-def weights_architecture(framework: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """What the names and shapes of a checkpoint's model arrays tell about the model ({} when nothing).
-
-    The names are the framework's own, so the half that wrote them reads them
-    (``txcourse.<framework>.weights.architecture``, imported here through
-    :func:`txcourse.registry.backend`, the package's one import of a half by name); this adds ``num_heads``
-    from ``arch/num_heads``, which no weight shape tells.
-    """
-    found = backend(framework).weights.architecture(arrays)
-    if found.get("kind") == "transformer" and _HEADS in arrays:
-        found["num_heads"] = int(arrays[_HEADS])
-    return {
-        key: (int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value)
-        for key, value in found.items()
-        if value is not None
-    }
 
 
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:

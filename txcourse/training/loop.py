@@ -14,7 +14,8 @@ only what needs its framework:
 * ``_evaluate(data)``: the teacher-forced loss and accuracy of ``data``
   (its module's ``evaluate``, built on :func:`evaluate_batches`);
 * ``_weights_finite()``, ``_state_arrays()``, ``_num_heads()``,
-  ``_restore(checkpoint)``: weights and optimizer state in and out;
+  ``_restore(checkpoint)``: weights and optimizer state in and out (``_restore``
+  checks the weights against the checkpoint's header: their names are the half's);
 * the attributes ``model``, ``replicas`` (a :class:`~txcourse.training.distributed.Replicas`)
   and the class attributes ``framework`` and ``_versions``.
 """
@@ -22,6 +23,7 @@ only what needs its framework:
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any, Optional
@@ -200,14 +202,18 @@ class TrainingLoop:
         }
         write_checkpoint(path, meta, arrays)
 
-    def load(self, path: str | Checkpoint) -> None:
+    def load(self, checkpoint: str | os.PathLike | Checkpoint) -> None:
         """Restore everything :meth:`save` wrote: training continues exactly where it stopped.
 
-        ``path`` is a checkpoint file, or a :class:`~txcourse.training.checkpoint.Checkpoint`
-        already read by :func:`~txcourse.training.checkpoint.load_checkpoint`. It must be
-        of this framework and model kind, and resumable (not stripped).
+        ``checkpoint`` is a file, read and checked here by
+        :func:`~txcourse.training.checkpoint.load_checkpoint` (this framework and model kind,
+        resumable); or the :class:`~txcourse.training.checkpoint.Checkpoint` a caller read so
+        (``txcourse train --resume`` reads it first, to compare its settings), which is taken as
+        it is: not read or checked again. The half checks the weights against the header when
+        it loads them (``_restore``).
         """
-        checkpoint = load_checkpoint(path, self.framework, self.kind, resumable=True)
+        if not isinstance(checkpoint, Checkpoint):
+            checkpoint = load_checkpoint(checkpoint, self.framework, self.kind, resumable=True)
         self._restore(checkpoint)
         self.step = checkpoint.step
         self.stream.load_state(checkpoint.meta["stream"])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
-__all__ = ["noam_lr"]
+__all__ = ["noam_lr", "noam_rate", "schedule_width"]
 
 
 def noam_lr(
@@ -34,10 +35,38 @@ def noam_lr(
         >>> noam_lr(1000, 128, 400, total_steps=1000, cooldown_steps=100) / noam_lr(1000, 128, 400)
         0.01
     """
-    step = max(int(step), 1)
-    rate = factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+    return noam_rate(max(int(step), 1), d_model, warmup_steps, factor, total_steps, cooldown_steps)
+
+
+def _clip(x: float, low: float, high: float) -> float:
+    return min(high, max(low, x))
+
+
+def noam_rate(
+    step: Any,
+    d_model: int,
+    warmup_steps: int,
+    factor: float,
+    total_steps: Optional[int],
+    cooldown_steps: int,
+    minimum: Callable[[Any, Any], Any] = min,
+    clip: Callable[[Any, float, float], Any] = _clip,
+) -> Any:
+    """The arithmetic of :func:`noam_lr` for a step >= 1, in any number type: written once for both halves.
+
+    Python floats with the defaults; a framework's tensors with its own
+    ``minimum`` and ``clip`` (TensorFlow's ``NoamSchedule`` passes
+    ``tf.minimum`` and ``tf.clip_by_value`` and a float64 step, so its rate is
+    this function's to the last digits; PyTorch calls :func:`noam_lr`).
+    """
+    rate = factor * d_model**-0.5 * minimum(step**-0.5, step * warmup_steps**-1.5)
     if cooldown_steps:
         if total_steps is None:
             raise ValueError("noam_lr: cooldown_steps needs total_steps, the step the cool-down ends at")
-        rate *= min(1.0, max(0.0, (total_steps - step + 1) / cooldown_steps))
+        rate *= clip((total_steps - step + 1.0) / cooldown_steps, 0.0, 1.0)
     return rate
+
+
+def schedule_width(kind: str, config: dict[str, Any]) -> int:
+    """The width Eq. (3) scales the rate by: d_model of a Transformer, the GRU units of the week-1 models."""
+    return config["d_model"] if kind == "transformer" else config["units"]

@@ -24,7 +24,7 @@ The modules:
   (:func:`select`, :func:`draw`, :func:`build_figures`, the manifest, :func:`format_recipe_list`).
 
 Framework-free at import time: a recipe imports its framework half through
-:func:`txcourse.registry.backend` only when it runs.
+:func:`txcourse.backends.backend` only when it runs.
 
 Example:
     >>> sorted(RECIPES)[:2]

@@ -114,14 +114,16 @@ class Context:
 
     @functools.cached_property
     def fw(self) -> Backend:
-        from txcourse.registry import backend
+        from txcourse.backends import backend
 
         return backend(self.framework)
 
     @property
     def lib(self) -> ModuleType:
-        """``txcourse.torch`` or ``txcourse.tf``."""
-        return self.fw.package
+        """``txcourse.torch`` or ``txcourse.tf``: the layers a figure draws with."""
+        from txcourse.backends import library
+
+        return library(self.framework)
 
     def tensor(self, array: Any, dtype: Any = None) -> Any:
         return self.fw.to_tensor(np.asarray(array, dtype=dtype))

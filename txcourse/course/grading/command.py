@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from txcourse.course.grading import grade
+import txcourse.course.grading.grade as grade  # the module: tests replace grade.grade_submissions
 from txcourse.course.grading.grade import DEFAULT_NOTEBOOK_TIMEOUT, GradingInterrupted
 from txcourse.course.grading.sandbox import DEFAULT_MEMORY, SandboxUnavailable
 from txcourse.course.grading.workspace import GRADED, MISSING

@@ -10,11 +10,15 @@ single-replica step (:mod:`txcourse.training.distributed`).
 Every logged step also scores a validation set (the Trainer's ``valid``),
 which must agree as well.
 
+An upper layer, like :mod:`txcourse.backends`: it runs the half a name
+chooses, so it lives above the halves, outside the framework-free
+:mod:`txcourse.training`.
+
 Run (each writes ``OUT/<scenario>.npz``: the step and validation losses and the weights)::
 
-    torchrun --nproc-per-node 2 -m txcourse.training.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
-    python -m txcourse.training.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
-    python -m txcourse.training.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
+    torchrun --nproc-per-node 2 -m txcourse.distributed_check --framework torch --out OUT  # 'full-2', 'cut-2'
+    python -m txcourse.distributed_check --framework torch --out OUT                       # 'full-1', 'resumed-1'
+    python -m txcourse.distributed_check --framework tf --replicas 2 --out OUT             # all four, TensorFlow
 
 (``--no-resume`` skips 'cut-2' and 'resumed-1'.)
 'cut-2' is a checkpoint of 2 replicas after half the steps; 'resumed-1'
@@ -33,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from txcourse.backends import backend, set_threads
 from txcourse.data.batching import EncodedPairs
-from txcourse.registry import FRAMEWORKS, backend, default_model_config, set_threads
+from txcourse.registry import FRAMEWORKS, default_model_config
 from txcourse.training import TrainConfig
 from txcourse.training.checkpoint import read_checkpoint
 
@@ -140,9 +145,7 @@ def compare(a: Path, b: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m txcourse.training.distributed_check", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m txcourse.distributed_check", description=__doc__.split("\n")[0])
     parser.add_argument("--framework", choices=FRAMEWORKS, required=True)
     parser.add_argument("--out", type=Path, required=True, help="folder for the scenario files")
     parser.add_argument(
