@@ -11,6 +11,8 @@ whom they serve:
   Trainer's framework steps, each half's weight layout);
 - ``config.py``, ``cache.py``, ``_validation.py``: what both twins share (the
   model config, the decoder's cache values, argument checks);
+- ``errors.py``: :class:`TxcourseError`, the one error type of the user's
+  mistakes (a bad option, field, file or checkpoint); anything else is a bug;
 - ``registry.py``: the frameworks and model kinds, and the one function that
   imports a half by name (:func:`txcourse.registry.backend`);
 - ``data/``: tasks, tokenizers, batching, corpora;
@@ -42,6 +44,7 @@ NOT be attended, as in the source notes and ``torch.nn.Transformer``.
 """
 
 from txcourse.config import TransformerConfig
+from txcourse.errors import TxcourseError
 
-__all__ = ["TransformerConfig", "__version__"]
+__all__ = ["TransformerConfig", "TxcourseError", "__version__"]
 __version__ = "0.1.0"

@@ -1,15 +1,53 @@
-"""The framework a command runs on: TensorFlow imported without its start-up log, a checkpoint's model loaded."""
+"""The framework a command runs on: TensorFlow imported without its start-up log, a checkpoint's model loaded
+(and the options that choose it, which ``translate`` and ``evaluate`` share)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
+from pathlib import Path
 
 from txcourse.cli.checks import check_beam, check_device
+from txcourse.cli.options import MODELS, count, device_name
+from txcourse.errors import TxcourseError
+from txcourse.registry import FRAMEWORKS
 
-__all__ = ["import_quietly", "load"]
+__all__ = ["add_checkpoint_options", "import_quietly", "load", "reading_checkpoint"]
+
+
+def add_checkpoint_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that runs a checkpoint (translate, evaluate): which one, where, how to decode."""
+    parser.add_argument("--checkpoint", type=Path, required=True)
+    parser.add_argument("--framework", choices=FRAMEWORKS, default=None, help="must match the checkpoint")
+    parser.add_argument("--model", choices=MODELS, default=None, help="must match the checkpoint")
+    parser.add_argument("--device", type=device_name, default="cpu", help="auto, cpu, cuda, cuda:i or mps")
+    parser.add_argument(
+        "--beam", type=count(1), default=1, help="beam size (1: greedy; at most the target vocabulary size)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=count(1),
+        default=None,
+        help="CPU threads for the framework (default: its own choice; 1 is fastest on a busy machine)",
+    )
+
+
+@contextlib.contextmanager
+def reading_checkpoint():
+    """A checkpoint refused by txcourse.training.checkpoint is the user's mistake, named ``--checkpoint``.
+
+    Only around that module's readers (``read_checkpoint_meta``, ``load_checkpoint``), which still refuse a bad
+    file with a bare ``ValueError``; once they raise :class:`~txcourse.errors.TxcourseError` this passes it on.
+    """
+    try:
+        yield
+    except TxcourseError:
+        raise
+    except ValueError as err:
+        raise TxcourseError(str(err), "--checkpoint") from err
 
 
 def import_quietly(framework: str) -> None:
@@ -42,16 +80,18 @@ def load(args: argparse.Namespace):
     Returns ``(fw, model, meta, src_tok, tgt_tok)``.
     """
     from txcourse.data.prepare import tokenizers_from_meta
-    from txcourse.registry import FRAMEWORKS, backend, set_threads
+    from txcourse.registry import backend, set_threads
     from txcourse.training.checkpoint import load_checkpoint, read_checkpoint_meta
 
     # the half to import: --framework, else the header's (read alone, without the weights)
-    framework = args.framework or read_checkpoint_meta(args.checkpoint).get("framework")
+    with reading_checkpoint():
+        framework = args.framework or read_checkpoint_meta(args.checkpoint).get("framework")
     if framework in FRAMEWORKS:
         import_quietly(framework)
         if args.threads:
             set_threads(args.threads, [framework])  # before the framework runs anything
-    checkpoint = load_checkpoint(args.checkpoint, framework, args.model)  # read and checked once
+    with reading_checkpoint():
+        checkpoint = load_checkpoint(args.checkpoint, framework, args.model)  # read and checked once
     src_tok, tgt_tok = tokenizers_from_meta(checkpoint.meta)
     check_beam(args.beam, tgt_tok)
     fw = backend(framework)

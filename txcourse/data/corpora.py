@@ -30,6 +30,7 @@ import zipfile
 from pathlib import Path
 
 from txcourse.data._checks import check_int
+from txcourse.errors import TxcourseError
 
 __all__ = [
     "ANKI_URL",
@@ -140,19 +141,19 @@ def _read_tab_pairs(path: Path, max_pairs: int | None, names: tuple[str, str]) -
                     continue
                 fields = line.split("\t")
                 if len(fields) < 2:
-                    raise ValueError(
+                    raise TxcourseError(
                         f"{path}, line {lineno}: expected at least 2 tab-separated fields "
                         f"({names[0]}<TAB>{names[1]}[<TAB>anything]), got {len(fields)}: {line[:80]!r}"
                     )
                 src, tgt = fields[0].strip(), fields[1].strip()
                 for name, value in ((f"field 1 ({names[0]})", src), (f"field 2 ({names[1]})", tgt)):
                     if not value:
-                        raise ValueError(f"{path}, line {lineno}: {name} is empty: {line[:80]!r}")
+                        raise TxcourseError(f"{path}, line {lineno}: {name} is empty: {line[:80]!r}")
                 pairs.append((src, tgt))
                 if max_pairs is not None and len(pairs) >= max_pairs:
                     break
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, line {lineno + 1}: not valid UTF-8 ({err.reason})") from None
+            raise TxcourseError(f"{path}, line {lineno + 1}: not valid UTF-8 ({err.reason})") from None
     return pairs
 
 
@@ -197,7 +198,7 @@ def download_anki(
     if sha256 is not None and (
         not isinstance(sha256, str) or len(sha256) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha256)
     ):
-        raise ValueError(f"sha256 must be 64 hexadecimal characters or None, got {sha256!r}")
+        raise TxcourseError(f"sha256 must be 64 hexadecimal characters or None, got {sha256!r}", "sha256")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     name = url.rstrip("/").rsplit("/", 1)[-1] or "spa-eng.zip"
@@ -219,7 +220,7 @@ def download_anki(
                     stacklevel=2,
                 )
             elif got.lower() != sha256.lower():
-                raise ValueError(
+                raise TxcourseError(
                     f"SHA-256 mismatch for {url}: expected {sha256.lower()}, got "
                     f"{got}; the download was deleted (pass the right sha256, or "
                     f"check the URL)"
@@ -230,7 +231,7 @@ def download_anki(
         finally:
             tmp.unlink(missing_ok=True)
     elif sha256 is not None and _sha256(archive).lower() != sha256.lower():
-        raise ValueError(
+        raise TxcourseError(
             f"cached file {str(archive)!r} does not match sha256={sha256.lower()}; "
             f"call download_anki(force=True) to download it again"
         )
@@ -240,7 +241,7 @@ def download_anki(
             with zipfile.ZipFile(archive) as zf:
                 members = [m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "spa.txt"]
                 if not members:
-                    raise ValueError(f"archive {str(archive)!r} holds no spa.txt; it contains {zf.namelist()[:10]}")
+                    raise TxcourseError(f"archive {str(archive)!r} holds no spa.txt; it contains {zf.namelist()[:10]}")
                 with zf.open(members[0]) as src, open(target, "wb") as dst:
                     shutil.copyfileobj(src, dst)
         else:
@@ -285,13 +286,13 @@ def load_pairs_csv(
         try:
             header = next(reader, None)
             if header is None:
-                raise ValueError(
+                raise TxcourseError(
                     f"{path}: the file is empty; expected a header row with columns {src_column!r} and {tgt_column!r}"
                 )
             columns = [c.strip() for c in header]
             missing = [c for c in (src_column, tgt_column) if c not in columns]
             if missing:
-                raise ValueError(
+                raise TxcourseError(
                     f"{path}: column(s) {missing} not found; the header has "
                     f"{columns}, expected src_column={src_column!r} and "
                     f"tgt_column={tgt_column!r}"
@@ -303,19 +304,19 @@ def load_pairs_csv(
                 if not row:
                     continue  # blank line
                 if len(row) != len(columns):
-                    raise ValueError(
+                    raise TxcourseError(
                         f"{path}, line {lineno}: expected {len(columns)} fields "
                         f"({columns}), got {len(row)}: {row[:6]!r}"
                     )
                 src, tgt = row[i_src].strip(), row[i_tgt].strip()
                 for name, value in ((src_column, src), (tgt_column, tgt)):
                     if not value:
-                        raise ValueError(f"{path}, line {lineno}: column {name!r} is empty")
+                        raise TxcourseError(f"{path}, line {lineno}: column {name!r} is empty")
                 pairs.append((src, tgt))
                 if max_pairs is not None and len(pairs) >= max_pairs:
                     break
         except csv.Error as err:
-            raise ValueError(f"{path}, line {reader.line_num}: malformed CSV ({err})") from None
+            raise TxcourseError(f"{path}, line {reader.line_num}: malformed CSV ({err})") from None
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, after line {reader.line_num}: not valid UTF-8 ({err.reason})") from None
+            raise TxcourseError(f"{path}, after line {reader.line_num}: not valid UTF-8 ({err.reason})") from None
     return pairs

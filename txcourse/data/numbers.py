@@ -62,6 +62,7 @@ import numpy as np
 
 from txcourse.data._checks import check_fraction, check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
+from txcourse.errors import TxcourseError
 
 __all__ = [
     "SUPPORTED_LANGS",
@@ -80,7 +81,7 @@ TARGET_LANGS = ("ko", "es", "fr")  # the source side is always English
 def _check_lang(name: str, lang, allowed) -> None:
     if lang not in allowed:
         listed = ", ".join(f"{code!r} ({SUPPORTED_LANGS[code]})" for code in allowed)
-        raise ValueError(f"{name} must be one of {listed}; got {lang!r}")
+        raise TxcourseError(f"{name} must be one of {listed}; got {lang!r}", name)
 
 
 def numbers_to_words(n: int, lang: str = "en") -> str:
@@ -144,7 +145,7 @@ def _pattern_numbers(rng: np.random.Generator, d: int, first: int, last: int, co
     while len(out) < count:
         tries += 1
         if tries > 1000 * count:
-            raise ValueError(f"[{first}, {last}] holds too few {d}-digit numbers to draw {count} by zero pattern")
+            raise TxcourseError(f"[{first}, {last}] holds too few {d}-digit numbers to draw {count} by zero pattern")
         nonzero = np.concatenate([[True], rng.integers(0, 2, d - 1).astype(bool)])  # (d,)
         digits = np.where(nonzero, rng.integers(1, 10, d), 0)  # (d,)
         n = int("".join(map(str, digits.tolist())))
@@ -269,15 +270,15 @@ def make_numbers_task(
     low = check_int("low", low, minimum=0)
     high = check_int("high", high)
     if low >= high:
-        raise ValueError(f"low must be smaller than high, got low={low}, high={high}")
+        raise TxcourseError(f"low must be smaller than high, got low={low}, high={high}", "low")
     n_train, n_valid, n_test = check_sizes(sizes)
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     closed_digits = check_int("closed_digits", closed_digits, minimum=0)
     round_fraction = check_fraction("round_fraction", round_fraction)
     pattern_fraction = check_fraction("pattern_fraction", pattern_fraction)
     if round_fraction + pattern_fraction > 1:
-        raise ValueError(
+        raise TxcourseError(
             f"round_fraction + pattern_fraction must be at most 1, got {round_fraction} + "
             f"{pattern_fraction} = {round_fraction + pattern_fraction}"
         )
@@ -285,7 +286,7 @@ def make_numbers_task(
     if max_train_digits is not None:
         max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
         if max_train_digits >= digits[-1]:
-            raise ValueError(
+            raise TxcourseError(
                 f"max_train_digits must be smaller than the digit count of high={high} "
                 f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}"
             )
@@ -294,7 +295,7 @@ def make_numbers_task(
     held_digits = {"valid": [d for d in open_digits if d in train_digits], "test": open_digits}
     for split, size in (("valid", n_valid), ("test", n_test)):
         if size and not held_digits[split]:
-            raise ValueError(
+            raise TxcourseError(
                 f"sizes={tuple(sizes)}: the {split} split is drawn from numbers with more than "
                 f"closed_digits={closed_digits} digits"
                 + (
@@ -329,7 +330,7 @@ def make_numbers_task(
         wants[0] -= len(drawn_train)
         taken = set(drawn_train)
         if sum(wants) + len(taken) > pool_size:
-            raise ValueError(
+            raise TxcourseError(
                 f"sizes={tuple(sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
                 f"({wants[0] + len(drawn_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
                 f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits"
@@ -400,9 +401,9 @@ def draw_by_digit_count(
     low = check_int("low", low, minimum=0)
     high = check_int("high", high)
     if low >= high:
-        raise ValueError(f"low must be smaller than high, got low={low}, high={high}")
+        raise TxcourseError(f"low must be smaller than high, got low={low}, high={high}", "low")
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     excluded = set(exclude)
     rng = np.random.default_rng(seed)
     drawn = {}
