@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.training import read_history
@@ -273,7 +273,7 @@ def test_option_errors_name_the_option_and_value(argv, message, capsys, tmp_path
 
 
 def test_a_train_config_field_is_named_by_its_option():
-    """TrainConfig is filled one field at a time, so the field it refuses is named by the option that set it."""
+    """TrainConfig's TxcourseError names the field it refuses (.field), so the option that set it is named."""
     from txcourse.cli import build_parser
     from txcourse.cli.options import OptionError
     from txcourse.cli.settings import train_config
@@ -380,3 +380,16 @@ def test_error_line_of_a_multi_line_message_is_its_first_line():
 
     assert error_line(ValueError("the cause\n  details\n")) == "the cause"
     assert error_line(ValueError("\n\n")) == "ValueError"
+
+
+def test_train_config_names_the_field_it_refuses():
+    """TrainConfig raises the one user-error type, naming the field (the CLI maps it to its option)."""
+    from txcourse import TxcourseError
+    from txcourse.training import TrainConfig
+
+    with pytest.raises(TxcourseError, match=r"^TrainConfig.log_every must be a positive integer, got 0$") as err:
+        TrainConfig(log_every=0)
+    assert err.value.field == "log_every" and isinstance(err.value, ValueError)
+    with pytest.raises(TxcourseError) as err:
+        TrainConfig(batch_size=None)
+    assert err.value.arguments == ("batch_size", "max_tokens")

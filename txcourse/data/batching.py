@@ -127,6 +127,23 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.nd
     return out, lengths
 
 
+def _check_encoding_args(src_tok, tgt_tok, max_len, drop_long) -> int | None:
+    """:func:`encode_pairs`'s arguments other than the pairs, checked; ``max_len`` to use."""
+    if max_len is not None:
+        max_len = check_int("max_len", max_len, minimum=2)
+    if not isinstance(drop_long, bool):
+        raise TxcourseError(f"drop_long must be True or False, got {drop_long!r}", "drop_long")
+    for name, tok in (("src_tok", src_tok), ("tgt_tok", tgt_tok)):
+        if not (hasattr(tok, "encode") and hasattr(tok, "pad_id")):
+            raise TxcourseError(
+                f"{name} must be a tokenizer with encode() and pad_id "
+                f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}"
+            )
+    if src_tok.pad_id != tgt_tok.pad_id:
+        raise TxcourseError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} and {tgt_tok.pad_id}")
+    return max_len
+
+
 def encode_pairs(
     pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: int | None = None, drop_long: bool = False
 ) -> EncodedPairs:
@@ -154,18 +171,7 @@ def encode_pairs(
         >>> enc.indices.tolist()
         [1]
     """
-    if max_len is not None:
-        max_len = check_int("max_len", max_len, minimum=2)
-    if not isinstance(drop_long, bool):
-        raise TxcourseError(f"drop_long must be True or False, got {drop_long!r}", "drop_long")
-    for name, tok in (("src_tok", src_tok), ("tgt_tok", tgt_tok)):
-        if not (hasattr(tok, "encode") and hasattr(tok, "pad_id")):
-            raise TxcourseError(
-                f"{name} must be a tokenizer with encode() and pad_id "
-                f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}"
-            )
-    if src_tok.pad_id != tgt_tok.pad_id:
-        raise TxcourseError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} and {tgt_tok.pad_id}")
+    max_len = _check_encoding_args(src_tok, tgt_tok, max_len, drop_long)
     src_ids, tgt_ids, kept = [], [], []
     for i, pair in enumerate(pairs):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Sequence
 
@@ -90,6 +91,29 @@ def _sample_sequences(rng: np.random.Generator, vocab_size: int, lengths: range,
     return [out[i] for i in rng.permutation(len(out))]
 
 
+def _check_enough(sizes, v: int, wanted) -> None:
+    """Enough distinct sequences of each length range: ``wanted`` holds (lengths, how many, the range's name)."""
+    for lengths, need, what in wanted:
+        available = sum(min(v**length, 2**62) for length in lengths)
+        if need > available:
+            raise TxcourseError(
+                f"sizes={tuple(sizes)} need {need} distinct sequences of length {what} "
+                f"({lengths.start}..{lengths.stop - 1}) over a vocabulary of {v} symbols, "
+                f"but only {available} exist; lower sizes or use longer sequences / more symbols",
+                "sizes",
+            )
+
+
+def _symbol_pairs(seqs, vocab: tuple[str, ...], reverse: bool) -> list[tuple[str, str]]:
+    """(source, target) of each sequence of symbol ids: the symbols, and the same symbols (reversed)."""
+    out = []
+    for seq in seqs:
+        symbols = [vocab[i] for i in seq]
+        target = symbols[::-1] if reverse else symbols
+        out.append((" ".join(symbols), " ".join(target)))
+    return out
+
+
 def _make_symbol_task(
     name: str, reverse: bool, vocab, min_len, max_len, sizes, seed, long_test_fraction, long_max_len
 ) -> TranslationSplits:
@@ -115,17 +139,9 @@ def _make_symbol_task(
     short_lengths = range(min_len, max_len + 1)
     long_lengths = range(max_len + 1, long_max_len + 1)
     n_short = n_train + n_valid + n_test - n_long
-    for what, lengths, need in (
-        ("of length min_len..max_len", short_lengths, n_short),
-        ("of length max_len+1..long_max_len", long_lengths, n_long),
-    ):
-        available = sum(min(v**length, 2**62) for length in lengths)
-        if need > available:
-            raise TxcourseError(
-                f"sizes={tuple(sizes)} need {need} distinct sequences {what} "
-                f"({lengths.start}..{lengths.stop - 1}) over a vocabulary of {v} symbols, "
-                f"but only {available} exist; lower sizes or use longer sequences / more symbols"
-            )
+    _check_enough(
+        sizes, v, ((short_lengths, n_short, "min_len..max_len"), (long_lengths, n_long, "max_len+1..long_max_len"))
+    )
 
     rng = np.random.default_rng(seed)
     short = _sample_sequences(rng, v, short_lengths, n_short)
@@ -133,14 +149,7 @@ def _make_symbol_task(
     test = short[n_train + n_valid :] + long
     test = [test[i] for i in rng.permutation(len(test))]
 
-    def pairs(seqs):
-        out = []
-        for seq in seqs:
-            symbols = [vocab[i] for i in seq]
-            target = symbols[::-1] if reverse else symbols
-            out.append((" ".join(symbols), " ".join(target)))
-        return out
-
+    pairs = functools.partial(_symbol_pairs, vocab=vocab, reverse=reverse)
     return TranslationSplits(
         train=pairs(short[:n_train]),
         valid=pairs(short[n_train : n_train + n_valid]),
