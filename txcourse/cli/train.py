@@ -212,7 +212,10 @@ def _train_replicas(run: _Run) -> int:
     """The training part of :func:`train_command`, in every process of a data-parallel run (one writes)."""
     from txcourse.training.distributed import check_divisible
 
-    check_divisible(run.config.batch_size, run.replicas.count)
+    try:
+        check_divisible(run.config.batch_size, run.replicas.count)
+    except ValueError as err:  # its one refusal, naming --batch-size; a bare ValueError until it is a TxcourseError
+        raise OptionError(str(err), "--batch-size") from None
     check_writable(run.out)
     if run.replicas.writer:
         check_free_space(run.out, parameter_count(run.args.model, run.model_config))
