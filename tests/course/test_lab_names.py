@@ -51,3 +51,8 @@ def test_no_makefile_fragment_lists_the_labs_by_hand():
         text = path.read_text()
         written = [lab for lab in LABS if lab in text]
         assert len(written) < 2, f"{path.name} lists the labs {written}: read txcourse.course.labs.LABS instead"
+
+
+def test_the_labs_readme_table_lists_the_labs_in_order():
+    rows = re.findall(r"^\| `(week\d_\w+)`", (ROOT / "labs" / "README.md").read_text(), re.M)
+    assert tuple(rows) == LABS, rows

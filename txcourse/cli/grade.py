@@ -59,7 +59,7 @@ def grade_command(args: argparse.Namespace) -> int:
 
     options = grade_parser().parse_args(args.rest)
     check_grade_options(options)
-    return grade(options, options.cell_timeout, prog="txcourse")  # prints its own "txcourse: error: ..." (exit 2)
+    return grade(options, options.cell_timeout, prog="txcourse", raise_errors=True)
 
 
 def check_grade_options(options: argparse.Namespace) -> None:
