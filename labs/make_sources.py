@@ -27,9 +27,9 @@ sys.path.insert(0, str(HERE))
 
 from specs._cells import Cell  # noqa: E402
 
+from txcourse.course.labs import LABS  # noqa: E402 - the lab names, one list for the course
 from txcourse.registry import FRAMEWORK_NAMES  # noqa: E402
 
-LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
 FRAMEWORKS = FRAMEWORK_NAMES  # subpackage -> name in prose
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")

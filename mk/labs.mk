@@ -81,6 +81,6 @@ test-labs: $(VENV_STAMP) sandbox-deps
 grade: $(VENV_STAMP) sandbox-deps
 	@if [ -z '$(SUBMISSIONS)' ] || [ -z '$(LAB)' ]; then \
 	  echo "usage: make grade SUBMISSIONS=<folder with one subfolder per student> LAB=<lab> [GRADES=out.csv]" >&2; \
-	  echo "labs: week1_seq2seq week2_positional week3_attention week4_encoder week5_decoder week6_training" >&2; \
+	  echo "labs: $$($(PY) -c 'from txcourse.course.labs import LABS; print(*LABS)')" >&2; \
 	  exit 2; fi
 	$(PY) -m txcourse.course.grading grade '$(SUBMISSIONS)' --lab '$(LAB)' --out '$(GRADES)' --timeout $(CELL_TIMEOUT) $(GRADE_ARGS)

@@ -78,20 +78,11 @@ def tf_fw() -> Framework:
 
 
 def small_config(**changes) -> TransformerConfig:
-    """A model small enough for CPU tests."""
-    base = dict(
-        src_vocab_size=23,
-        tgt_vocab_size=19,
-        d_model=32,
-        num_heads=4,
-        num_encoder_layers=2,
-        num_decoder_layers=2,
-        d_ff=64,
-        dropout=0.1,
-        max_len=40,
-    )
-    base.update(changes)
-    return TransformerConfig(**base)
+    """A model small enough for CPU tests: two layers of width 32 (support.configs.tiny_config, one size up)."""
+    from support.configs import tiny_config
+
+    sizes = dict(d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=64, max_len=40)
+    return tiny_config(**{**sizes, **changes})
 
 
 @pytest.fixture(scope="module")
@@ -105,11 +96,5 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-# `txcourse train` options for a model that trains in seconds (the CLI suites share them).
-TINY_MODEL_ARGS = [
-    *("--set", "d_model=16"),
-    *("--set", "num_heads=2"),
-    *("--set", "d_ff=32"),
-    *("--set", "num_encoder_layers=1"),
-    *("--set", "num_decoder_layers=1"),
-]
+# `txcourse train` options for a model that trains in seconds (the CLI suites share them): tests/support/configs.py
+from support.configs import TINY_MODEL_ARGS  # noqa: E402, F401

@@ -11,6 +11,8 @@ whom they serve:
   Trainer's framework steps, each half's weight layout);
 - ``config.py``, ``cache.py``, ``_validation.py``: what both twins share (the
   model config, the decoder's cache values, argument checks);
+- ``errors.py``: :class:`TxcourseError`, the one error type of the user's
+  mistakes (a bad option, field, file or checkpoint); anything else is a bug;
 - ``registry.py``: the frameworks and model kinds, and what a half offers
   (:class:`~txcourse.registry.Backend`); ``decoding.py``: what greedy
   decoding, sampling and beam search share that needs no framework;
@@ -51,6 +53,7 @@ NOT be attended, as in the source notes and ``torch.nn.Transformer``.
 
 from txcourse._validation import debug_checks
 from txcourse.config import Seq2SeqConfig, TransformerConfig
+from txcourse.errors import TxcourseError
 
-__all__ = ["TransformerConfig", "Seq2SeqConfig", "debug_checks", "__version__"]
+__all__ = ["TransformerConfig", "Seq2SeqConfig", "TxcourseError", "debug_checks", "__version__"]
 __version__ = "0.1.0"

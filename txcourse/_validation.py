@@ -18,32 +18,13 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Optional
 
+from txcourse.errors import TxcourseError
+
 Shape = Sequence[Optional[int]]
 
 
-class ArgumentError(ValueError):
-    """A ``ValueError`` about named arguments (fields of a config, parameters of a function).
-
-    The message is the one a plain ``ValueError`` would carry; ``arguments``
-    names the argument(s) it is about, the first being the one to change.
-
-    Example:
-        >>> err = ArgumentError("d_model (100) must be divisible by num_heads (8)", "d_model", "num_heads")
-        >>> str(err), err.arguments, err.argument
-        ('d_model (100) must be divisible by num_heads (8)', ('d_model', 'num_heads'), 'd_model')
-    """
-
-    def __init__(self, message: str, *arguments: str) -> None:
-        super().__init__(message)
-        self.arguments: tuple[str, ...] = arguments
-
-    @property
-    def argument(self) -> Optional[str]:
-        """The first argument named, or None."""
-        return self.arguments[0] if self.arguments else None
-
-    def __reduce__(self):  # pickled (across processes) with its arguments, not only its message
-        return type(self), (str(self), *self.arguments)
+# A ``ValueError`` about named arguments: the one error type of the user's mistakes, defined in txcourse.errors.
+ArgumentError = TxcourseError
 
 
 _DEBUG: contextvars.ContextVar[Optional[bool]] = contextvars.ContextVar("txcourse_debug_checks", default=None)

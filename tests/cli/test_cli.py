@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.training import read_history
@@ -273,7 +273,7 @@ def test_option_errors_name_the_option_and_value(argv, message, capsys, tmp_path
 
 
 def test_a_train_config_field_is_named_by_its_option():
-    """TrainConfig is filled one field at a time, so the field it refuses is named by the option that set it."""
+    """TrainConfig's TxcourseError names the field it refuses (.field), so the option that set it is named."""
     from txcourse.cli import build_parser
     from txcourse.cli.options import OptionError
     from txcourse.cli.settings import train_config
@@ -291,19 +291,72 @@ def test_a_train_config_field_is_named_by_its_option():
 
 
 def test_a_library_message_is_printed_as_written(capsys, tmp_path, monkeypatch):
-    """Words that look like config fields are not rewritten into options: only ArgumentError's fields are mapped."""
+    """Words that look like config fields are not rewritten into options: only a TxcourseError's fields are mapped."""
     import txcourse.registry
+    from txcourse.errors import TxcourseError
 
     message = "TrainConfig.batch_size and TransformerConfig.d_model: a message that names fields in its text"
 
     def refuse(*args, **kwargs):
-        raise ValueError(message + "\nsecond line, not printed")
+        raise TxcourseError(message + "\nsecond line, not printed")
 
     monkeypatch.setattr(txcourse.registry, "default_model_config", refuse)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         main(["train", "--task", "copy", "--steps", "1"])
     assert capsys.readouterr().err == f"txcourse: error: {message}\n"
+
+
+@pytest.mark.parametrize("bug", [ValueError("a bug's ValueError"), KeyError("a_bugs_key")])
+def test_a_bug_in_the_library_shows_its_traceback_not_a_user_error(bug, capsys, tmp_path, monkeypatch):
+    """A ValueError or KeyError from inside txcourse is a bug: traceback, the bug line, exit status 70, not exit 2."""
+    import txcourse.registry
+    from txcourse.cli.errors import BUG_STATUS, ISSUES_URL
+
+    def broken(*args, **kwargs):
+        raise bug
+
+    monkeypatch.setattr(txcourse.registry, "default_model_config", broken)
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--task", "copy", "--steps", "1"]) == BUG_STATUS == 70
+    err = capsys.readouterr().err
+    assert "txcourse: error:" not in err, err
+    assert err.startswith("Traceback (most recent call last):"), err
+    assert f"in broken\n    raise bug\n{type(bug).__name__}: " in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("txcourse: internal error: this is a bug in txcourse") and ISSUES_URL in last, last
+
+
+def test_debug_shows_the_traceback_of_a_user_error_too(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for argv in (["--debug", "train", "--task", "bogus"], ["train", "--task", "bogus", "--debug"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert err.startswith("Traceback (most recent call last):") and "OptionError: unknown task 'bogus'" in err, err
+        assert err.endswith(
+            "txcourse: error: unknown task 'bogus'; choose one of ['copy', 'dates', 'file', 'numbers', 'reverse']\n"
+        ), err
+    with pytest.raises(SystemExit):
+        main(["train", "--task", "bogus"])
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_only_txcourse_errors_and_os_errors_are_the_users():
+    """The error boundary: no ValueError, KeyError or TypeError is taken for the user's mistake."""
+    import pathlib
+
+    import txcourse.cli
+    from txcourse.cli.errors import USER_ERRORS
+    from txcourse.errors import TxcourseError
+
+    assert USER_ERRORS == (TxcourseError, OSError)
+    assert issubclass(TxcourseError, ValueError)  # what such mistakes raised before
+    folder = pathlib.Path(txcourse.cli.__file__).parent
+    for module in sorted(folder.glob("*.py")):
+        text = module.read_text()
+        assert "raise ValueError(" not in text, f"{module.name} raises a bare ValueError for a user's mistake"
 
 
 def test_the_command_line_does_not_edit_messages_with_regular_expressions():
@@ -327,3 +380,16 @@ def test_error_line_of_a_multi_line_message_is_its_first_line():
 
     assert error_line(ValueError("the cause\n  details\n")) == "the cause"
     assert error_line(ValueError("\n\n")) == "ValueError"
+
+
+def test_train_config_names_the_field_it_refuses():
+    """TrainConfig raises the one user-error type, naming the field (the CLI maps it to its option)."""
+    from txcourse import TxcourseError
+    from txcourse.training import TrainConfig
+
+    with pytest.raises(TxcourseError, match=r"^TrainConfig.log_every must be a positive integer, got 0$") as err:
+        TrainConfig(log_every=0)
+    assert err.value.field == "log_every" and isinstance(err.value, ValueError)
+    with pytest.raises(TxcourseError) as err:
+        TrainConfig(batch_size=None)
+    assert err.value.arguments == ("batch_size", "max_tokens")

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.data import CharTokenizer, get_task

@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.data import get_task

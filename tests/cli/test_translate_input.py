@@ -10,7 +10,7 @@ import io
 import json
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 from txcourse.data import get_task

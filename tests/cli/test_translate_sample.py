@@ -1,7 +1,7 @@
 """`txcourse translate --sample` (issue 24): sampling options, their checks, and repeatable draws with --seed."""
 
 import pytest
-from conftest import TINY_MODEL_ARGS
+from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
 

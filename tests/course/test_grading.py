@@ -185,7 +185,7 @@ def _toy_source():
     )
 
 
-def _toy_course(root: Path):
+def toy_course(root: Path):
     """``root/labs``: the course's nbgrader config and the toy lab's source notebook; returns (labs, source)."""
     labs = root / "labs"
     (labs / "source" / "toy").mkdir(parents=True)
@@ -200,7 +200,7 @@ def toy_grades(tmp_path_factory):
     """Grade fake submissions of the toy lab with a 5-second cell timeout, two at a time; returns the
     CSV rows by student, the CSV's path and what the hostile submission could have changed."""
     root = tmp_path_factory.mktemp("grading")
-    labs, source = _toy_course(root)
+    labs, source = toy_course(root)
 
     subs = root / "submissions"
 
@@ -447,7 +447,7 @@ def test_exit_status_says_when_a_submission_could_not_be_graded(monkeypatch, cap
 def test_sigterm_stops_everything(tmp_path):
     """SIGTERM while a notebook loops: every process ends, the temporary files go, exit status 143."""
     need_sandbox()
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     token = uuid.uuid4().hex
     looping = nbformat.from_dict(source)
     looping.cells[1].source = (
@@ -508,7 +508,7 @@ def test_sigterm_stops_everything(tmp_path):
 def test_notebook_timeout_kills_the_notebook(tmp_path):
     """A loop that ignores interrupts runs into --notebook-timeout: status timeout, 0 points, nothing left running."""
     need_sandbox()
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     token = uuid.uuid4().hex
     stubborn = nbformat.from_dict(source)
     stubborn.cells[1].source = (
@@ -542,7 +542,7 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     kernel's connection file by a link to a host path, which the restart (unconfined) must not write through, and
     its sockets by folders, which would keep the new kernel from starting unless the restart clears them."""
     need_sandbox()
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     token = uuid.uuid4().hex
     stubborn = nbformat.from_dict(source)
     planted = tmp_path / "written-through"  # the restart must not write the connection file through a link
@@ -727,7 +727,7 @@ def test_tool_environment_silences_tensorflow_logs(monkeypatch):
 def test_warnings_never_cost_points_and_feedback_hides_hidden_tests(tmp_path):
     """A correct answer that warns and writes to stderr (Python and the file descriptor) gets full marks;
     a wrong one that fails a hidden test gets feedback with the error but no hidden test code."""
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     subs = tmp_path / "submissions"
     warns = nbformat.from_dict(source)
     warns.cells[1].source = (
@@ -859,7 +859,7 @@ def test_feedback_renders_student_output_inert_and_hides_encoded_hidden_tests(tm
     """Graded as students are, beside a correct notebook: a student's HTML/JS/Markdown/SVG outputs are
     shown as text (no fake score banner, no script), and a pre_run_cell hook that prints the test cell's
     source in the next (non-test) cell, plain or base64/hex, shows no hidden line."""
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     subs = tmp_path / "submissions"
     html = nbformat.from_dict(source)
     html.cells[3].source = (

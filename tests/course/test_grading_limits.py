@@ -30,7 +30,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 
-from test_grading import ROOT, _toy_course, need_sandbox  # noqa: E402
+from test_grading import ROOT, need_sandbox, toy_course  # noqa: E402
 
 from txcourse.course.grading import sandbox  # noqa: E402
 
@@ -120,7 +120,7 @@ def _texts(folder: Path):
 @pytest.mark.timeout(600)
 def test_limits_hold_the_host(tmp_path):
     need_sandbox()
-    labs, source = _toy_course(tmp_path)
+    labs, source = toy_course(tmp_path)
     subs = tmp_path / "subs"
     students = {"alice": source}
     for student, attack in ATTACKS.items():

@@ -46,7 +46,7 @@ def check_device(fw: Any, device: str) -> None:
     """``--device`` names a device the framework sees here."""
     try:
         fw.resolve_device(device)
-    except ValueError as err:
+    except ValueError as err:  # the halves' resolve_device refuses an absent device with a bare ValueError
         raise OptionError(f"--device {device}: {err}", "--device") from None
 
 

@@ -1,34 +1,42 @@
-"""What the command line prints when a command fails: one line, ``txcourse: error: ...``.
+"""What the command line prints when a command fails: one line for the user's mistakes, a traceback for a bug.
 
 The messages name the option themselves (:mod:`txcourse.cli.options`); this module only decides which errors are
-the user's (printed, exit 2) and, for the framework errors that span several lines, which line is printed. It does
-not rewrite a message.
+the user's (:data:`USER_ERRORS`: printed as one line ``txcourse: error: ...``, exit status 2) and, for the framework
+errors that span several lines, which line is printed. It does not rewrite a message. Every other exception is a
+bug in txcourse: :func:`report_bug` prints its traceback and where to report it (exit status :data:`BUG_STATUS`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
-__all__ = ["user_errors", "error_line", "print_rows", "silence_stdout"]
+from txcourse.errors import TxcourseError
+
+__all__ = ["USER_ERRORS", "BUG_STATUS", "ISSUES_URL", "error_line", "report_bug", "print_rows", "silence_stdout"]
+
+# The user's mistakes: a bad option, field, file or checkpoint (TxcourseError), and what the system refused (a
+# missing file, a full disk, a folder without permission: OSError). Nothing else: a ValueError or a KeyError from
+# inside txcourse is a bug, and its traceback is shown.
+USER_ERRORS: tuple[type[BaseException], ...] = (TxcourseError, OSError)
+BUG_STATUS = 70  # EX_SOFTWARE of sysexits.h, "internal software error"; 1 is `txcourse grade`'s "not all graded"
+ISSUES_URL = "https://github.com/txcourse/txcourse/issues"
 
 KERAS_WRAPPER = "Exception encountered when calling "  # how Keras begins a layer's error it wraps
 TF_GRAPH_ERROR = "Graph execution error:"  # how TensorFlow begins an error inside a tf.function
 
 
-def user_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions a user's input causes; TensorFlow's only when TensorFlow was imported."""
-    errors: tuple[type[BaseException], ...] = (
-        ValueError,
-        FileNotFoundError,
-        FloatingPointError,
-        PermissionError,
-        IsADirectoryError,
-        NotADirectoryError,
+def report_bug(err: BaseException) -> int:
+    """Print ``err``'s traceback and a line saying it is a bug in txcourse, with where to report it."""
+    traceback.print_exception(type(err), err, err.__traceback__, file=sys.stderr)
+    print(
+        f"txcourse: internal error: this is a bug in txcourse, not a mistake in what you typed ({type(err).__name__} "
+        f"above); please report it with the command and the traceback at {ISSUES_URL}",
+        file=sys.stderr,
     )
-    tf = sys.modules.get("tensorflow")
-    return errors + ((tf.errors.InvalidArgumentError,) if tf is not None and hasattr(tf, "errors") else ())
+    return BUG_STATUS
 
 
 def error_line(err: BaseException) -> str:
@@ -68,4 +76,4 @@ def print_rows(rows: Sequence[str]) -> None:
         raise
     except OSError as err:
         silence_stdout()
-        raise ValueError(f"cannot write the output to standard output: {err.strerror or err}") from None
+        raise TxcourseError(f"cannot write the output to standard output: {err.strerror or err}") from None

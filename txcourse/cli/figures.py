@@ -5,12 +5,52 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
+from typing import Any
 
 from txcourse.cli.checks import check_can_create
 from txcourse.cli.frameworks import import_quietly
-from txcourse.cli.options import OptionError
+from txcourse.cli.options import OptionError, count, folder
+from txcourse.registry import FRAMEWORKS
 
-__all__ = ["figures_command"]
+__all__ = ["add_arguments", "figures_command"]
+
+
+def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``txcourse figures`` and its options to the ``txcourse`` parser's subcommands."""
+    figures = subparsers.add_parser(
+        "figures", help="draw every figure of the book, from fixed seeds, into one folder with a manifest.json"
+    )
+    figures.add_argument(
+        "--out", type=folder, default=Path("_build/figures"), help="folder to write (default _build/figures)"
+    )
+    figures.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME",
+        help="only these figures (names or patterns such as 'week3_*'; see --list)",
+    )
+    figures.add_argument("--list", action="store_true", help="list the figures and their inputs, draw nothing")
+    figures.add_argument("--framework", choices=FRAMEWORKS, default="torch")
+    figures.add_argument(
+        "--strict",
+        action="store_true",
+        help="a missing input file is an error (default: skip that figure with a warning)",
+    )
+    figures.add_argument("--format", choices=("png", "svg", "pdf"), default="png")
+    figures.add_argument("--dpi", type=count(10, 2000), default=150, help="resolution of PNG files (10-2000)")
+    figures.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="folder the inputs (book/data/..., "
+        "benchmarks/results/...) are read from (default: the current folder if it holds any, "
+        "else the repository the package comes from)",
+    )
+    figures.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return figures
 
 
 def figures_command(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""The framework a command runs on: TensorFlow imported without its start-up log, the threads set, a checkpoint's
-model loaded."""
+"""The framework a command runs on: a checkpoint read once, its framework started (TensorFlow imported without its
+start-up log, the threads set), its model built; and the options that choose it, which ``translate`` and ``evaluate``
+share."""
 
 from __future__ import annotations
 
@@ -7,12 +8,31 @@ import argparse
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Optional
 
 from txcourse.cli.checks import check_beam, check_device
-from txcourse.registry import Backend
+from txcourse.cli.options import MODELS, count, device_name
+from txcourse.registry import FRAMEWORKS, Backend
 
-__all__ = ["import_quietly", "start_framework", "start_model"]
+__all__ = ["add_checkpoint_options", "import_quietly", "start_framework", "start_model"]
+
+
+def add_checkpoint_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that runs a checkpoint (translate, evaluate): which one, where, how to decode."""
+    parser.add_argument("--checkpoint", type=Path, required=True)
+    parser.add_argument("--framework", choices=FRAMEWORKS, default=None, help="must match the checkpoint")
+    parser.add_argument("--model", choices=MODELS, default=None, help="must match the checkpoint")
+    parser.add_argument("--device", type=device_name, default="cpu", help="auto, cpu, cuda, cuda:i or mps")
+    parser.add_argument(
+        "--beam", type=count(1), default=1, help="beam size (1: greedy; at most the target vocabulary size)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=count(1),
+        default=None,
+        help="CPU threads for the framework (default: its own choice; 1 is fastest on a busy machine)",
+    )
 
 
 def import_quietly(framework: str) -> None:

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from txcourse.cli.options import OneLineParser, OptionError
 
-__all__ = ["grade_command", "grade_parser"]
+__all__ = ["add_arguments", "grade_command", "grade_parser"]
+
+
+def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``txcourse grade`` to the ``txcourse`` parser's subcommands; its options are :func:`grade_parser`'s."""
+    # The grading tool is instructor code: its options are parsed by txcourse.cli.grade, which imports it only
+    # when `txcourse grade` runs (`txcourse grade --help` lists them).
+    return subparsers.add_parser(
+        "grade",
+        add_help=False,
+        help="autograde a folder of lab submissions: a CSV of scores and HTML "
+        "feedback (nbgrader); `txcourse grade --help` for its options",
+    )
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -44,6 +57,26 @@ def grade_command(args: argparse.Namespace) -> int:
     from txcourse.course.grading import grade_command as grade
 
     options = grade_parser().parse_args(args.rest)
+    check_grade_options(options)
+    return grade(options, options.cell_timeout, prog="txcourse", raise_errors=True)
+
+
+def check_grade_options(options: argparse.Namespace) -> None:
+    """The user's mistakes in the options, refused before anything is graded (the grading pipeline refuses them
+    too, with a bare ValueError, until it is restructured: these are the same messages, named by their option)."""
+    from txcourse.course.grading import LABS
+
     if options.cell_timeout < 1:
         raise OptionError(f"--cell-timeout must be at least 1 second, got {options.cell_timeout}", "--cell-timeout")
-    return grade(options, options.cell_timeout, prog="txcourse", raise_errors=True)
+    labs_dir, lab = options.labs_dir.resolve(), options.lab
+    if lab not in LABS and not (labs_dir / "source" / lab).is_dir():
+        raise OptionError(f"unknown lab {lab!r}; labs are {list(LABS)}", "--lab")
+    submissions = options.submissions.resolve()
+    if not submissions.is_dir():
+        raise OptionError(f"submissions folder {str(submissions)!r} does not exist", "submissions")
+    if not (labs_dir / "source" / lab).is_dir():
+        raise OptionError(
+            f"no lab sources {str(labs_dir / 'source' / lab)!r}: run from the repository root or "
+            f"pass the course folder (labs_dir, --labs-dir)",
+            "--labs-dir",
+        )

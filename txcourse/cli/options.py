@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from txcourse.errors import TxcourseError
 from txcourse.registry import MODEL_KINDS
 
 __all__ = [
@@ -54,19 +55,21 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"txcourse: error: {message} (see '{self.prog} --help')\n")
 
 
-class OptionError(ValueError):
+class OptionError(TxcourseError):
     """A bad command-line option, found by a command: ``option`` names it (``--out``, ``--set d_model``).
 
-    The message starts with the option and says what it got and what was expected; the command line prints it
-    as ``txcourse: error: MESSAGE`` and exits with status 2.
+    A :class:`~txcourse.errors.TxcourseError` whose field is the option. The message starts with the option and
+    says what it got and what was expected; the command line prints it as ``txcourse: error: MESSAGE`` and exits
+    with status 2.
     """
 
     def __init__(self, message: str, option: str) -> None:
-        super().__init__(message)
-        self.option = option
+        super().__init__(message, option)
 
-    def __reduce__(self):
-        return type(self), (str(self), self.option)
+    @property
+    def option(self) -> str:
+        """The option, as typed: ``--out``, ``--set d_model``."""
+        return self.arguments[0]
 
 
 def setting(text: str) -> tuple[str, Any]:

@@ -1,9 +1,9 @@
 """The objects `txcourse train` builds from its options: the task, the TrainConfig and the model's config.
 
 This is the one place where an option becomes a library object, so it is where a library error is given the
-option's name: :class:`~txcourse.training.TrainConfig` is filled one field at a time (the field it refuses is the
-one just set), and a model setting's :class:`~txcourse._validation.ArgumentError` names its fields in
-``.arguments``, which are the ``--set`` keys. Messages are never edited, only prefixed with the option and value.
+option's name: a :class:`~txcourse.errors.TxcourseError` names its fields in ``.arguments`` (a TrainConfig field,
+mapped to its option by ``TRAIN_OPTIONS``; a model setting, which is the ``--set`` key). Messages are never
+edited, only prefixed with the option and value. Any other exception is a bug and passes through.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import argparse
 import inspect
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
-from txcourse._validation import ArgumentError
 from txcourse.cli.options import COOLDOWN_FRACTION, TRAIN_OPTIONS, OptionError
+from txcourse.errors import TxcourseError
 
-__all__ = ["prepare", "train_config", "model_config", "check_model_config", "check_same_settings"]
+__all__ = ["prepare", "train_config", "valid_pairs", "model_config", "check_model_config", "check_same_settings"]
 
 
 def prepare(args: argparse.Namespace) -> Any:
@@ -48,14 +48,16 @@ def prepare(args: argparse.Namespace) -> Any:
             )
         try:
             return prepare_task(args.task, path=data, **dict(args.task_arg))
-        except ArgumentError as err:  # a task argument (fractions, tokens, vocab_size ...) or an unknown one
-            given = " ".join(f"{key}={value!r}" for key, value in args.task_arg)
-            raise OptionError(f"--task-arg {given}: {err}", "--task-arg") from None
-        except (FileNotFoundError, ValueError) as err:  # the file: missing, empty, a line without a tab ...
+        except TxcourseError as err:
+            if err.field in accepted:  # a task argument (fractions, tokens, vocab_size ...)
+                given = " ".join(f"{key}={value!r}" for key, value in args.task_arg)
+                raise OptionError(f"--task-arg {given}: {err}", "--task-arg") from None
+            raise OptionError(f"--data {str(data)!r}: {err}", "--data") from None  # empty, a line without a tab ...
+        except FileNotFoundError as err:
             raise OptionError(f"--data {str(data)!r}: {err}", "--data") from None
     try:
         return prepare_task(args.task, **dict(args.task_arg))
-    except ValueError as err:
+    except TxcourseError as err:
         if not args.task_arg:
             raise
         given = " ".join(f"{key}={value!r}" for key, value in args.task_arg)
@@ -65,7 +67,8 @@ def prepare(args: argparse.Namespace) -> Any:
 def train_config(args: argparse.Namespace) -> Any:
     """The TrainConfig of the options; a value it refuses is named by the option that gave it (TRAIN_OPTIONS).
 
-    The argparse types refuse every bad value first; this keeps the name should TrainConfig be stricter.
+    The argparse types refuse every bad value first; this keeps the name should TrainConfig be stricter:
+    TrainConfig's error names its field (``.field``), whose option is ``TRAIN_OPTIONS[field]``.
     """
     from txcourse.training import TrainConfig
 
@@ -83,14 +86,31 @@ def train_config(args: argparse.Namespace) -> Any:
         "checkpoint_every": args.checkpoint_every,
         "max_seconds": args.max_seconds,
     }
-    config = TrainConfig(progress=not args.no_progress)
-    for field, value in values.items():  # one field at a time (none of them is checked against another)
-        try:
-            config = config.replace(**{field: value})
-        except ValueError as err:
-            option = TRAIN_OPTIONS[field]
-            raise OptionError(f"{option} {value!r}: {err}", option) from None
-    return config
+    try:
+        return TrainConfig(progress=not args.no_progress, **values)
+    except TxcourseError as err:
+        if err.field not in values:  # a field no option sets: the message names it
+            raise
+        option = TRAIN_OPTIONS[err.field]
+        raise OptionError(f"{option} {values[err.field]!r}: {err}", option) from None
+
+
+def valid_pairs(prepared: Any, count: Optional[int]) -> Any:
+    """The encoded validation pairs ``--valid-pairs`` asks for (None: none)."""
+    from txcourse.data import encode_pairs
+
+    available = len(prepared.splits.valid)
+    if count is None:
+        count = available
+    elif count > available:
+        raise OptionError(
+            f"--valid-pairs is {count}, but the {prepared.task} task's validation split holds "
+            f"{available} pairs; give at most {available} (0: no validation)",
+            "--valid-pairs",
+        )
+    if count == 0:
+        return None
+    return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
 
 
 def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -104,7 +124,9 @@ def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> d
     given = dict(settings)
     try:
         return default_model_config(kind, prepared.src_tokenizer.vocab_size, prepared.tgt_tokenizer.vocab_size, given)
-    except ArgumentError as err:
+    except TxcourseError as err:
+        if not err.arguments:  # names no setting: printed as written
+            raise
         named = [name for name in err.arguments if name in given]  # the first is the one to change
         if not named:  # a value the command line chose itself (the vocabulary sizes): the message names it
             raise OptionError(f"--set: {err}", "--set") from None

@@ -10,11 +10,10 @@ import argparse
 import contextlib
 import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from txcourse.cli.checks import (
     check_device,
@@ -25,17 +24,134 @@ from txcourse.cli.checks import (
     parameter_count,
     run_folder_lock,
 )
-from txcourse.cli.frameworks import import_quietly
-from txcourse.cli.options import OptionError
-from txcourse.cli.settings import check_model_config, check_same_settings, model_config, prepare, train_config
+from txcourse.cli.frameworks import start_framework
+from txcourse.cli.options import MODELS, OptionError, count, device_name, folder, number, setting
+from txcourse.cli.settings import (
+    check_model_config,
+    check_same_settings,
+    model_config,
+    prepare,
+    train_config,
+    valid_pairs,
+)
+from txcourse.cli.stopping import kept_note, stop_on_signals
 from txcourse.data.tasks import TASKS
-from txcourse.registry import Backend
+from txcourse.errors import TxcourseError
+from txcourse.registry import FRAMEWORKS, Backend
 
-__all__ = ["train_command"]
+__all__ = ["add_arguments", "train_command"]
+
+
+def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``txcourse train`` and its options to the ``txcourse`` parser's subcommands."""
+    train = subparsers.add_parser("train", help="train a model on a generated task and write a checkpoint")
+    train.add_argument("--framework", choices=FRAMEWORKS, default="torch")
+    train.add_argument("--model", choices=MODELS, default="transformer")
+    train.add_argument("--task", default="numbers", help=f"one of {sorted(TASKS)}")
+    train.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="--task file: the tab-separated file to train on, source<TAB>target[<TAB>anything] lines "
+        "(an Anki export too); its options are --task-arg fractions=(0.8,0.1,0.1) seed=0 tokens=bpe|char "
+        "vocab_size=8000 shared_vocab=True",
+    )
+    train.add_argument(
+        "--task-arg",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="task option, e.g. target_lang='es' or sizes=(5000,500,500)",
+    )
+    train.add_argument(
+        "--set",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="model setting, e.g. d_model=256 num_heads=8 (TransformerConfig fields)",
+    )
+    _add_schedule_arguments(train)
+    _add_run_folder_arguments(train)
+    return train
+
+
+def _add_schedule_arguments(train: argparse.ArgumentParser) -> None:
+    """How long and how to train: the TrainConfig options (TRAIN_OPTIONS), the device and the seed."""
+    train.add_argument("--device", type=device_name, default="auto", help="auto, cpu, cuda, cuda:i or mps")
+    train.add_argument("--steps", type=count(1), default=2000)
+    train.add_argument("--max-seconds", type=number(0), default=None, help="stop training after this long")
+    train.add_argument("--batch-size", type=count(1), default=64)
+    train.add_argument("--warmup", type=count(1), default=400, help="warm-up steps of the schedule, Eq. (3)")
+    train.add_argument(
+        "--cooldown",
+        type=count(0),
+        default=None,
+        metavar="N",
+        help="the last N steps scale the rate linearly down towards 0, so the final weights are not "
+        "those of one noisy step (default: 30%% of --steps; 0: Eq. (3) alone)",
+    )
+    train.add_argument(
+        "--lr-factor", type=number(0), default=0.5, help="scales Eq. (3) (0.5: peak 2.2e-3 at d_model 128)"
+    )
+    train.add_argument(
+        "--label-smoothing",
+        type=number(0, 1, high_open=True),
+        default=0.1,
+        help="epsilon_ls of Sec. 5.4, in [0, 1): 1 would spread every target uniformly over the "
+        "vocabulary and teach nothing (default 0.1)",
+    )
+    train.add_argument("--seed", type=count(0), default=0)
+    train.add_argument("--log-every", type=count(1), default=50)
+    train.add_argument(
+        "--valid-pairs",
+        type=count(0),
+        default=None,
+        metavar="N",
+        help="score the first N pairs of the task's validation split at every logged step "
+        "(teacher-forced, dropout off: valid_loss and valid_accuracy in the history; "
+        "default: the whole split; 0: none)",
+    )
+    train.add_argument(
+        "--checkpoint-every",
+        type=count(0),
+        default=0,
+        help="steps between checkpoints (0: at the end, and when stopped by Ctrl-C or SIGTERM)",
+    )
+
+
+def _add_run_folder_arguments(train: argparse.ArgumentParser) -> None:
+    """Where the run is kept (--out, --resume, --overwrite, --override) and what it runs on (--replicas ...)."""
+    train.add_argument("--out", type=folder, default=None, help="run folder (default runs/TASK-MODEL-FRAMEWORK)")
+    train.add_argument("--resume", action="store_true", help="continue from OUT/model.npz")
+    train.add_argument("--overwrite", action="store_true", help="replace the checkpoint (and history) in OUT")
+    train.add_argument(
+        "--override",
+        action="store_true",
+        help="with --resume: continue with settings other than "
+        "the checkpoint's (batch size, seed, learning rate, model, task ...)",
+    )
+    train.add_argument(
+        "--replicas",
+        type=count(1),
+        default=1,
+        help="TensorFlow: data-parallel over this many "
+        "devices of this machine (MirroredStrategy: GPUs, or logical CPU devices with --device cpu); "
+        "PyTorch: start 'torchrun --nproc-per-node N -m txcourse train ...' instead; --batch-size "
+        "stays the global batch",
+    )
+    train.add_argument(
+        "--threads",
+        type=count(1),
+        default=None,
+        help="CPU threads for the framework (default: its own choice, usually one per core)",
+    )
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from txcourse.backends import backend, set_threads
     from txcourse.training.checkpoint import load_checkpoint
 
     if args.task not in TASKS:
@@ -49,9 +165,8 @@ def train_command(args: argparse.Namespace) -> int:
     check_model_config(config_dict, prepared)
     check_model_fits(args.model, config_dict, args.set)
     task = {"name": args.task, "kwargs": prepared.task_kwargs}
-    import_quietly(args.framework)
     resumed = None
-    if args.resume:  # read and checked once (header, framework, kind, resumable, weights); the Trainer loads it
+    if args.resume:  # read and checked once (header, framework, kind, resumable); the Trainer loads it (weights)
         resumed = load_checkpoint(checkpoint, args.framework, args.model, resumable=True)
         meta = resumed.meta
         if args.steps <= meta["step"]:
@@ -63,33 +178,13 @@ def train_command(args: argparse.Namespace) -> int:
             )
         if not args.override:
             check_same_settings(meta, config, config_dict, task, checkpoint)
-    if args.threads:
-        set_threads(args.threads, [args.framework])  # before the framework runs anything
-    fw = backend(args.framework)
+    fw = start_framework(args.framework, args.threads)  # quiet import, --threads before the framework runs anything
     check_device(fw, args.device)
     replicas = fw.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
     try:
         return _train_replicas(_Run(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint, resumed))
     finally:
         fw.end_data_parallel()
-
-
-def _valid_pairs(prepared: Any, count: Optional[int]) -> Any:
-    """The encoded validation pairs ``--valid-pairs`` asks for (None: none)."""
-    from txcourse.data import encode_pairs
-
-    available = len(prepared.splits.valid)
-    if count is None:
-        count = available
-    elif count > available:
-        raise OptionError(
-            f"--valid-pairs is {count}, but the {prepared.task} task's validation split holds "
-            f"{available} pairs; give at most {available} (0: no validation)",
-            "--valid-pairs",
-        )
-    if count == 0:
-        return None
-    return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
 
 
 @dataclass(frozen=True)
@@ -112,7 +207,10 @@ def _train_replicas(run: _Run) -> int:
     """The training part of :func:`train_command`, in every process of a data-parallel run (one writes)."""
     from txcourse.training.distributed import check_divisible
 
-    check_divisible(run.config.batch_size, run.replicas.count)
+    try:
+        check_divisible(run.config.batch_size, run.replicas.count)
+    except ValueError as err:  # its one refusal, naming --batch-size; a bare ValueError until it is a TxcourseError
+        raise OptionError(str(err), "--batch-size") from None
     check_writable(run.out)
     if run.replicas.writer:
         check_free_space(run.out, parameter_count(run.args.model, run.model_config))
@@ -134,7 +232,7 @@ def _train_locked(run: _Run) -> int:
         "task": task,
         "tokenizers": {"src": prepared.src_tokenizer.to_json(), "tgt": prepared.tgt_tokenizer.to_json()},
     }
-    valid = _valid_pairs(prepared, args.valid_pairs)
+    valid = valid_pairs(prepared, args.valid_pairs)
     with replicas.scope():  # TensorFlow: the model's variables are mirrored on every replica
         trainer = fw.Trainer(
             fw.build_model(args.model, model_config),
@@ -152,15 +250,15 @@ def _train_locked(run: _Run) -> int:
         print(f"txcourse: data-parallel: {replicas.describe()}, global batch {config.batch_size}", file=sys.stderr)
     start = time.perf_counter()
     try:
-        with _stop_on_signals(trainer) as received:
+        with stop_on_signals(trainer) as received:
             records = trainer.fit(checkpoint_path=str(checkpoint))
     except FloatingPointError as err:
-        raise ValueError(f"{err}; {_kept(checkpoint, 'the last good checkpoint')}") from None
+        raise TxcourseError(f"{err}; {kept_note(checkpoint, 'the last good checkpoint')}") from None
     except KeyboardInterrupt:  # a second Ctrl-C: stopped inside a step, whose weights may be half updated
         if replicas.writer:
             print(
                 f"txcourse: interrupted a second time, inside step {trainer.step + 1}: no checkpoint of it was "
-                f"saved; {_kept(checkpoint, 'the last checkpoint')}",
+                f"saved; {kept_note(checkpoint, 'the last checkpoint')}",
                 file=sys.stderr,
             )
         return 130
@@ -168,10 +266,16 @@ def _train_locked(run: _Run) -> int:
         raise OptionError(
             f"could not write to --out {str(out)!r} at step {trainer.step} ({err.strerror or err}): "
             f"free space or fix the folder, then resume; "
-            f"{_kept(checkpoint, 'the last checkpoint')}",
+            f"{kept_note(checkpoint, 'the last checkpoint')}",
             "--out",
         ) from None
-    if not replicas.writer:
+    return _report(run, trainer, records, received, time.perf_counter() - start)
+
+
+def _report(run: _Run, trainer: Any, records: list[dict[str, Any]], received: list[int], seconds: float) -> int:
+    """The exit status of a run that ended (stopped by a signal or done), and its one line from the writer."""
+    args, checkpoint = run.args, run.checkpoint
+    if not run.replicas.writer:
         return 128 + received[0] if received else 0
     if received:
         print(
@@ -183,39 +287,7 @@ def _train_locked(run: _Run) -> int:
     last = records[-1] if records else {}
     print(
         f"trained {args.model} ({args.framework}) on {args.task} to step {trainer.step} in "
-        f"{time.perf_counter() - start:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
+        f"{seconds:.0f} s: loss {last.get('loss', float('nan')):.4f}, "
         f"token accuracy {last.get('accuracy', float('nan')):.4f}; checkpoint {checkpoint}"
     )
     return 0
-
-
-@contextlib.contextmanager
-def _stop_on_signals(trainer: Any):
-    """SIGINT and SIGTERM ask the trainer to stop after the current step (it then saves); a second one stops now."""
-    received: list[int] = []
-
-    def handler(signum: int, frame: Any) -> None:
-        if received:
-            raise KeyboardInterrupt
-        received.append(signum)
-        trainer.stop_requested = True
-
-    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
-        yield received
-        return
-    previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield received
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
-
-
-def _kept(checkpoint: Path, what: str) -> str:
-    """What is on disk after a run that failed: '<what> 'PATH' (step N) is kept' or 'no checkpoint was written'."""
-    from txcourse.training.checkpoint import read_checkpoint_meta
-
-    try:
-        return f"{what} {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) is kept"
-    except (FileNotFoundError, ValueError):
-        return "no checkpoint was written"

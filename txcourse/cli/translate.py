@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from txcourse.cli.errors import print_rows
-from txcourse.cli.frameworks import start_model
-from txcourse.cli.options import OptionError
-from txcourse.data.english_numbers import NotANumber, canonical
+from txcourse.cli.frameworks import add_checkpoint_options, start_model
+from txcourse.cli.options import OptionError, count
+from txcourse.cli.options import number as finite_number
+from txcourse.data.tasks import RefusedInput, Task, task_of
+from txcourse.errors import TxcourseError
 
-__all__ = ["translate_command", "TRANSLATE_EPILOG"]
+__all__ = ["add_arguments", "translate_command", "TRANSLATE_EPILOG"]
 
 TRANSLATE_EPILOG = """\
 input: each sentence is normalised by the checkpoint's source tokenizer as in
@@ -42,6 +45,42 @@ prints the same sampled translations.
 """
 
 
+def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``txcourse translate`` and its options to the ``txcourse`` parser's subcommands."""
+    p = subparsers.add_parser(
+        "translate",
+        help="translate sentences with a trained checkpoint",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=TRANSLATE_EPILOG,
+    )
+    add_checkpoint_options(p)
+    p.add_argument("text", nargs="*", help="sentences (default: one per line on standard input)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (exit 2, translate nothing) if any "
+        "sentence has words outside the source vocabulary, instead of warning",
+    )
+    p.add_argument(
+        "--sample",
+        action="store_true",
+        help="draw every token from the model's distribution (see --temperature, --top-k, --top-p, --seed) "
+        "instead of greedy decoding or beam search",
+    )
+    p.add_argument(
+        "--temperature", type=finite_number(0.0), default=None, help="--sample: divide the logits by T > 0 (1)"
+    )
+    p.add_argument("--top-k", type=count(1), default=None, help="--sample: keep the k most probable tokens")
+    p.add_argument(
+        "--top-p",
+        type=finite_number(0.0, 1.0, low_open=True),
+        default=None,
+        help="--sample: keep the most probable tokens that together reach p, in (0, 1] (nucleus)",
+    )
+    p.add_argument("--seed", type=count(0), default=None, help="--sample: the seed of the draws (0)")
+    return p
+
+
 def translate_command(args: argparse.Namespace) -> int:
     """Translate the sentences of ``args.text`` or standard input; see TRANSLATE_EPILOG for the contract."""
     from txcourse.evaluation.translate import translate
@@ -49,58 +88,96 @@ def translate_command(args: argparse.Namespace) -> int:
     sampling = _sampling(args)
     lines = args.text if args.text else [line.rstrip("\n") for line in sys.stdin]
     if not lines:
-        raise ValueError("nothing to translate: pass sentences or pipe them on standard input")
+        raise TxcourseError("nothing to translate: pass sentences or pipe them on standard input")
     texts = [" ".join(line.split()) for line in lines]  # stripped, inner whitespace collapsed: no tab left
-    if any(texts):
-        fw, model, meta, src_tok, tgt_tok = start_model(args)
-        longest = meta["model"]["config"].get("max_len")  # the Transformer's positions; the GRUs have no limit
-        task = meta.get("task") or {}
-        numbers = _number_range(task) if task.get("name") == "numbers" else None
-    kept: list[tuple[int, str]] = []  # (line number from 1, text)
-    model_input: dict[int, str] = {}  # numbers task: the canonical phrasing of what the line writes
-    skipped: list[str] = []  # why each skipped line was skipped, in line order
-    too_long: list[str] = []
-    not_numbers: list[str] = []
+    if not any(texts):
+        _report_skipped(_Lines(kept=[], skipped=[f"line {n}: empty" for n in range(1, len(texts) + 1)]), args)
+        raise TxcourseError(f"nothing to translate: {_lines(len(lines))} empty")
+    fw, model, meta, src_tok, tgt_tok = start_model(args)
+    task = task_of(meta.get("task"))
+    sorted_lines = _sort_lines(texts, src_tok, task, meta["model"]["config"].get("max_len"))
+    _report_skipped(sorted_lines, args)
+    if not sorted_lines.kept:
+        why = ["empty", "without words"]
+        if sorted_lines.refused:
+            why += ["too long"] + ([task.refusal] if task.refusal else [])
+        raise TxcourseError(f"nothing to translate: {_lines(len(lines))} {_either(why)}")
+    kept = sorted_lines.kept
+    unknown = _check_unknown_words(kept, src_tok, args.strict)
+    targets = translate(
+        fw,
+        model,
+        [model_input for _, _, model_input in kept],
+        src_tok,
+        tgt_tok,
+        beam_size=args.beam,
+        device=args.device,
+        sampling=sampling,
+    )
+    print_rows(
+        [
+            f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
+            for (number, source, _), target in zip(kept, targets)
+        ]
+    )
+    return 0
+
+
+@dataclass
+class _Lines:
+    """The typed lines, sorted: those to translate and why each other one is skipped (in line order)."""
+
+    kept: list[tuple[int, str, str]]  # (line number from 1, the line, the model's input the task made of it)
+    skipped: list[str]  # why each skipped line was skipped
+    too_long: list[str] = field(default_factory=list)  # those with more tokens than the model's positions
+    by_task: list[str] = field(default_factory=list)  # those the task refused (RefusedInput)
+
+    @property
+    def refused(self) -> list[str]:
+        """The skipped lines --strict refuses: too long ones first, then the task's refusals."""
+        return self.too_long + self.by_task
+
+
+def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optional[int]) -> _Lines:
+    """Skip the empty lines, those without words and those longer than ``longest`` tokens (the Transformer's
+    max_len; the GRUs have no limit); the task turns each other line into the model's input, or refuses it."""
+    lines = _Lines(kept=[], skipped=[])
     for number, text in enumerate(texts, 1):
         if not text:
-            skipped.append(f"line {number}: empty")
+            lines.skipped.append(f"line {number}: empty")
         elif not (ids := src_tok.encode(text)):  # only punctuation the tokenizer ignores, e.g. ","
-            skipped.append(f"line {number}: no words in {text!r}")
+            lines.skipped.append(f"line {number}: no words in {text!r}")
         elif longest is not None and len(ids) > longest:
-            too_long.append(
+            lines.too_long.append(
                 f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
                 f"(max_len of the checkpoint); split it into shorter sentences"
             )
-            skipped.append(too_long[-1])
-        elif numbers is not None:  # read as a number: every English phrasing, nothing that is not one number
-            try:
-                model_input[number] = canonical(text, *numbers)
-                kept.append((number, text))
-            except NotANumber as err:
-                not_numbers.append(f"line {number}: not an English number from {numbers[0]} to {numbers[1]}: {err}")
-                skipped.append(not_numbers[-1])
+            lines.skipped.append(lines.too_long[-1])
         else:
-            kept.append((number, text))
-    refused = too_long + not_numbers
+            try:
+                lines.kept.append((number, text, task.model_input(text)))
+            except RefusedInput as err:
+                lines.by_task.append(f"line {number}: {err}")
+                lines.skipped.append(lines.by_task[-1])
+    return lines
+
+
+def _report_skipped(lines: _Lines, args: argparse.Namespace) -> None:
+    """--strict refuses a line too long or refused by the task; every skipped line is named on stderr."""
+    refused = lines.refused
     if refused and args.strict:
         raise OptionError(
             f"--strict: {refused[0]}" + (f" (and {len(refused) - 1} more)" if refused[1:] else ""), "--strict"
         )
-    for why in skipped:
+    for why in lines.skipped:
         print(f"txcourse: skipped {why}", file=sys.stderr)
-    if not kept:
-        why = (
-            "empty, without words, too long or no number"
-            if refused
-            else "empty or without words"
-            if any(texts)
-            else "empty"
-        )
-        raise ValueError(f"nothing to translate: {_lines(len(lines))} {why}")
-    kept = [(number, text, model_input.get(number, text)) for number, text in kept]
-    unknown = {number: src_tok.unknown_words(text) for number, _, text in kept}
+
+
+def _check_unknown_words(kept: Sequence[tuple[int, str, str]], src_tok: Any, strict: bool) -> dict[int, list[str]]:
+    """The words of each line outside the source vocabulary, named on stderr (--strict refuses them)."""
+    unknown = {number: src_tok.unknown_words(model_input) for number, _, model_input in kept}
     flagged = [number for number, _, _ in kept if unknown[number]]
-    if args.strict and flagged:
+    if strict and flagged:
         first, others = flagged[0], flagged[1:]
         also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
         raise OptionError(
@@ -116,23 +193,7 @@ def translate_command(args: argparse.Namespace) -> int:
             f"source vocabulary ({hint}); translated as <unk>",
             file=sys.stderr,
         )
-    targets = translate(
-        fw,
-        model,
-        [text for _, _, text in kept],
-        src_tok,
-        tgt_tok,
-        beam_size=args.beam,
-        device=args.device,
-        sampling=sampling,
-    )
-    print_rows(
-        [
-            f"{source}\t{target}" + (f"\t?unknown: {' '.join(unknown[number])}" if unknown[number] else "")
-            for (number, source, _), target in zip(kept, targets)
-        ]
-    )
-    return 0
+    return unknown
 
 
 SAMPLING_OPTIONS = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p", "seed": "--seed"}
@@ -154,14 +215,13 @@ def _sampling(args: argparse.Namespace) -> Optional[dict[str, Any]]:
     return given
 
 
-def _number_range(task: dict[str, Any]) -> tuple[int, int]:
-    """The numbers a ``numbers`` checkpoint was trained on: its task's low and high (0 to 999999 by default)."""
-    kwargs = task.get("kwargs") or {}
-    return int(kwargs.get("low", 0)), int(kwargs.get("high", 999_999))
-
-
 def _lines(n: int) -> str:
     return "the only line is" if n == 1 else f"all {n} lines are"
+
+
+def _either(words: Sequence[str]) -> str:
+    """'a, b or c'."""
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
 
 
 def _quoted(words: Sequence[str]) -> str:

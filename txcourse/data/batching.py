@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from txcourse.data._checks import check_int, is_int
+from txcourse.errors import TxcourseError
 
 __all__ = ["Batch", "EncodedPairs", "pad_sequences", "encode_pairs", "make_batches", "iterate_batches"]
 
@@ -126,6 +127,23 @@ def pad_sequences(seqs: Sequence[Sequence[int]], pad_id: int = 0) -> tuple[np.nd
     return out, lengths
 
 
+def _check_encoding_args(src_tok, tgt_tok, max_len, drop_long) -> int | None:
+    """:func:`encode_pairs`'s arguments other than the pairs, checked; ``max_len`` to use."""
+    if max_len is not None:
+        max_len = check_int("max_len", max_len, minimum=2)
+    if not isinstance(drop_long, bool):
+        raise TxcourseError(f"drop_long must be True or False, got {drop_long!r}", "drop_long")
+    for name, tok in (("src_tok", src_tok), ("tgt_tok", tgt_tok)):
+        if not (hasattr(tok, "encode") and hasattr(tok, "pad_id")):
+            raise TxcourseError(
+                f"{name} must be a tokenizer with encode() and pad_id "
+                f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}"
+            )
+    if src_tok.pad_id != tgt_tok.pad_id:
+        raise TxcourseError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} and {tgt_tok.pad_id}")
+    return max_len
+
+
 def encode_pairs(
     pairs: Sequence[tuple[str, str]], src_tok, tgt_tok, max_len: int | None = None, drop_long: bool = False
 ) -> EncodedPairs:
@@ -153,33 +171,22 @@ def encode_pairs(
         >>> enc.indices.tolist()
         [1]
     """
-    if max_len is not None:
-        max_len = check_int("max_len", max_len, minimum=2)
-    if not isinstance(drop_long, bool):
-        raise ValueError(f"drop_long must be True or False, got {drop_long!r}")
-    for name, tok in (("src_tok", src_tok), ("tgt_tok", tgt_tok)):
-        if not (hasattr(tok, "encode") and hasattr(tok, "pad_id")):
-            raise ValueError(
-                f"{name} must be a tokenizer with encode() and pad_id "
-                f"(e.g. txcourse.data.CharTokenizer), got {type(tok).__name__}"
-            )
-    if src_tok.pad_id != tgt_tok.pad_id:
-        raise ValueError(f"src_tok and tgt_tok must share the pad id, got {src_tok.pad_id} and {tgt_tok.pad_id}")
+    max_len = _check_encoding_args(src_tok, tgt_tok, max_len, drop_long)
     src_ids, tgt_ids, kept = [], [], []
     for i, pair in enumerate(pairs):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
-            raise ValueError(f"pairs[{i}] must be a (src, tgt) pair of strings, got {pair!r}")
+            raise TxcourseError(f"pairs[{i}] must be a (src, tgt) pair of strings, got {pair!r}", "pairs")
         s = np.asarray(src_tok.encode(pair[0]), dtype=np.int64)
         t = np.asarray(tgt_tok.encode(pair[1]), dtype=np.int64)
         if len(s) == 0:
-            raise ValueError(
+            raise TxcourseError(
                 f"pairs[{i}] has a source that encodes to no tokens: {pair[0]!r}; "
                 f"remove empty sources (an all-padding row has nothing to attend to)"
             )
         if max_len is not None and (len(s) > max_len or len(t) + 1 > max_len):
             if drop_long:
                 continue
-            raise ValueError(
+            raise TxcourseError(
                 f"pairs[{i}] is longer than max_len={max_len}: source {len(s)} "
                 f"tokens, target {len(t)} + 1 tokens; raise max_len or pass "
                 f"drop_long=True to skip such pairs (nothing is truncated)"
@@ -214,9 +221,11 @@ def _collate(encoded: EncodedPairs, rows: np.ndarray) -> Batch:
 
 def _check_batching_args(encoded, batch_size, max_tokens, seed, epoch, bucket_size) -> None:
     if not isinstance(encoded, EncodedPairs):
-        raise ValueError(f"encoded must be the EncodedPairs returned by encode_pairs(), got {type(encoded).__name__}")
+        raise TxcourseError(
+            f"encoded must be the EncodedPairs returned by encode_pairs(), got {type(encoded).__name__}", "encoded"
+        )
     if batch_size is None and max_tokens is None:
-        raise ValueError(
+        raise TxcourseError(
             "give batch_size (examples per batch), max_tokens (padded tokens per batch) or both; got neither"
         )
     if batch_size is not None:
@@ -226,7 +235,7 @@ def _check_batching_args(encoded, batch_size, max_tokens, seed, epoch, bucket_si
     if bucket_size is not None:
         check_int("bucket_size", bucket_size, minimum=1)
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     check_int("epoch", epoch, minimum=0)
 
 
@@ -259,7 +268,7 @@ def _batch_rows(
     for row in order.tolist():
         row_width = max(int(src_len[row]), int(tgt_len[row]))
         if max_tokens is not None and row_width > max_tokens:
-            raise ValueError(
+            raise TxcourseError(
                 f"example {int(encoded.indices[row])} needs {row_width} tokens, more "
                 f"than max_tokens={max_tokens} allows for a single example; raise "
                 f"max_tokens or drop long pairs with encode_pairs(max_len=...)"

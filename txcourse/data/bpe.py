@@ -19,6 +19,7 @@ from txcourse.data.vocab import (
     check_min_freq,
     check_texts,
 )
+from txcourse.errors import TxcourseError
 
 __all__ = ["BPETokenizer"]
 
@@ -42,7 +43,7 @@ class BPETokenizer(Tokenizer):
         self._hf = hf_tokenizer
         ids = [hf_tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
         if ids != [PAD_ID, SOS_ID, EOS_ID, UNK_ID]:
-            raise ValueError(
+            raise TxcourseError(
                 f"the HuggingFace tokenizer must map {list(SPECIAL_TOKENS)} to ids [0, 1, 2, 3], got {ids}"
             )
 
@@ -65,7 +66,7 @@ class BPETokenizer(Tokenizer):
 
         texts = check_texts(texts)
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size <= len(SPECIAL_TOKENS):
-            raise ValueError(
+            raise TxcourseError(
                 f"vocab_size must be an integer > {len(SPECIAL_TOKENS)} (the special tokens), got {vocab_size!r}"
             )
         check_min_freq(min_frequency)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from txcourse.data.vocab import SPECIAL_TOKENS, UNK_ID, Tokenizer, check_min_freq, check_texts
+from txcourse.errors import TxcourseError
 
 __all__ = ["ListTokenizer", "CharTokenizer", "WordTokenizer"]
 
@@ -34,10 +35,12 @@ class ListTokenizer(Tokenizer):
     def __init__(self, tokens: Sequence[str]):
         tokens = list(tokens)
         if tuple(tokens[:4]) != SPECIAL_TOKENS:
-            raise ValueError(f"tokens must start with the special tokens {list(SPECIAL_TOKENS)}, got {tokens[:4]}")
+            raise TxcourseError(
+                f"tokens must start with the special tokens {list(SPECIAL_TOKENS)}, got {tokens[:4]}", "tokens"
+            )
         if len(set(tokens)) != len(tokens):
             dupes = sorted(t for t, c in Counter(tokens).items() if c > 1)
-            raise ValueError(f"tokens must be distinct, got duplicates {dupes[:10]}")
+            raise TxcourseError(f"tokens must be distinct, got duplicates {dupes[:10]}", "tokens")
         self._tokens = tokens
         self._index = {t: i for i, t in enumerate(tokens)}
 
@@ -65,7 +68,7 @@ class ListTokenizer(Tokenizer):
 
     def unknown_words(self, text: str) -> list[str]:
         if not isinstance(text, str):
-            raise ValueError(f"text must be a str, got {type(text).__name__}: {text!r}")
+            raise TxcourseError(f"text must be a str, got {type(text).__name__}: {text!r}", "text")
         return list(dict.fromkeys(t for t in self.tokenize(text) if t not in self._index))
 
     def _decode_ids(self, ids: list[int]) -> str:
@@ -214,23 +217,25 @@ def _split_words(text: str, lowercase: bool, ignore: tuple[str, ...]) -> list[st
 
 def _check_lowercase(lowercase) -> bool:
     if not isinstance(lowercase, bool):
-        raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
+        raise TxcourseError(f"lowercase must be True or False, got {lowercase!r}", "lowercase")
     return lowercase
 
 
 def _check_ignore(ignore) -> tuple[str, ...]:
     if isinstance(ignore, str):
-        raise ValueError(
+        raise TxcourseError(
             f"ignore must be a list of tokens, got the string {ignore!r}; "
             f"write ignore=({ignore!r},) or ignore=tuple({ignore!r})"
         )
     try:
         items = list(ignore)
     except TypeError:
-        raise ValueError(f"ignore must be a list of tokens, got {type(ignore).__name__}: {ignore!r}") from None
+        raise TxcourseError(
+            f"ignore must be a list of tokens, got {type(ignore).__name__}: {ignore!r}", "ignore"
+        ) from None
     for item in items:
         if not isinstance(item, str) or _WORD_RE.fullmatch(item) is None:
-            raise ValueError(
+            raise TxcourseError(
                 f"ignore holds {item!r}, which is not one token of the split: expected a word "
                 f"(letters, digits, _) or a single punctuation mark such as ',' or '-'"
             )

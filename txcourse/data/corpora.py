@@ -30,6 +30,7 @@ import zipfile
 from pathlib import Path
 
 from txcourse.data._checks import check_int
+from txcourse.errors import TxcourseError
 
 __all__ = [
     "ANKI_URL",
@@ -140,19 +141,19 @@ def _read_tab_pairs(path: Path, max_pairs: int | None, names: tuple[str, str]) -
                     continue
                 fields = line.split("\t")
                 if len(fields) < 2:
-                    raise ValueError(
+                    raise TxcourseError(
                         f"{path}, line {lineno}: expected at least 2 tab-separated fields "
                         f"({names[0]}<TAB>{names[1]}[<TAB>anything]), got {len(fields)}: {line[:80]!r}"
                     )
                 src, tgt = fields[0].strip(), fields[1].strip()
                 for name, value in ((f"field 1 ({names[0]})", src), (f"field 2 ({names[1]})", tgt)):
                     if not value:
-                        raise ValueError(f"{path}, line {lineno}: {name} is empty: {line[:80]!r}")
+                        raise TxcourseError(f"{path}, line {lineno}: {name} is empty: {line[:80]!r}")
                 pairs.append((src, tgt))
                 if max_pairs is not None and len(pairs) >= max_pairs:
                     break
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, line {lineno + 1}: not valid UTF-8 ({err.reason})") from None
+            raise TxcourseError(f"{path}, line {lineno + 1}: not valid UTF-8 ({err.reason})") from None
     return pairs
 
 
@@ -162,6 +163,47 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _download(url: str, cache: Path, name: str, archive: Path, sha256: str | None) -> None:
+    """Download ``url`` into ``archive`` through a temporary file in ``cache``, checked against ``sha256``."""
+    import urllib.request
+
+    fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=name, suffix=".part")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with urllib.request.urlopen(url) as response, open(tmp, "wb") as out:
+            shutil.copyfileobj(response, out)
+        got = _sha256(tmp)
+        if sha256 is None:
+            warnings.warn(
+                f"download_anki: no sha256 given, {url} not verified; its SHA-256 "
+                f"is {got} (pass sha256={got!r} to pin it)",
+                stacklevel=3,  # download_anki's caller
+            )
+        elif got.lower() != sha256.lower():
+            raise TxcourseError(
+                f"SHA-256 mismatch for {url}: expected {sha256.lower()}, got "
+                f"{got}; the download was deleted (pass the right sha256, or "
+                f"check the URL)"
+            )
+        tmp.replace(archive)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _extract_spa(archive: Path, target: Path) -> None:
+    """``spa.txt`` of the zip ``archive`` (or the archive itself, a text file) copied to ``target``."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            members = [m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "spa.txt"]
+            if not members:
+                raise TxcourseError(f"archive {str(archive)!r} holds no spa.txt; it contains {zf.namelist()[:10]}")
+            with zf.open(members[0]) as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    else:
+        shutil.copyfile(archive, target)
 
 
 def download_anki(
@@ -192,12 +234,11 @@ def download_anki(
         >>> path = download_anki()                  # doctest: +SKIP
         >>> pairs = load_anki(path)                 # doctest: +SKIP
     """
-    import urllib.request
 
     if sha256 is not None and (
         not isinstance(sha256, str) or len(sha256) != 64 or any(c not in "0123456789abcdefABCDEF" for c in sha256)
     ):
-        raise ValueError(f"sha256 must be 64 hexadecimal characters or None, got {sha256!r}")
+        raise TxcourseError(f"sha256 must be 64 hexadecimal characters or None, got {sha256!r}", "sha256")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     name = url.rstrip("/").rsplit("/", 1)[-1] or "spa-eng.zip"
@@ -205,47 +246,56 @@ def download_anki(
     target = cache / "spa.txt"
 
     if force or not archive.is_file():
-        fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=name, suffix=".part")
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
-            with urllib.request.urlopen(url) as response, open(tmp, "wb") as out:
-                shutil.copyfileobj(response, out)
-            got = _sha256(tmp)
-            if sha256 is None:
-                warnings.warn(
-                    f"download_anki: no sha256 given, {url} not verified; its SHA-256 "
-                    f"is {got} (pass sha256={got!r} to pin it)",
-                    stacklevel=2,
-                )
-            elif got.lower() != sha256.lower():
-                raise ValueError(
-                    f"SHA-256 mismatch for {url}: expected {sha256.lower()}, got "
-                    f"{got}; the download was deleted (pass the right sha256, or "
-                    f"check the URL)"
-                )
-            tmp.replace(archive)
-            if archive != target:
-                target.unlink(missing_ok=True)  # re-extract from the new download
-        finally:
-            tmp.unlink(missing_ok=True)
+        _download(url, cache, name, archive, sha256)
+        if archive != target:
+            target.unlink(missing_ok=True)  # re-extract from the new download
     elif sha256 is not None and _sha256(archive).lower() != sha256.lower():
-        raise ValueError(
+        raise TxcourseError(
             f"cached file {str(archive)!r} does not match sha256={sha256.lower()}; "
             f"call download_anki(force=True) to download it again"
         )
 
     if not target.is_file():
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as zf:
-                members = [m for m in zf.namelist() if m.rsplit("/", 1)[-1] == "spa.txt"]
-                if not members:
-                    raise ValueError(f"archive {str(archive)!r} holds no spa.txt; it contains {zf.namelist()[:10]}")
-                with zf.open(members[0]) as src, open(target, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        else:
-            shutil.copyfile(archive, target)
+        _extract_spa(archive, target)
     return target
+
+
+def _csv_columns(path: Path, header, src_column: str, tgt_column: str) -> list[str]:
+    """The CSV file's columns, from its header row, which must hold both ``src_column`` and ``tgt_column``."""
+    if header is None:
+        raise TxcourseError(
+            f"{path}: the file is empty; expected a header row with columns {src_column!r} and {tgt_column!r}"
+        )
+    columns = [c.strip() for c in header]
+    missing = [c for c in (src_column, tgt_column) if c not in columns]
+    if missing:
+        raise TxcourseError(
+            f"{path}: column(s) {missing} not found; the header has "
+            f"{columns}, expected src_column={src_column!r} and "
+            f"tgt_column={tgt_column!r}"
+        )
+    return columns
+
+
+def _read_csv_rows(path: Path, reader, columns: list[str], src_column: str, tgt_column: str, max_pairs, pairs) -> None:
+    """Append the (source, target) of each row of ``reader`` to ``pairs`` (at most ``max_pairs`` in all)."""
+    i_src, i_tgt = columns.index(src_column), columns.index(tgt_column)
+    start = reader.line_num
+    for row in reader:
+        lineno, start = start + 1, reader.line_num
+        if not row:
+            continue  # blank line
+        if len(row) != len(columns):
+            raise TxcourseError(
+                f"{path}, line {lineno}: expected {len(columns)} fields ({columns}), got {len(row)}: {row[:6]!r}"
+            )
+        src, tgt = row[i_src].strip(), row[i_tgt].strip()
+        for name, value in ((src_column, src), (tgt_column, tgt)):
+            if not value:
+                raise TxcourseError(f"{path}, line {lineno}: column {name!r} is empty")
+        pairs.append((src, tgt))
+        if max_pairs is not None and len(pairs) >= max_pairs:
+            break
 
 
 def load_pairs_csv(
@@ -283,39 +333,10 @@ def load_pairs_csv(
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle)
         try:
-            header = next(reader, None)
-            if header is None:
-                raise ValueError(
-                    f"{path}: the file is empty; expected a header row with columns {src_column!r} and {tgt_column!r}"
-                )
-            columns = [c.strip() for c in header]
-            missing = [c for c in (src_column, tgt_column) if c not in columns]
-            if missing:
-                raise ValueError(
-                    f"{path}: column(s) {missing} not found; the header has "
-                    f"{columns}, expected src_column={src_column!r} and "
-                    f"tgt_column={tgt_column!r}"
-                )
-            i_src, i_tgt = columns.index(src_column), columns.index(tgt_column)
-            start = reader.line_num
-            for row in reader:
-                lineno, start = start + 1, reader.line_num
-                if not row:
-                    continue  # blank line
-                if len(row) != len(columns):
-                    raise ValueError(
-                        f"{path}, line {lineno}: expected {len(columns)} fields "
-                        f"({columns}), got {len(row)}: {row[:6]!r}"
-                    )
-                src, tgt = row[i_src].strip(), row[i_tgt].strip()
-                for name, value in ((src_column, src), (tgt_column, tgt)):
-                    if not value:
-                        raise ValueError(f"{path}, line {lineno}: column {name!r} is empty")
-                pairs.append((src, tgt))
-                if max_pairs is not None and len(pairs) >= max_pairs:
-                    break
+            columns = _csv_columns(path, next(reader, None), src_column, tgt_column)
+            _read_csv_rows(path, reader, columns, src_column, tgt_column, max_pairs, pairs)
         except csv.Error as err:
-            raise ValueError(f"{path}, line {reader.line_num}: malformed CSV ({err})") from None
+            raise TxcourseError(f"{path}, line {reader.line_num}: malformed CSV ({err})") from None
         except UnicodeDecodeError as err:
-            raise ValueError(f"{path}, after line {reader.line_num}: not valid UTF-8 ({err.reason})") from None
+            raise TxcourseError(f"{path}, after line {reader.line_num}: not valid UTF-8 ({err.reason})") from None
     return pairs

@@ -56,6 +56,7 @@ import numpy as np
 
 from txcourse.data._checks import check_int, is_int
 from txcourse.data.splits import SPLIT_NAMES, TranslationSplits, check_sizes
+from txcourse.errors import TxcourseError
 
 __all__ = ["PHRASINGS", "TARGET_LANGS", "date_source", "date_target", "make_dates_task"]
 
@@ -77,20 +78,20 @@ _YEARS = (1, 9999)  # the years Python's datetime.date holds
 
 def _check_date(name: str, value) -> datetime.date:
     if not isinstance(value, datetime.date) or isinstance(value, datetime.datetime):
-        raise ValueError(f"{name} must be a datetime.date, got {type(value).__name__} {value!r}")
+        raise TxcourseError(f"{name} must be a datetime.date, got {type(value).__name__} {value!r}", name)
     return value
 
 
 def _check_phrasing(name: str, value) -> str:
     if value not in PHRASINGS:
-        raise ValueError(f"{name} must be one of {list(PHRASINGS)}, got {value!r}")
+        raise TxcourseError(f"{name} must be one of {list(PHRASINGS)}, got {value!r}", name)
     return value
 
 
 def _check_target_lang(name: str, value) -> str:
     if value not in TARGET_LANGS:
         listed = ", ".join(f"{code!r} ({lang})" for code, lang in TARGET_LANGS.items())
-        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+        raise TxcourseError(f"{name} must be one of {listed}; got {value!r}", name)
     return value
 
 
@@ -125,17 +126,19 @@ def date_target(date: datetime.date, lang: str = "ko", weekday: bool = True) -> 
 
     date = _check_date("date", date)
     if not isinstance(weekday, bool):
-        raise ValueError(f"weekday must be True or False, got {weekday!r}")
+        raise TxcourseError(f"weekday must be True or False, got {weekday!r}", "weekday")
     return format_date(date, format="full" if weekday else "long", locale=_check_target_lang("lang", lang))
 
 
 def _check_phrasings(phrasings) -> tuple[str, ...]:
     if isinstance(phrasings, str) or not isinstance(phrasings, Sequence) or not phrasings:
-        raise ValueError(f"phrasings must be a non-empty list of names from {list(PHRASINGS)}, got {phrasings!r}")
+        raise TxcourseError(
+            f"phrasings must be a non-empty list of names from {list(PHRASINGS)}, got {phrasings!r}", "phrasings"
+        )
     for i, name in enumerate(phrasings):
         _check_phrasing(f"phrasings[{i}]", name)
     if len(set(phrasings)) != len(phrasings):
-        raise ValueError(f"phrasings must be distinct, got {list(phrasings)!r}")
+        raise TxcourseError(f"phrasings must be distinct, got {list(phrasings)!r}", "phrasings")
     return tuple(phrasings)
 
 
@@ -176,36 +179,12 @@ def make_dates_task(
         >>> set(s.metadata["dates"]["train"]) & set(s.metadata["dates"]["test"])
         set()
     """
-    target_lang = _check_target_lang("target_lang", target_lang)
-    first_year = check_int("first_year", first_year, minimum=_YEARS[0])
-    last_year = check_int("last_year", last_year, minimum=first_year)
-    if last_year > _YEARS[1]:
-        raise ValueError(f"last_year must be at most {_YEARS[1]} (datetime.date's last year), got {last_year}")
-    n_train, n_valid, n_test = check_sizes(sizes)
-    if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    phrasings = _check_phrasings(phrasings)
-    first = datetime.date(first_year, 1, 1)
-    days = (datetime.date(last_year, 12, 31) - first).days + 1
-    if n_train + n_valid + n_test > days:
-        raise ValueError(
-            f"sizes={tuple(sizes)} ask for {n_train + n_valid + n_test} distinct dates, but {first_year}-{last_year} "
-            f"has only {days} days; lower sizes or widen [first_year, last_year]"
-        )
-
-    rng = np.random.default_rng(seed)
-    offsets = rng.choice(days, size=n_train + n_valid + n_test, replace=False)  # distinct days, in random order
-    bounds = np.cumsum([0, n_train, n_valid, n_test])
-    dates, phrasing, pairs = {}, {}, {}
-    for i, split in enumerate(SPLIT_NAMES):
-        dates[split] = [first + datetime.timedelta(days=int(k)) for k in offsets[bounds[i] : bounds[i + 1]]]
-        size = len(dates[split])
-        dealt = np.arange(size) % len(phrasings)  # (size,) every phrasing size / len(phrasings) times, rounded
-        phrasing[split] = [phrasings[k] for k in rng.permutation(dealt)]
-        pairs[split] = [
-            (date_source(d, p), date_target(d, target_lang, weekday=PHRASINGS[p][2]))
-            for d, p in zip(dates[split], phrasing[split])
-        ]
+    target_lang, first_year, last_year, (n_train, n_valid, n_test), phrasings = _check_dates_args(
+        target_lang, first_year, last_year, sizes, seed, phrasings
+    )
+    dates, phrasing, pairs = _draw_dates(
+        seed, first_year, last_year, (n_train, n_valid, n_test), phrasings, target_lang
+    )
     return TranslationSplits(
         train=pairs["train"],
         valid=pairs["valid"],
@@ -223,3 +202,47 @@ def make_dates_task(
             "phrasing": phrasing,
         },
     )
+
+
+def _check_dates_args(target_lang, first_year, last_year, sizes, seed, phrasings) -> tuple:
+    """:func:`make_dates_task`'s arguments, checked (each error names its argument): the values to use."""
+    target_lang = _check_target_lang("target_lang", target_lang)
+    first_year = check_int("first_year", first_year, minimum=_YEARS[0])
+    last_year = check_int("last_year", last_year, minimum=first_year)
+    if last_year > _YEARS[1]:
+        raise TxcourseError(
+            f"last_year must be at most {_YEARS[1]} (datetime.date's last year), got {last_year}", "last_year"
+        )
+    n_train, n_valid, n_test = check_sizes(sizes)
+    if not is_int(seed):
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
+    phrasings = _check_phrasings(phrasings)
+    days = (datetime.date(last_year, 12, 31) - datetime.date(first_year, 1, 1)).days + 1
+    if n_train + n_valid + n_test > days:
+        raise TxcourseError(
+            f"sizes={tuple(sizes)} ask for {n_train + n_valid + n_test} distinct dates, but {first_year}-{last_year} "
+            f"has only {days} days; lower sizes or widen [first_year, last_year]",
+            "sizes",
+        )
+    return target_lang, first_year, last_year, (n_train, n_valid, n_test), phrasings
+
+
+def _draw_dates(seed, first_year: int, last_year: int, sizes: tuple[int, int, int], phrasings, target_lang: str):
+    """The dates of each split (distinct days), the phrasing of each (dealt out evenly) and the pairs."""
+    first = datetime.date(first_year, 1, 1)
+    days = (datetime.date(last_year, 12, 31) - first).days + 1
+    n_train, n_valid, n_test = sizes
+    rng = np.random.default_rng(seed)
+    offsets = rng.choice(days, size=n_train + n_valid + n_test, replace=False)  # distinct days, in random order
+    bounds = np.cumsum([0, n_train, n_valid, n_test])
+    dates, phrasing, pairs = {}, {}, {}
+    for i, split in enumerate(SPLIT_NAMES):
+        dates[split] = [first + datetime.timedelta(days=int(k)) for k in offsets[bounds[i] : bounds[i + 1]]]
+        size = len(dates[split])
+        dealt = np.arange(size) % len(phrasings)  # (size,) every phrasing size / len(phrasings) times, rounded
+        phrasing[split] = [phrasings[k] for k in rng.permutation(dealt)]
+        pairs[split] = [
+            (date_source(d, p), date_target(d, target_lang, weekday=PHRASINGS[p][2]))
+            for d, p in zip(dates[split], phrasing[split])
+        ]
+    return dates, phrasing, pairs

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from txcourse.errors import TxcourseError
+
 __all__ = ["NotANumber", "parse_number", "canonical", "VARIANTS", "variants"]
 
 UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine".split())}
@@ -50,8 +52,11 @@ SCALES = {"million", "billion", "trillion", "millions", "billions", "thousands",
 WORDS = set(UNITS) | set(TEENS) | set(TENS) | {"hundred", "thousand", "and", "a"}
 
 
-class NotANumber(ValueError):
-    """The text is not one well-formed English number (in the range asked for); the message says why."""
+class NotANumber(TxcourseError):
+    """The text is not one well-formed English number (in the range asked for); the message says why.
+
+    A :class:`~txcourse.errors.TxcourseError` (a user's mistake, so a ``ValueError`` too).
+    """
 
 
 def _words(text: str) -> list[str]:

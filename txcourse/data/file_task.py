@@ -30,13 +30,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from txcourse._validation import ArgumentError
 from txcourse.data._checks import check_int
 from txcourse.data.bpe import BPETokenizer
 from txcourse.data.char_word import CharTokenizer
 from txcourse.data.corpora import load_tsv
 from txcourse.data.splits import SPLIT_NAMES, Pair, TranslationSplits
 from txcourse.data.vocab import SPECIAL_TOKENS, Tokenizer
+from txcourse.errors import TxcourseError
 
 __all__ = ["TOKENS", "make_file_task", "split_pairs", "file_tokenizers", "file_sha256"]
 
@@ -91,32 +91,13 @@ def make_file_task(
         ValueError: a line without a tab (the message names the line), an empty file, too few pairs
             for the splits, a file that does not match ``sha256``, or a bad argument.
     """
-    fractions = _check_fractions(fractions)
-    seed = _check_int("seed", seed, minimum=0)
-    if tokens not in TOKENS:
-        raise ArgumentError(f"tokens must be one of {list(TOKENS)}, got {tokens!r}", "tokens")
-    vocab_size = _check_int("vocab_size", vocab_size, minimum=len(SPECIAL_TOKENS) + 1)
-    if not isinstance(shared_vocab, bool):
-        raise ArgumentError(f"shared_vocab must be True or False, got {shared_vocab!r}", "shared_vocab")
-    min_frequency = _check_int("min_frequency", min_frequency, minimum=1)
-    if max_pairs is not None:
-        max_pairs = _check_int("max_pairs", max_pairs, minimum=1)
-    if not isinstance(path, (str, Path)) or not str(path).strip():
-        raise ArgumentError(f"path must be the name of a tab-separated file, got {path!r}", "path")
-    path = Path(path).expanduser().resolve()
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"file {str(path)!r} does not exist; the file task reads source<TAB>target lines from it"
-        )
-    digest = file_sha256(path)
-    if sha256 is not None and digest != sha256:
-        raise ValueError(
-            f"file {str(path)!r} has changed since the checkpoint was trained on it: its SHA-256 is {digest}, "
-            f"expected sha256={sha256}; restore the file, or train again on the new one"
-        )
+    fractions, seed, vocab_size, min_frequency, max_pairs = _check_file_task_args(
+        fractions, seed, tokens, vocab_size, shared_vocab, min_frequency, max_pairs
+    )
+    path, digest = _checked_file(path, sha256)
     pairs = load_tsv(path, max_pairs=max_pairs)
     if not pairs:
-        raise ValueError(f"file {str(path)!r} holds no pairs: it is empty; expected source<TAB>target lines")
+        raise TxcourseError(f"file {str(path)!r} holds no pairs: it is empty; expected source<TAB>target lines", "path")
     train, valid, test = split_pairs(pairs, fractions, seed)
     task_kwargs = dict(
         path=str(path),
@@ -131,6 +112,41 @@ def make_file_task(
     )
     metadata: dict[str, Any] = {"task": "file", "pairs": len(pairs), **task_kwargs, "task_kwargs": task_kwargs}
     return TranslationSplits(train, valid, test, metadata)
+
+
+def _check_file_task_args(fractions, seed, tokens, vocab_size, shared_vocab, min_frequency, max_pairs) -> tuple:
+    """:func:`make_file_task`'s arguments other than the file, checked: (fractions, seed, vocab_size,
+    min_frequency, max_pairs) to use; each error names its argument."""
+    fractions = _check_fractions(fractions)
+    seed = _check_int("seed", seed, minimum=0)
+    if tokens not in TOKENS:
+        raise TxcourseError(f"tokens must be one of {list(TOKENS)}, got {tokens!r}", "tokens")
+    vocab_size = _check_int("vocab_size", vocab_size, minimum=len(SPECIAL_TOKENS) + 1)
+    if not isinstance(shared_vocab, bool):
+        raise TxcourseError(f"shared_vocab must be True or False, got {shared_vocab!r}", "shared_vocab")
+    min_frequency = _check_int("min_frequency", min_frequency, minimum=1)
+    if max_pairs is not None:
+        max_pairs = _check_int("max_pairs", max_pairs, minimum=1)
+    return fractions, seed, vocab_size, min_frequency, max_pairs
+
+
+def _checked_file(path, sha256: str | None) -> tuple[Path, str]:
+    """The file's absolute path and SHA-256; it exists, and matches ``sha256`` when given."""
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise TxcourseError(f"path must be the name of a tab-separated file, got {path!r}", "path")
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"file {str(path)!r} does not exist; the file task reads source<TAB>target lines from it"
+        )
+    digest = file_sha256(path)
+    if sha256 is not None and digest != sha256:
+        raise TxcourseError(
+            f"file {str(path)!r} has changed since the checkpoint was trained on it: its SHA-256 is {digest}, "
+            f"expected sha256={sha256}; restore the file, or train again on the new one",
+            "path",
+        )
+    return path, digest
 
 
 def split_pairs(
@@ -154,7 +170,7 @@ def split_pairs(
     n_valid, n_test = (max(1, round(share * n)) if share > 0 else 0 for share in fractions[1:])
     if n - n_valid - n_test < 1:
         needed = 1 + (fractions[1] > 0) + (fractions[2] > 0)
-        raise ValueError(
+        raise TxcourseError(
             f"{n} pair{'s' if n != 1 else ''} in the file, too few for the splits fractions={tuple(fractions)}: "
             f"valid takes {n_valid} and test {n_test}, which leaves {n - n_valid - n_test} for train; "
             f"give at least {max(needed, n_valid + n_test + 1)} pairs, or smaller valid and test shares"
@@ -187,26 +203,23 @@ def file_tokenizers(splits: TranslationSplits) -> tuple[Tokenizer, Tokenizer]:
 
 
 def _check_int(name: str, value, minimum: int) -> int:
-    """:func:`~txcourse.data._checks.check_int`, its error naming the argument (:class:`ArgumentError`)."""
-    try:
-        return check_int(name, value, minimum=minimum)
-    except ValueError as err:
-        raise ArgumentError(str(err), name) from None
+    """:func:`~txcourse.data._checks.check_int`: its :class:`TxcourseError` names the argument."""
+    return check_int(name, value, minimum=minimum)
 
 
 def _check_fractions(fractions) -> tuple[float, float, float]:
     """Three numbers >= 0 (train, valid, test) that sum to 1, the first above 0."""
     if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__len__") or len(fractions) != 3:
-        raise ArgumentError(
+        raise TxcourseError(
             f"fractions must be 3 numbers (train, valid, test) that sum to 1, got {fractions!r}", "fractions"
         )
     for name, value in zip(SPLIT_NAMES, fractions):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-            raise ArgumentError(
+            raise TxcourseError(
                 f"fractions must hold numbers in [0, 1], got {name}={value!r} in {tuple(fractions)!r}", "fractions"
             )
     if not math.isclose(sum(fractions), 1.0, abs_tol=1e-9) or fractions[0] <= 0:
-        raise ArgumentError(
+        raise TxcourseError(
             f"fractions (train, valid, test) must sum to 1 with train above 0, got {tuple(fractions)!r} "
             f"(sum {sum(fractions):g})",
             "fractions",

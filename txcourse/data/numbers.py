@@ -56,12 +56,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
 from txcourse.data._checks import check_fraction, check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
+from txcourse.errors import TxcourseError
 
 __all__ = [
     "SUPPORTED_LANGS",
@@ -80,7 +82,7 @@ TARGET_LANGS = ("ko", "es", "fr")  # the source side is always English
 def _check_lang(name: str, lang, allowed) -> None:
     if lang not in allowed:
         listed = ", ".join(f"{code!r} ({SUPPORTED_LANGS[code]})" for code in allowed)
-        raise ValueError(f"{name} must be one of {listed}; got {lang!r}")
+        raise TxcourseError(f"{name} must be one of {listed}; got {lang!r}", name)
 
 
 def numbers_to_words(n: int, lang: str = "en") -> str:
@@ -144,7 +146,7 @@ def _pattern_numbers(rng: np.random.Generator, d: int, first: int, last: int, co
     while len(out) < count:
         tries += 1
         if tries > 1000 * count:
-            raise ValueError(f"[{first}, {last}] holds too few {d}-digit numbers to draw {count} by zero pattern")
+            raise TxcourseError(f"[{first}, {last}] holds too few {d}-digit numbers to draw {count} by zero pattern")
         nonzero = np.concatenate([[True], rng.integers(0, 2, d - 1).astype(bool)])  # (d,)
         digits = np.where(nonzero, rng.integers(1, 10, d), 0)  # (d,)
         n = int("".join(map(str, digits.tolist())))
@@ -240,17 +242,11 @@ def make_numbers_task(
             valid hold no number with more digits than this, the test split
             draws from every digit count (default None: train on every length).
         round_fraction: share of the training examples of each digit count
-            above ``closed_digits`` that are round numbers, ``m * 10**z`` with
-            at least ``z`` trailing zeros, ``z`` drawn uniformly from 1 to ``d - 1`` ("one
-            hundred thousand", "forty-two thousand"). Users type them often,
-            and a uniform draw almost never makes one.
-        pattern_fraction: share of the training examples of each digit count
-            above ``closed_digits`` drawn by **zero pattern**: a pattern of
-            zero and non-zero digits uniformly among the ``2**(d-1)`` of ``d``
-            digits (80011 has the pattern ``x00xx``), then each non-zero digit
-            uniformly from 1 to 9. A uniform draw makes a number of 110023's
-            pattern (``xx00xx``) one time in 137; among the numbers drawn by
-            pattern it is one in 32, as often as every other pattern. ``round_fraction + pattern_fraction`` is at most 1.
+            above ``closed_digits`` that are round numbers, ``m * 10**z``
+            ("one hundred thousand", "forty-two thousand"; :func:`_round_numbers`).
+        pattern_fraction: share of them drawn by zero pattern (80011 has the
+            pattern ``x00xx``; every pattern equally often, :func:`_pattern_numbers`,
+            the module's docstring says why). ``round_fraction + pattern_fraction`` <= 1.
 
     Returns:
         :class:`TranslationSplits`; ``metadata["numbers"][split]`` lists the
@@ -265,36 +261,97 @@ def make_numbers_task(
         >>> sorted({digit_count(n) for n in s.metadata["numbers"]["test"]})
         [4, 5, 6]
     """
+    spec = _numbers_spec(
+        target_lang, low, high, sizes, seed, closed_digits, max_train_digits, round_fraction, pattern_fraction
+    )
+    return _numbers_splits(spec, _draw_numbers(spec))
+
+
+def _numbers_splits(spec: _NumbersSpec, numbers: dict[str, list[int]]) -> TranslationSplits:
+    """The pairs of the drawn numbers, with the metadata: the arguments, the numbers, the test's long ones."""
+    longest_train = max(spec.train_digits)
+    return TranslationSplits(
+        train=_number_pairs(numbers["train"], spec.target_lang),
+        valid=_number_pairs(numbers["valid"], spec.target_lang),
+        test=_number_pairs(numbers["test"], spec.target_lang),
+        metadata={
+            "task": "numbers",
+            "source_lang": "en",
+            **{key: getattr(spec, key) for key in _SPEC_METADATA},
+            "numbers": numbers,
+            "test_is_long": [digit_count(n) > longest_train for n in numbers["test"]],
+        },
+    )
+
+
+_SPEC_METADATA = (
+    "target_lang",
+    "low",
+    "high",
+    "sizes",
+    "seed",
+    "closed_digits",
+    "max_train_digits",
+    "round_fraction",
+    "pattern_fraction",
+)  # in the metadata's order
+
+
+@dataclass(frozen=True)
+class _NumbersSpec:
+    """The checked arguments of :func:`make_numbers_task` and the digit counts each split draws from."""
+
+    target_lang: str
+    low: int
+    high: int
+    sizes: tuple[int, int, int]
+    seed: int
+    closed_digits: int
+    max_train_digits: Optional[int]
+    round_fraction: float
+    pattern_fraction: float
+    digits: list[int]  # the digit counts of [low, high]
+    train_digits: list[int]  # those training draws from (at most max_train_digits)
+    held_digits: dict[str, list[int]]  # those valid and test draw from (above closed_digits)
+
+
+def _numbers_spec(
+    target_lang, low, high, sizes, seed, closed_digits, max_train_digits, round_fraction, pattern_fraction
+) -> _NumbersSpec:
+    """Check :func:`make_numbers_task`'s arguments (each error names its argument) and plan the digit counts."""
     _check_lang("target_lang", target_lang, TARGET_LANGS)
     low = check_int("low", low, minimum=0)
     high = check_int("high", high)
     if low >= high:
-        raise ValueError(f"low must be smaller than high, got low={low}, high={high}")
-    n_train, n_valid, n_test = check_sizes(sizes)
+        raise TxcourseError(f"low must be smaller than high, got low={low}, high={high}", "low")
+    sizes = check_sizes(sizes)
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     closed_digits = check_int("closed_digits", closed_digits, minimum=0)
     round_fraction = check_fraction("round_fraction", round_fraction)
     pattern_fraction = check_fraction("pattern_fraction", pattern_fraction)
     if round_fraction + pattern_fraction > 1:
-        raise ValueError(
+        raise TxcourseError(
             f"round_fraction + pattern_fraction must be at most 1, got {round_fraction} + "
-            f"{pattern_fraction} = {round_fraction + pattern_fraction}"
+            f"{pattern_fraction} = {round_fraction + pattern_fraction}",
+            "round_fraction",
+            "pattern_fraction",
         )
     digits = list(range(digit_count(low), digit_count(high) + 1))
     if max_train_digits is not None:
         max_train_digits = check_int("max_train_digits", max_train_digits, minimum=digits[0])
         if max_train_digits >= digits[-1]:
-            raise ValueError(
+            raise TxcourseError(
                 f"max_train_digits must be smaller than the digit count of high={high} "
-                f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}"
+                f"({digits[-1]}) to leave longer numbers for the test split, got {max_train_digits}",
+                "max_train_digits",
             )
     train_digits = [d for d in digits if max_train_digits is None or d <= max_train_digits]
     open_digits = [d for d in digits if d > closed_digits]
     held_digits = {"valid": [d for d in open_digits if d in train_digits], "test": open_digits}
-    for split, size in (("valid", n_valid), ("test", n_test)):
+    for split, size in (("valid", sizes[1]), ("test", sizes[2])):
         if size and not held_digits[split]:
-            raise ValueError(
+            raise TxcourseError(
                 f"sizes={tuple(sizes)}: the {split} split is drawn from numbers with more than "
                 f"closed_digits={closed_digits} digits"
                 + (
@@ -302,73 +359,72 @@ def make_numbers_task(
                     if split == "valid" and max_train_digits is not None
                     else ""
                 )
-                + f", but [{low}, {high}] has none; lower closed_digits or raise high"
+                + f", but [{low}, {high}] has none; lower closed_digits or raise high",
+                "sizes",
             )
+    return _NumbersSpec(
+        target_lang, low, high, sizes, int(seed), closed_digits, max_train_digits, round_fraction, pattern_fraction,
+        digits, train_digits, held_digits,
+    )  # fmt: skip
 
-    rng = np.random.default_rng(seed)
+
+def _draw_numbers(spec: _NumbersSpec) -> dict[str, list[int]]:
+    """The numbers of each split, drawn digit count by digit count, then shuffled (one generator, from the seed)."""
+    rng = np.random.default_rng(spec.seed)
+    n_train, n_valid, n_test = spec.sizes
     counts = {
-        "train": _split_counts(n_train, train_digits, [float(d) for d in train_digits]),
-        "valid": _split_counts(n_valid, held_digits["valid"]) if n_valid else {},
-        "test": _split_counts(n_test, held_digits["test"]) if n_test else {},
+        "train": _split_counts(n_train, spec.train_digits, [float(d) for d in spec.train_digits]),
+        "valid": _split_counts(n_valid, spec.held_digits["valid"]) if n_valid else {},
+        "test": _split_counts(n_test, spec.held_digits["test"]) if n_test else {},
     }
     chosen: dict[str, list[int]] = {"train": [], "valid": [], "test": []}
-    for d in digits:
-        first, last = _pool(d, low, high)
+    for d in spec.digits:
+        first, last = _pool(d, spec.low, spec.high)
         pool_size = last - first + 1
-        if d <= closed_digits:  # every number of the pool in training, repeated to fill its share
+        if d <= spec.closed_digits:  # every number of the pool in training, repeated to fill its share
             want = counts["train"].get(d, 0)
             if want >= pool_size:
                 picks = np.concatenate([np.arange(pool_size), rng.integers(0, pool_size, want - pool_size)])
             else:
                 picks = rng.choice(pool_size, size=want, replace=False)
             chosen["train"] += (first + picks).tolist()
-            continue
-        wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
-        drawn_train = _round_numbers(rng, d, first, last, int(round(round_fraction * wants[0])))
-        drawn_train += _pattern_numbers(rng, d, first, last, int(round(pattern_fraction * wants[0])))
-        wants[0] -= len(drawn_train)
-        taken = set(drawn_train)
-        if sum(wants) + len(taken) > pool_size:
-            raise ValueError(
-                f"sizes={tuple(sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
-                f"({wants[0] + len(drawn_train)} train, {wants[1]} valid, {wants[2]} test), but [{low}, {high}] "
-                f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits"
-            )
-        picks = [
-            n
-            for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
-            if n not in taken
-        ][: sum(wants)]
-        chosen["train"] += drawn_train + picks[: wants[0]]
-        chosen["valid"] += picks[wants[0] : wants[0] + wants[1]]
-        chosen["test"] += picks[wants[0] + wants[1] :]
-    numbers = {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
-    longest_train = max(train_digits)
-    test_is_long = [digit_count(n) > longest_train for n in numbers["test"]]
+        else:
+            wants = [counts[split].get(d, 0) for split in ("train", "valid", "test")]
+            for split, drawn in _draw_open(rng, spec, d, wants).items():
+                chosen[split] += drawn
+    return {split: [nums[i] for i in rng.permutation(len(nums))] for split, nums in chosen.items()}
 
-    def pairs(nums: list[int]) -> list[tuple[str, str]]:
-        return [(numbers_to_words(n, "en"), numbers_to_words(n, target_lang)) for n in nums]
 
-    return TranslationSplits(
-        train=pairs(numbers["train"]),
-        valid=pairs(numbers["valid"]),
-        test=pairs(numbers["test"]),
-        metadata={
-            "task": "numbers",
-            "source_lang": "en",
-            "target_lang": target_lang,
-            "low": low,
-            "high": high,
-            "sizes": (n_train, n_valid, n_test),
-            "seed": int(seed),
-            "closed_digits": closed_digits,
-            "max_train_digits": max_train_digits,
-            "round_fraction": round_fraction,
-            "pattern_fraction": pattern_fraction,
-            "numbers": numbers,
-            "test_is_long": test_is_long,
-        },
-    )
+def _draw_open(rng: np.random.Generator, spec: _NumbersSpec, d: int, wants: list[int]) -> dict[str, list[int]]:
+    """The ``d``-digit numbers of each split, for ``d`` above closed_digits: training's round and pattern numbers,
+    then distinct numbers drawn uniformly for the rest of training, valid and test (disjoint)."""
+    first, last = _pool(d, spec.low, spec.high)
+    pool_size = last - first + 1
+    drawn_train = _round_numbers(rng, d, first, last, int(round(spec.round_fraction * wants[0])))
+    drawn_train += _pattern_numbers(rng, d, first, last, int(round(spec.pattern_fraction * wants[0])))
+    wants[0] -= len(drawn_train)
+    taken = set(drawn_train)
+    if sum(wants) + len(taken) > pool_size:
+        raise TxcourseError(
+            f"sizes={tuple(spec.sizes)} need {sum(wants) + len(taken)} distinct {d}-digit numbers "
+            f"({wants[0] + len(drawn_train)} train, {wants[1]} valid, {wants[2]} test), but [{spec.low}, {spec.high}] "
+            f"holds only {pool_size} ([{first}, {last}]); lower sizes, widen [low, high] or raise closed_digits",
+            "sizes",
+        )
+    picks = [
+        n
+        for n in (first + rng.choice(pool_size, size=sum(wants) + len(taken), replace=False)).tolist()
+        if n not in taken
+    ][: sum(wants)]
+    return {
+        "train": drawn_train + picks[: wants[0]],
+        "valid": picks[wants[0] : wants[0] + wants[1]],
+        "test": picks[wants[0] + wants[1] :],
+    }
+
+
+def _number_pairs(nums: list[int], target_lang: str) -> list[tuple[str, str]]:
+    return [(numbers_to_words(n, "en"), numbers_to_words(n, target_lang)) for n in nums]
 
 
 def draw_by_digit_count(
@@ -400,9 +456,9 @@ def draw_by_digit_count(
     low = check_int("low", low, minimum=0)
     high = check_int("high", high)
     if low >= high:
-        raise ValueError(f"low must be smaller than high, got low={low}, high={high}")
+        raise TxcourseError(f"low must be smaller than high, got low={low}, high={high}", "low")
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     excluded = set(exclude)
     rng = np.random.default_rng(seed)
     drawn = {}

@@ -14,6 +14,7 @@ from txcourse.data.file_task import file_tokenizers
 from txcourse.data.splits import TranslationSplits
 from txcourse.data.tasks import TASKS, get_task
 from txcourse.data.vocab import Tokenizer, tokenizer_from_json
+from txcourse.errors import TxcourseError
 
 __all__ = ["Prepared", "NUMBERS_SOURCE_NORMALISATION", "make_tokenizers", "prepare_task", "tokenizers_from_meta"]
 
@@ -59,7 +60,7 @@ def make_tokenizers(task: str, splits: TranslationSplits) -> tuple[Tokenizer, To
 def prepare_task(task: str, **task_kwargs: Any) -> Prepared:
     """Generate the task's splits (deterministic), fit tokenizers on the training split and encode it."""
     if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+        raise TxcourseError(f"unknown task {task!r}; choose one of {sorted(TASKS)}", "task")
     splits = get_task(task, **task_kwargs)
     src_tok, tgt_tok = make_tokenizers(task, splits)
     # a task that completes its arguments from what it reads (the file task: the absolute path and the
@@ -77,4 +78,4 @@ def tokenizers_from_meta(meta: dict[str, Any]) -> tuple[Tokenizer, Tokenizer]:
             tokenizer_from_json(toks["tgt"], "checkpoint target tokenizer"),
         )
     except KeyError:
-        raise ValueError("checkpoint holds no tokenizers (was it written by `txcourse train`?)") from None
+        raise TxcourseError("checkpoint holds no tokenizers (was it written by `txcourse train`?)") from None

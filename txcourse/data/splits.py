@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from txcourse.data._checks import is_int
+from txcourse.errors import TxcourseError
 
 __all__ = ["Pair", "TranslationSplits", "SPLIT_NAMES", "check_sizes"]
 
@@ -44,7 +45,7 @@ class TranslationSplits:
 
     def __getitem__(self, split: str) -> list[Pair]:
         if split not in SPLIT_NAMES:
-            raise ValueError(f"split must be one of {list(SPLIT_NAMES)}, got {split!r}")
+            raise TxcourseError(f"split must be one of {list(SPLIT_NAMES)}, got {split!r}", "split")
         return getattr(self, split)
 
     def __len__(self) -> int:
@@ -62,8 +63,10 @@ def check_sizes(sizes) -> tuple[int, int, int]:
         The sizes as a tuple of ints.
     """
     if not isinstance(sizes, (tuple, list)) or len(sizes) != 3:
-        raise ValueError(f"sizes must be a tuple (train, valid, test) of 3 integers, got {sizes!r}")
+        raise TxcourseError(f"sizes must be a tuple (train, valid, test) of 3 integers, got {sizes!r}", "sizes")
     for name, value in zip(SPLIT_NAMES, sizes):
         if not is_int(value) or value < 0:
-            raise ValueError(f"sizes must hold non-negative integers, got {name}={value!r} in sizes={sizes!r}")
+            raise TxcourseError(
+                f"sizes must hold non-negative integers, got {name}={value!r} in sizes={sizes!r}", "sizes"
+            )
     return tuple(int(v) for v in sizes)

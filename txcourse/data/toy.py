@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Sequence
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from txcourse.data._checks import check_fraction, check_int, is_int
 from txcourse.data.splits import TranslationSplits, check_sizes
+from txcourse.errors import TxcourseError
 
 __all__ = ["LETTERS", "make_copy_task", "make_reverse_task"]
 
@@ -37,15 +39,17 @@ _ENUMERATE_LIMIT = 1_000_000  # per length, sample by index when V**L is at most
 
 def _check_vocab(vocab) -> tuple[str, ...]:
     if not isinstance(vocab, Sequence):  # a str counts: "abc" means ('a', 'b', 'c')
-        raise ValueError(f"vocab must be a sequence of symbol strings such as ('a', 'b', 'c') or 'abc', got {vocab!r}")
+        raise TxcourseError(
+            f"vocab must be a sequence of symbol strings such as ('a', 'b', 'c') or 'abc', got {vocab!r}", "vocab"
+        )
     vocab = tuple(vocab)
     for i, sym in enumerate(vocab):
         if not isinstance(sym, str) or not sym or any(ch.isspace() for ch in sym):
-            raise ValueError(f"vocab[{i}] must be a non-empty string without whitespace, got {sym!r}")
+            raise TxcourseError(f"vocab[{i}] must be a non-empty string without whitespace, got {sym!r}", "vocab")
     if len(set(vocab)) != len(vocab):
-        raise ValueError(f"vocab must hold distinct symbols, got {vocab!r}")
+        raise TxcourseError(f"vocab must hold distinct symbols, got {vocab!r}", "vocab")
     if not vocab:
-        raise ValueError("vocab is empty: need at least one symbol")
+        raise TxcourseError("vocab is empty: need at least one symbol", "vocab")
     return vocab
 
 
@@ -87,6 +91,29 @@ def _sample_sequences(rng: np.random.Generator, vocab_size: int, lengths: range,
     return [out[i] for i in rng.permutation(len(out))]
 
 
+def _check_enough(sizes, v: int, wanted) -> None:
+    """Enough distinct sequences of each length range: ``wanted`` holds (lengths, how many, the range's name)."""
+    for lengths, need, what in wanted:
+        available = sum(min(v**length, 2**62) for length in lengths)
+        if need > available:
+            raise TxcourseError(
+                f"sizes={tuple(sizes)} need {need} distinct sequences of length {what} "
+                f"({lengths.start}..{lengths.stop - 1}) over a vocabulary of {v} symbols, "
+                f"but only {available} exist; lower sizes or use longer sequences / more symbols",
+                "sizes",
+            )
+
+
+def _symbol_pairs(seqs, vocab: tuple[str, ...], reverse: bool) -> list[tuple[str, str]]:
+    """(source, target) of each sequence of symbol ids: the symbols, and the same symbols (reversed)."""
+    out = []
+    for seq in seqs:
+        symbols = [vocab[i] for i in seq]
+        target = symbols[::-1] if reverse else symbols
+        out.append((" ".join(symbols), " ".join(target)))
+    return out
+
+
 def _make_symbol_task(
     name: str, reverse: bool, vocab, min_len, max_len, sizes, seed, long_test_fraction, long_max_len
 ) -> TranslationSplits:
@@ -94,17 +121,17 @@ def _make_symbol_task(
     min_len = check_int("min_len", min_len, minimum=1)
     max_len = check_int("max_len", max_len, minimum=1)
     if min_len > max_len:
-        raise ValueError(f"min_len must be <= max_len, got min_len={min_len}, max_len={max_len}")
+        raise TxcourseError(f"min_len must be <= max_len, got min_len={min_len}, max_len={max_len}", "min_len")
     n_train, n_valid, n_test = check_sizes(sizes)
     if not is_int(seed):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+        raise TxcourseError(f"seed must be an integer, got {seed!r}", "seed")
     long_test_fraction = check_fraction("long_test_fraction", long_test_fraction)
     if long_max_len is None:
         long_max_len = 2 * max_len
     long_max_len = check_int("long_max_len", long_max_len, minimum=1)
     n_long = int(round(n_test * long_test_fraction))
     if n_long and long_max_len <= max_len:
-        raise ValueError(
+        raise TxcourseError(
             f"long_max_len must be > max_len={max_len} when long_test_fraction > 0, got long_max_len={long_max_len}"
         )
 
@@ -112,17 +139,9 @@ def _make_symbol_task(
     short_lengths = range(min_len, max_len + 1)
     long_lengths = range(max_len + 1, long_max_len + 1)
     n_short = n_train + n_valid + n_test - n_long
-    for what, lengths, need in (
-        ("of length min_len..max_len", short_lengths, n_short),
-        ("of length max_len+1..long_max_len", long_lengths, n_long),
-    ):
-        available = sum(min(v**length, 2**62) for length in lengths)
-        if need > available:
-            raise ValueError(
-                f"sizes={tuple(sizes)} need {need} distinct sequences {what} "
-                f"({lengths.start}..{lengths.stop - 1}) over a vocabulary of {v} symbols, "
-                f"but only {available} exist; lower sizes or use longer sequences / more symbols"
-            )
+    _check_enough(
+        sizes, v, ((short_lengths, n_short, "min_len..max_len"), (long_lengths, n_long, "max_len+1..long_max_len"))
+    )
 
     rng = np.random.default_rng(seed)
     short = _sample_sequences(rng, v, short_lengths, n_short)
@@ -130,14 +149,7 @@ def _make_symbol_task(
     test = short[n_train + n_valid :] + long
     test = [test[i] for i in rng.permutation(len(test))]
 
-    def pairs(seqs):
-        out = []
-        for seq in seqs:
-            symbols = [vocab[i] for i in seq]
-            target = symbols[::-1] if reverse else symbols
-            out.append((" ".join(symbols), " ".join(target)))
-        return out
-
+    pairs = functools.partial(_symbol_pairs, vocab=vocab, reverse=reverse)
     return TranslationSplits(
         train=pairs(short[:n_train]),
         valid=pairs(short[n_train : n_train + n_valid]),

@@ -37,6 +37,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from txcourse.errors import TxcourseError
+
 __all__ = [
     "PAD",
     "SOS",
@@ -132,7 +134,7 @@ class Tokenizer:
             [4, 5, 3, 2]
         """
         if not isinstance(text, str):
-            raise ValueError(f"text must be a str, got {type(text).__name__}: {text!r}")
+            raise TxcourseError(f"text must be a str, got {type(text).__name__}: {text!r}", "text")
         ids = self._encode_text(text)
         return ([SOS_ID] if add_sos else []) + ids + ([EOS_ID] if add_eos else [])
 
@@ -167,20 +169,22 @@ class Tokenizer:
 
     def _check_ids(self, ids: Iterable[int]) -> list[int]:
         if isinstance(ids, (str, bytes)):
-            raise ValueError(f"ids must be a sequence of token ids, got a string {ids!r}")
+            raise TxcourseError(f"ids must be a sequence of token ids, got a string {ids!r}", "ids")
         try:
             values = list(ids)
         except TypeError:
-            raise ValueError(f"ids must be a sequence of token ids, got {type(ids).__name__}: {ids!r}") from None
+            raise TxcourseError(
+                f"ids must be a sequence of token ids, got {type(ids).__name__}: {ids!r}", "ids"
+            ) from None
         out = []
         size = self.vocab_size
         for pos, value in enumerate(values):
             try:
                 as_int = int(value)
             except (TypeError, ValueError):
-                raise ValueError(f"ids[{pos}] must be an integer token id, got {value!r}") from None
+                raise TxcourseError(f"ids[{pos}] must be an integer token id, got {value!r}", "ids") from None
             if as_int != value or isinstance(value, bool) or not 0 <= as_int < size:
-                raise ValueError(
+                raise TxcourseError(
                     f"ids[{pos}] = {value!r} is not a token id of this "
                     f"{type(self).__name__}: expected an integer in [0, {size})"
                 )
@@ -209,7 +213,7 @@ class Tokenizer:
             ['zebra', ',', 'zebras']
         """
         if not isinstance(text, str):
-            raise ValueError(f"text must be a str, got {type(text).__name__}: {text!r}")
+            raise TxcourseError(f"text must be a str, got {type(text).__name__}: {text!r}", "text")
         unknown = [w for w in self._words(text) if UNK_ID in self._encode_text(w)]
         return list(dict.fromkeys(unknown))
 
@@ -259,20 +263,22 @@ class Tokenizer:
 def check_texts(texts: Iterable[str]) -> list[str]:
     """``texts`` as a list, checked: strings only, at least one, not a single string."""
     if isinstance(texts, str):
-        raise ValueError("texts must be a list of strings, got a single string; wrap it in a list: fit([text])")
+        raise TxcourseError(
+            "texts must be a list of strings, got a single string; wrap it in a list: fit([text])", "texts"
+        )
     out = list(texts)
     for i, text in enumerate(out):
         if not isinstance(text, str):
-            raise ValueError(f"texts[{i}] must be a str, got {type(text).__name__}: {text!r}")
+            raise TxcourseError(f"texts[{i}] must be a str, got {type(text).__name__}: {text!r}", "texts")
     if not out:
-        raise ValueError("texts is empty: need at least one string to build a vocabulary")
+        raise TxcourseError("texts is empty: need at least one string to build a vocabulary")
     return out
 
 
 def check_min_freq(min_freq) -> None:
     """ValueError unless ``min_freq`` is an integer >= 1."""
     if not isinstance(min_freq, int) or isinstance(min_freq, bool) or min_freq < 1:
-        raise ValueError(f"min_freq must be an integer >= 1, got {min_freq!r}")
+        raise TxcourseError(f"min_freq must be an integer >= 1, got {min_freq!r}", "min_freq")
 
 
 # --------------------------------------------------------------------------
@@ -301,7 +307,7 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"tokenizer file {str(path)!r} is not valid UTF-8 JSON: {err}") from None
+        raise TxcourseError(f"tokenizer file {str(path)!r} is not valid UTF-8 JSON: {err}") from None
     return tokenizer_from_json(text, source=f"tokenizer file {str(path)!r}")
 
 
@@ -310,11 +316,11 @@ def tokenizer_from_json(text: str, source: str = "tokenizer JSON") -> Tokenizer:
     try:
         state = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{source} is not valid UTF-8 JSON: {err}") from None
+        raise TxcourseError(f"{source} is not valid UTF-8 JSON: {err}") from None
     kind = state.get("kind") if isinstance(state, dict) else None
     if kind not in _KINDS:
-        raise ValueError(f"{source} has kind {kind!r}, expected one of {sorted(_KINDS)}")
+        raise TxcourseError(f"{source} has kind {kind!r}, expected one of {sorted(_KINDS)}")
     try:
         return _KINDS[kind].from_state(state)
     except KeyError as err:
-        raise ValueError(f"{source} (kind {kind!r}) lacks the field {err.args[0]!r}") from None
+        raise TxcourseError(f"{source} (kind {kind!r}) lacks the field {err.args[0]!r}") from None

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from txcourse.config import TransformerConfig
+from txcourse.errors import TxcourseError
 
 __all__ = ["ParameterAccount", "FlopAccount", "count_parameters", "forward_flops", "kv_cache_bytes"]
 
@@ -108,6 +109,22 @@ def _attention_parameters(d: int, bias: bool, kv_width: int) -> int:
     return 2 * d * d + 2 * d * kv_width + ((2 * d + 2 * kv_width) if bias else 0)
 
 
+def _check_count_args(config, share_source_target, attention_bias) -> None:
+    """:func:`count_parameters`'s arguments, checked; each error names its argument."""
+    if not isinstance(config, TransformerConfig):
+        raise TxcourseError(f"config must be a TransformerConfig, got {type(config).__name__}", "config")
+    for name, value in (("share_source_target", share_source_target), ("attention_bias", attention_bias)):
+        if not isinstance(value, bool):
+            raise TxcourseError(f"{name} must be True or False, got {value!r}", name)
+    if share_source_target and config.src_vocab_size != config.tgt_vocab_size:
+        raise TxcourseError(
+            f"share_source_target=True needs one vocabulary for both sides, got src_vocab_size "
+            f"{config.src_vocab_size} and tgt_vocab_size {config.tgt_vocab_size}; make them equal "
+            f"or pass share_source_target=False",
+            "share_source_target",
+        )
+
+
 def count_parameters(
     config: TransformerConfig, *, share_source_target: bool = False, attention_bias: bool = True
 ) -> ParameterAccount:
@@ -143,17 +160,7 @@ def count_parameters(
         >>> count_parameters(TransformerConfig()).components["encoder.self_attn"]
         6303744
     """
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig, got {type(config).__name__}")
-    for name, value in (("share_source_target", share_source_target), ("attention_bias", attention_bias)):
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-    if share_source_target and config.src_vocab_size != config.tgt_vocab_size:
-        raise ValueError(
-            f"share_source_target=True needs one vocabulary for both sides, got src_vocab_size "
-            f"{config.src_vocab_size} and tgt_vocab_size {config.tgt_vocab_size}; make them equal "
-            f"or pass share_source_target=False"
-        )
+    _check_count_args(config, share_source_target, attention_bias)
     d, f = config.d_model, config.d_ff
     n_enc, n_dec = config.num_encoder_layers, config.num_decoder_layers
     attention = _attention_parameters(d, attention_bias, _kv_width(config))

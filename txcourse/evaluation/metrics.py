@@ -202,6 +202,38 @@ def _check_edges(bins) -> list[int]:
     return [int(e) for e in bins]
 
 
+def _source_lengths(srcs: Sequence[str], length_fn: Callable[[str], int] | None) -> np.ndarray:
+    """The length of every source: ``length_fn`` of it (default: its word count), checked to be an int >= 0."""
+    if length_fn is not None and not callable(length_fn):
+        raise ValueError(f"length_fn must be a function str -> int or None, got {length_fn!r}")
+    measure = length_fn or _word_count
+    lengths = []
+    for i, s in enumerate(srcs):
+        n = measure(s)
+        if not is_int(n) or n < 0:
+            raise ValueError(f"length_fn must return a non-negative int, got {n!r} for sources[{i}] = {s!r}")
+        lengths.append(int(n))
+    return np.asarray(lengths)
+
+
+def _length_ranges(lengths: np.ndarray, bins: Sequence[int] | None) -> list[tuple[int, int]]:
+    """The (low, high) of each bucket, inclusive: one per length, the quantiles' or those of ``bins``."""
+    edges = _default_edges(lengths) if bins is None else _check_edges(bins)
+    if edges is None:
+        ranges = [(int(n), int(n)) for n in np.unique(lengths)]
+    else:
+        outside = lengths[(lengths < edges[0]) | (lengths > edges[-1])]
+        if outside.size:
+            raise ValueError(
+                f"bins {edges} do not cover every source length: got a source of "
+                f"length {int(outside[0])}; expected lengths in "
+                f"[{edges[0]}, {edges[-1]}]"
+            )
+        ranges = [(lo, hi - 1) for lo, hi in zip(edges[:-2], edges[1:-1])]
+        ranges.append((edges[-2], edges[-1]))
+    return ranges
+
+
 def accuracy_by_length(
     sources: Sequence[str],
     hypotheses: Sequence[str],
@@ -236,31 +268,10 @@ def accuracy_by_length(
     """
     srcs = _check_strings("sources", sources)
     hyps, refs = _check_pairs(hypotheses, references, srcs)
-    if length_fn is not None and not callable(length_fn):
-        raise ValueError(f"length_fn must be a function str -> int or None, got {length_fn!r}")
-    measure = length_fn or _word_count
-    lengths = []
-    for i, s in enumerate(srcs):
-        n = measure(s)
-        if not is_int(n) or n < 0:
-            raise ValueError(f"length_fn must return a non-negative int, got {n!r} for sources[{i}] = {s!r}")
-        lengths.append(int(n))
-    lengths = np.asarray(lengths)
+    lengths = _source_lengths(srcs, length_fn)
     hits = np.array([_normalise(h) == _normalise(r) for h, r in zip(hyps, refs)])
 
-    edges = _default_edges(lengths) if bins is None else _check_edges(bins)
-    if edges is None:
-        ranges = [(int(n), int(n)) for n in np.unique(lengths)]
-    else:
-        outside = lengths[(lengths < edges[0]) | (lengths > edges[-1])]
-        if outside.size:
-            raise ValueError(
-                f"bins {edges} do not cover every source length: got a source of "
-                f"length {int(outside[0])}; expected lengths in "
-                f"[{edges[0]}, {edges[-1]}]"
-            )
-        ranges = [(lo, hi - 1) for lo, hi in zip(edges[:-2], edges[1:-1])]
-        ranges.append((edges[-2], edges[-1]))
+    ranges = _length_ranges(lengths, bins)
     buckets = []
     for low, high in ranges:
         inside = (lengths >= low) & (lengths <= high)

@@ -28,6 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from txcourse.config import Seq2SeqConfig, TransformerConfig
+from txcourse.errors import TxcourseError
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 from txcourse.training.files import atomic_write
 
@@ -101,7 +102,7 @@ def load_checkpoint(
 ) -> Checkpoint:
     """Read a checkpoint and check it once: the one entry point of every loader.
 
-    Checks, in this order, each with a one-line ValueError naming the file:
+    Checks, in this order, each with a one-line TxcourseError naming the file:
     that it is a txcourse checkpoint with a complete header
     (:func:`read_checkpoint`); that it was written by ``framework`` and holds
     a model of ``kind`` (:func:`check_checkpoint`); with ``resumable``, that
@@ -125,7 +126,7 @@ def load_checkpoint(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
-        ValueError: any check above fails.
+        TxcourseError (a ValueError): any check above fails.
 
     Example:
         ``ckpt = load_checkpoint("book/data/numbers-transformer-torch.npz", "torch", "transformer")``,
@@ -149,7 +150,7 @@ def write_checkpoint(path: str | os.PathLike, meta: dict[str, Any], arrays: dict
 
 
 def read_checkpoint_meta(path: str | os.PathLike) -> dict[str, Any]:
-    """The JSON header of a checkpoint. Raises FileNotFoundError or ValueError (not a checkpoint)."""
+    """The JSON header of a checkpoint. Raises FileNotFoundError or TxcourseError (not a checkpoint)."""
     meta, _ = _open(path, with_arrays=False)
     return meta
 
@@ -162,17 +163,17 @@ def read_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, 
 def check_checkpoint(
     path: str | os.PathLike, meta: dict[str, Any], framework: str, model_kind: Optional[str] = None
 ) -> None:
-    """Raise a one-line ValueError when the header is incomplete or the checkpoint is of another framework or
+    """Raise a one-line TxcourseError when the header is incomplete or the checkpoint is of another framework or
     model kind."""
     _check_header(path, meta)
     if meta.get("framework") != framework:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} was written by the {meta.get('framework')!r} half of "
             f"txcourse, not {framework!r}: use --framework {meta.get('framework')} (or convert "
             f"the weights with txcourse.convert)"
         )
     if model_kind is not None and meta.get("model", {}).get("kind") != model_kind:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} holds a {meta.get('model', {}).get('kind')!r} model, not {model_kind!r}"
         )
 
@@ -186,18 +187,18 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     else:
         missing += [f"model.{key}" for key in ("kind", "config") if key not in model]
     if missing:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} has an incomplete header: it lacks {missing}; a txcourse "
             f"checkpoint records framework, step, model.kind and model.config (re-save it with "
             f"Trainer.save, or train again)"
         )
     kind, config = model["kind"], model["config"]
     if kind not in MODEL_KINDS:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} names model kind {kind!r} in its header, expected one of {list(MODEL_KINDS)}"
         )
     if meta["framework"] not in FRAMEWORKS:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} names framework {meta['framework']!r} in its header, expected 'torch' or 'tf'"
         )
     keys = CONFIG_KEYS[kind]
@@ -205,7 +206,7 @@ def _check_header(path: str | os.PathLike, meta: dict[str, Any]) -> None:
     lacking = [key for key in keys if key not in later and (not isinstance(config, dict) or key not in config)]
     unknown = sorted(set(config) - set(keys)) if isinstance(config, dict) else []
     if lacking or unknown:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r}: the model.config of its {kind!r} header "
             + (f"lacks {lacking}" if lacking else "")
             + (" and " if lacking and unknown else "")
@@ -221,14 +222,14 @@ def heads_array(num_heads: int) -> dict[str, np.ndarray]:
 
 
 def _check_values(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Raise a one-line ValueError when a weight is not finite, or the header's pad_id is not its tokenizers'."""
+    """Raise a one-line TxcourseError when a weight is not finite, or the header's pad_id is not its tokenizers'."""
     broken = [
         name
         for name, a in arrays.items()
         if name.startswith("model/") and a.dtype.kind == "f" and not np.isfinite(a).all()
     ]
     if broken:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} holds non-finite weights (NaN or inf) in {len(broken)} array(s), "
             f"e.g. {broken[0]!r}: it cannot translate; use an earlier checkpoint or train again"
         )
@@ -236,7 +237,7 @@ def _check_values(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[st
 
 
 def check_architecture(checkpoint: Checkpoint, found: dict[str, Any]) -> None:
-    """Raise a one-line ValueError when the header's model kind or config contradicts the weights.
+    """Raise a one-line TxcourseError when the header's model kind or config contradicts the weights.
 
     ``found`` is what the names and shapes of the weights tell, read by the
     half that wrote them (``txcourse.<framework>.weights.architecture``: the
@@ -263,7 +264,7 @@ def check_architecture(checkpoint: Checkpoint, found: dict[str, Any]) -> None:
     kind, config = checkpoint.kind, checkpoint.config
     weights_kind = found.pop("kind")
     if weights_kind != kind:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {checkpoint.path!r}: its header says model kind {kind!r}, but its weights are "
             f"those of a {weights_kind!r} model (was the header edited?)"
         )
@@ -273,7 +274,7 @@ def check_architecture(checkpoint: Checkpoint, found: dict[str, Any]) -> None:
         if key in found and config.get(key) != found[key]
     ]
     if differ:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {checkpoint.path!r}: its header does not describe its weights: "
             + "; ".join(differ)
             + " (model.config must be the one the weights were trained with: "
@@ -295,7 +296,7 @@ def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
         tok = tokenizer_from_json(tokenizers[side], f"checkpoint {str(path)!r}: {side} tokenizer")
         if pad_id != tok.pad_id:
             word = tok.vocab[pad_id] if isinstance(pad_id, int) and 0 <= pad_id < tok.vocab_size else None
-            raise ValueError(
+            raise TxcourseError(
                 f"checkpoint {str(path)!r}: its header says pad_id={pad_id!r}, but its {side} tokenizer "
                 f"pads with id {tok.pad_id}"
                 + (f"; id {pad_id} is the word {word!r}, which would be masked" if word else "")
@@ -304,15 +305,15 @@ def _check_pad_ids(path: str | os.PathLike, meta: dict[str, Any]) -> None:
 
 
 def check_resumable(path: str | os.PathLike, meta: dict[str, Any]) -> None:
-    """Raise a one-line ValueError when the checkpoint holds weights only (see :func:`strip_training_state`)."""
+    """Raise a one-line TxcourseError when the checkpoint holds weights only (see :func:`strip_training_state`)."""
     if meta.get("weights_only"):
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} holds only the weights (its optimizer state was stripped): "
             f"it can be loaded for translation or evaluation, not resumed"
         )
     missing = [key for key in ("stream", "train_config") if key not in meta]
     if missing:
-        raise ValueError(
+        raise TxcourseError(
             f"checkpoint {str(path)!r} cannot be resumed: its header lacks {missing} (the data "
             f"position and training settings a Trainer saves); it can be loaded for translation or "
             f"evaluation, not resumed"
@@ -336,7 +337,7 @@ def strip_training_state(src: str | os.PathLike, dst: str | os.PathLike) -> dict
     meta, arrays = read_checkpoint(src)
     kept = {name: a for name, a in arrays.items() if name.startswith(("model/", "arch/"))}
     if not any(name.startswith("model/") for name in kept):
-        raise ValueError(f"checkpoint {str(src)!r} has no model/ arrays: nothing to keep")
+        raise TxcourseError(f"checkpoint {str(src)!r} has no model/ arrays: nothing to keep")
     meta = {key: value for key, value in meta.items() if key not in ("format", "stream")}
     write_checkpoint(dst, {**meta, "weights_only": True}, kept)
     return {"kept": len(kept), "dropped": len(arrays) - len(kept)}
@@ -348,30 +349,30 @@ def _open(path: str | os.PathLike, with_arrays: bool) -> tuple[dict[str, Any], d
         raise FileNotFoundError(f"checkpoint {str(path)!r} does not exist")
     if not path.is_file():  # a folder, a FIFO, /dev/null: say what it is, not that it is missing
         what = "a folder" if path.is_dir() else "not a regular file (a device, a pipe or a socket)"
-        raise ValueError(f"checkpoint {str(path)!r} is {what}; expected a .npz file written by 'txcourse train'")
+        raise TxcourseError(f"checkpoint {str(path)!r} is {what}; expected a .npz file written by 'txcourse train'")
     if not zipfile.is_zipfile(path):
-        raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint (not an .npz zip file)")
+        raise TxcourseError(f"{str(path)!r} is not a readable txcourse checkpoint (not an .npz zip file)")
     try:
         with np.load(path, allow_pickle=False) as data:
             if _META not in data.files:
-                raise ValueError(f"{str(path)!r} is not a txcourse checkpoint (no header)")
+                raise TxcourseError(f"{str(path)!r} is not a txcourse checkpoint (no header)")
             header = _array(path, data, _META)
             if header.dtype != np.uint8:
-                raise ValueError(
+                raise TxcourseError(
                     f"{str(path)!r} is not a txcourse checkpoint: its header is a {header.dtype} "
                     f"array, expected the uint8 bytes of a JSON object"
                 )
             meta = json.loads(header.tobytes().decode("utf-8"))
             arrays = {name: _array(path, data, name) for name in data.files if name != _META} if with_arrays else {}
     except (zipfile.BadZipFile, OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{str(path)!r} is not a readable txcourse checkpoint: {err}") from None
+        raise TxcourseError(f"{str(path)!r} is not a readable txcourse checkpoint: {err}") from None
     if not isinstance(meta, dict):
-        raise ValueError(
+        raise TxcourseError(
             f"{str(path)!r} is not a txcourse checkpoint: its header is a JSON "
             f"{type(meta).__name__}, expected a JSON object with format {FORMAT!r}"
         )
     if meta.get("format") != FORMAT:
-        raise ValueError(f"{str(path)!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise TxcourseError(f"{str(path)!r} has format {meta.get('format')!r}, expected {FORMAT!r}")
     return meta, arrays
 
 
@@ -380,7 +381,7 @@ def _array(path: Path, data: Any, name: str) -> np.ndarray:
     try:
         return data[name]
     except ValueError as err:  # numpy: "Object arrays cannot be loaded when allow_pickle=False"
-        raise ValueError(
+        raise TxcourseError(
             f"{str(path)!r} is not a txcourse checkpoint: array {name!r} cannot be read ({err}); a "
             f"checkpoint holds numeric arrays only"
         ) from None

@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from txcourse.errors import TxcourseError
+
 __all__ = ["TrainConfig", "RESUME_SETTINGS"]
 
 
@@ -30,7 +32,8 @@ RESUME_SETTINGS = (
 class TrainConfig:
     """How to train. Defaults follow Sec. 5.3-5.4 of Vaswani et al. (2017) where they apply.
 
-    Invalid values raise ``ValueError`` at construction.
+    Invalid values raise :class:`~txcourse.errors.TxcourseError` (a ``ValueError``) at construction, naming the
+    field in ``.field``.
     """
 
     steps: int = 1000  # optimizer steps
@@ -55,30 +58,45 @@ class TrainConfig:
         for name in ("steps", "warmup_steps", "log_every"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"TrainConfig.{name} must be a positive integer, got {value!r}")
+                raise TxcourseError(f"TrainConfig.{name} must be a positive integer, got {value!r}", name)
         if not isinstance(self.cooldown_steps, int) or isinstance(self.cooldown_steps, bool) or self.cooldown_steps < 0:
-            raise ValueError(f"TrainConfig.cooldown_steps must be an integer >= 0, got {self.cooldown_steps!r}")
+            raise TxcourseError(
+                f"TrainConfig.cooldown_steps must be an integer >= 0, got {self.cooldown_steps!r}", "cooldown_steps"
+            )
         if not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 0:
-            raise ValueError(f"TrainConfig.checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}")
+            raise TxcourseError(
+                f"TrainConfig.checkpoint_every must be an integer >= 0, got {self.checkpoint_every!r}",
+                "checkpoint_every",
+            )
         if (self.batch_size is None) == (self.max_tokens is None):
-            raise ValueError(
+            raise TxcourseError(
                 f"TrainConfig needs exactly one of batch_size and max_tokens, got "
-                f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}"
+                f"batch_size={self.batch_size!r}, max_tokens={self.max_tokens!r}",
+                "batch_size",
+                "max_tokens",
             )
         for name in ("batch_size", "max_tokens"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"TrainConfig.{name} must be a positive integer, got {value!r}")
+                raise TxcourseError(f"TrainConfig.{name} must be a positive integer, got {value!r}", name)
         if not 0.0 <= self.label_smoothing <= 1.0:
-            raise ValueError(f"TrainConfig.label_smoothing must be in [0, 1], got {self.label_smoothing!r}")
+            raise TxcourseError(
+                f"TrainConfig.label_smoothing must be in [0, 1], got {self.label_smoothing!r}", "label_smoothing"
+            )
         if not 0 < self.lr_factor < math.inf:
-            raise ValueError(f"TrainConfig.lr_factor must be a positive finite number, got {self.lr_factor!r}")
+            raise TxcourseError(
+                f"TrainConfig.lr_factor must be a positive finite number, got {self.lr_factor!r}", "lr_factor"
+            )
         if self.clip_norm is not None and not self.clip_norm > 0:
-            raise ValueError(f"TrainConfig.clip_norm must be positive or None, got {self.clip_norm!r}")
+            raise TxcourseError(f"TrainConfig.clip_norm must be positive or None, got {self.clip_norm!r}", "clip_norm")
         if self.max_seconds is not None and not self.max_seconds > 0:
-            raise ValueError(f"TrainConfig.max_seconds must be positive or None, got {self.max_seconds!r}")
+            raise TxcourseError(
+                f"TrainConfig.max_seconds must be positive or None, got {self.max_seconds!r}", "max_seconds"
+            )
         if self.device not in ("auto", "cpu", "cuda", "mps") and not str(self.device).startswith(("cuda:", "/")):
-            raise ValueError(f"TrainConfig.device must be 'auto', 'cpu', 'cuda' or 'mps', got {self.device!r}")
+            raise TxcourseError(
+                f"TrainConfig.device must be 'auto', 'cpu', 'cuda' or 'mps', got {self.device!r}", "device"
+            )
 
     def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)

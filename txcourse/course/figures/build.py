@@ -31,6 +31,7 @@ import numpy as np
 
 import txcourse
 from txcourse.course.figures.recipe import RECIPES, Context, Recipe
+from txcourse.errors import TxcourseError
 from txcourse.notebook import plots
 from txcourse.registry import FRAMEWORKS
 
@@ -58,7 +59,7 @@ def select(names: Optional[Sequence[str]] = None) -> list[Recipe]:
     for pattern in names:
         matched = fnmatch.filter(RECIPES, pattern)
         if not matched:
-            raise ValueError(f"unknown figure {pattern!r}; figures are {list(RECIPES)}")
+            raise TxcourseError(f"unknown figure {pattern!r}; figures are {list(RECIPES)}", "names")
         chosen.update(matched)
     return [r for r in RECIPES.values() if r.name in chosen]
 
@@ -102,7 +103,7 @@ def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "
     """
     recipe = RECIPES.get(name)
     if recipe is None:
-        raise ValueError(f"unknown figure {name!r}; figures are {list(RECIPES)}")
+        raise TxcourseError(f"unknown figure {name!r}; figures are {list(RECIPES)}", "name")
     root = Path(root) if root is not None else default_root()
     _check_framework(recipe, framework)
     missing = missing_inputs(recipe, root)
@@ -124,11 +125,12 @@ def draw(name: str, root: Optional[str | os.PathLike] = None, framework: str = "
 
 def _check_framework(recipe: Recipe, framework: str) -> None:
     if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
+        raise TxcourseError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}", "framework")
     if recipe.frameworks and framework not in recipe.frameworks:
-        raise ValueError(
+        raise TxcourseError(
             f"figure {recipe.name} is drawn with {' or '.join(recipe.frameworks)} only, "
-            f"as in the book; use framework='torch'"
+            f"as in the book; use framework='torch'",
+            "framework",
         )
 
 
@@ -183,31 +185,15 @@ def build_figures(
         The manifest (also written to ``out_dir/manifest.json``).
 
     Raises:
-        ValueError: an unknown figure, framework or format, a bad dpi, or (after the manifest
+        TxcourseError: an unknown figure, framework or format, a bad dpi, or (after the manifest
             is written) a recipe that could not read its input.
         FileNotFoundError: with ``strict``, the missing inputs.
     """
-    import matplotlib
-    import matplotlib.pyplot as plt
     from tqdm import tqdm
 
     recipes = select(names)
-    if framework not in FRAMEWORKS:
-        raise ValueError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}")
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}, got {fmt!r}")
-    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2000:
-        raise ValueError(f"dpi must be an integer from 10 to 2000, got {dpi!r}")
-    root = Path(root) if root is not None else default_root()
-    if not root.is_dir():
-        raise FileNotFoundError(f"root folder {str(root)!r} does not exist")
-    missing = {r.name: missing_inputs(r, root) for r in recipes}
-    if strict and any(missing.values()):
-        listed = ", ".join(f"{i} (for {n})" for n, files in missing.items() for i in files)
-        raise FileNotFoundError(
-            f"missing input(s) under {root}: {listed}; make them as book/instructor.md "
-            f"says, or drop --strict to skip those figures"
-        )
+    root = _check_build_args(framework, fmt, dpi, root)
+    missing = _missing_inputs(recipes, root, strict)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ctx = Context(root, framework)
@@ -216,49 +202,102 @@ def build_figures(
     bar = tqdm(recipes, desc="figures", unit="fig", disable=not progress, file=sys.stderr)
     for recipe in bar:
         bar.set_postfix_str(recipe.name)
-        entry: dict[str, Any] = {
-            "file": f"{recipe.name}.{fmt}",
-            "chapters": list(recipe.chapters),
-            "book_label": recipe.label,
-            "caption": recipe.caption,
-            "function": recipe.function_path,
-            "recipe": recipe.recipe_path,
-            "parameters": recipe.params,
-            "inputs": [
-                {"path": i, "sha256": None if i in missing[recipe.name] else _sha256(root / i)} for i in recipe.inputs
-            ],
-            "sha256": None,
-            "status": "written",
-            "reason": None,
-        }
-        entries[recipe.name] = entry
-        reason = None
-        if recipe.frameworks and framework not in recipe.frameworks:
-            reason = f"drawn with {' or '.join(recipe.frameworks)} only, as in the book"
-        elif missing[recipe.name]:
-            reason = "missing input " + ", ".join(missing[recipe.name])
-        if reason:
-            entry.update(status="skipped", reason=reason)
-            (out / entry["file"]).unlink(missing_ok=True)  # no stale file from an earlier run
-            _warn(f"{recipe.name} skipped: {reason}")
-            continue
-        with matplotlib.rc_context():
-            _reset_state(recipe, ctx)
-            try:
-                figure = recipe.draw(ctx, **recipe.params)
-            except (ValueError, KeyError, OSError) as err:
-                if not recipe.inputs:  # no input to blame: a bug, show the traceback
-                    raise
-                message = str(err).splitlines()[0] if str(err) else type(err).__name__
-                entry.update(status="failed", reason=f"{type(err).__name__}: {message}")
-                (out / entry["file"]).unlink(missing_ok=True)
-                failed.append(recipe.name)
-                _warn(f"{recipe.name} failed: {message}")
-                continue
-            path = plots.save_figure(figure, out / entry["file"], dpi=dpi)
-        entry["sha256"] = _sha256(path)
-        plt.close("all")
+        entries[recipe.name] = entry = _entry(recipe, fmt, root, missing[recipe.name])
+        if not _draw(recipe, ctx, entry, out, framework, missing[recipe.name], dpi):
+            failed.append(recipe.name)
     bar.close()
+    manifest = _write_manifest(out, entries, framework, fmt, dpi)
+    if failed:
+        raise TxcourseError(
+            f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
+            f"(reasons in {out / 'manifest.json'})"
+        )
+    return manifest
+
+
+def _check_build_args(framework: str, fmt: str, dpi: int, root: Optional[str | os.PathLike]) -> Path:
+    """:func:`build_figures`'s settings, checked (each error names its argument); the root folder to read."""
+    if framework not in FRAMEWORKS:
+        raise TxcourseError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}", "framework")
+    if fmt not in FORMATS:
+        raise TxcourseError(f"format must be one of {list(FORMATS)}, got {fmt!r}", "fmt")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2000:
+        raise TxcourseError(f"dpi must be an integer from 10 to 2000, got {dpi!r}", "dpi")
+    root = Path(root) if root is not None else default_root()
+    if not root.is_dir():
+        raise FileNotFoundError(f"root folder {str(root)!r} does not exist")
+    return root
+
+
+def _missing_inputs(recipes: Sequence[Recipe], root: Path, strict: bool) -> dict[str, list[str]]:
+    """Each recipe's inputs missing under ``root``; with ``strict``, any missing one stops the build here."""
+    missing = {r.name: missing_inputs(r, root) for r in recipes}
+    if strict and any(missing.values()):
+        listed = ", ".join(f"{i} (for {n})" for n, files in missing.items() for i in files)
+        raise FileNotFoundError(
+            f"missing input(s) under {root}: {listed}; make them as book/instructor.md "
+            f"says, or drop --strict to skip those figures"
+        )
+    return missing
+
+
+def _entry(recipe: Recipe, fmt: str, root: Path, missing: Sequence[str]) -> dict[str, Any]:
+    """The manifest's entry of ``recipe``, before it is drawn (status "written" until it is not)."""
+    return {
+        "file": f"{recipe.name}.{fmt}",
+        "chapters": list(recipe.chapters),
+        "book_label": recipe.label,
+        "caption": recipe.caption,
+        "function": recipe.function_path,
+        "recipe": recipe.recipe_path,
+        "parameters": recipe.params,
+        "inputs": [{"path": i, "sha256": None if i in missing else _sha256(root / i)} for i in recipe.inputs],
+        "sha256": None,
+        "status": "written",
+        "reason": None,
+    }
+
+
+def _draw(
+    recipe: Recipe, ctx: Context, entry: dict[str, Any], out: Path, framework: str, missing: Sequence[str], dpi: int
+) -> bool:
+    """Draw one figure into ``out`` and fill its entry; False when its input could not be read (a warning says
+    why). A figure of the other framework, or without its input, is skipped (True)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    reason = None
+    if recipe.frameworks and framework not in recipe.frameworks:
+        reason = f"drawn with {' or '.join(recipe.frameworks)} only, as in the book"
+    elif missing:
+        reason = "missing input " + ", ".join(missing)
+    if reason:
+        entry.update(status="skipped", reason=reason)
+        (out / entry["file"]).unlink(missing_ok=True)  # no stale file from an earlier run
+        _warn(f"{recipe.name} skipped: {reason}")
+        return True
+    with matplotlib.rc_context():
+        _reset_state(recipe, ctx)
+        try:
+            figure = recipe.draw(ctx, **recipe.params)
+        except (ValueError, KeyError, OSError) as err:
+            if not recipe.inputs:  # no input to blame: a bug, show the traceback
+                raise
+            message = str(err).splitlines()[0] if str(err) else type(err).__name__
+            entry.update(status="failed", reason=f"{type(err).__name__}: {message}")
+            (out / entry["file"]).unlink(missing_ok=True)
+            _warn(f"{recipe.name} failed: {message}")
+            return False
+        path = plots.save_figure(figure, out / entry["file"], dpi=dpi)
+    entry["sha256"] = _sha256(path)
+    plt.close("all")
+    return True
+
+
+def _write_manifest(out: Path, entries: dict[str, dict[str, Any]], framework: str, fmt: str, dpi: int) -> dict:
+    """Write ``manifest.json`` and ``README.md`` into ``out``; the manifest."""
+    import matplotlib
+
     manifest = {
         "txcourse": txcourse.__version__,
         "matplotlib": matplotlib.__version__,
@@ -273,11 +312,6 @@ def build_figures(
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (out / "README.md").write_text(_readme(manifest), encoding="utf-8")
-    if failed:
-        raise ValueError(
-            f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
-            f"(reasons in {out / 'manifest.json'})"
-        )
     return manifest
 
 

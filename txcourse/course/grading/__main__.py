@@ -23,7 +23,8 @@ from txcourse.course.grading.workspace import grade_workspace
 __all__ = ["main"]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m txcourse.course.grading`` and its four commands."""
     parser = argparse.ArgumentParser(prog="python -m txcourse.course.grading", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("release", help="make the student versions in LABS_DIR/release (nbgrader generate_assignment)")
@@ -51,7 +52,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("cell_timeout", type=int)
     p.add_argument("--feedback", action="store_true")
     p.add_argument("--probe", action="store_true")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one command; its exit status."""
+    args = build_parser().parse_args(argv)
 
     if args.command == "workspace":
         return grade_workspace(args.lab, args.student, args.cell_timeout, args.feedback, args.probe)
@@ -60,24 +66,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         release(args.labs_dir, tuple(args.lab or LABS))
         return 0
     if args.command == "check":
-        start = time.perf_counter()
-        results = check_labs(
-            args.labs_dir,
-            args.build_dir,
-            tuple(args.lab or LABS),
-            tuple(args.framework or FRAMEWORKS),
-            jobs=args.jobs,
-            timeout=args.timeout,
-            threads=args.threads,
-        )
-        total = time.perf_counter() - start
-        print()
-        print(format_check_table(results))
-        print(f"\ntotal {total:.0f} s ({total / 60:.1f} min) with {args.jobs} job(s)")
-        problems = [p for r in results for p in r.problems]
-        for problem in problems:
-            print(f"\nPROBLEM: {problem}", file=sys.stderr)
-        return 1 if problems else 0
+        return _check(args)
     if args.timeout < 1:
         print(
             f"python -m txcourse.course.grading grade: error: --timeout must be at least 1 second, got {args.timeout}",
@@ -85,6 +74,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         return 2
     return grade_command(args, args.timeout, prog="python -m txcourse.course.grading grade")
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``check``: check the labs, print the table and every problem; 1 if there is any."""
+    start = time.perf_counter()
+    results = check_labs(
+        args.labs_dir,
+        args.build_dir,
+        tuple(args.lab or LABS),
+        tuple(args.framework or FRAMEWORKS),
+        jobs=args.jobs,
+        timeout=args.timeout,
+        threads=args.threads,
+    )
+    total = time.perf_counter() - start
+    print()
+    print(format_check_table(results))
+    print(f"\ntotal {total:.0f} s ({total / 60:.1f} min) with {args.jobs} job(s)")
+    problems = [p for r in results for p in r.problems]
+    for problem in problems:
+        print(f"\nPROBLEM: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,96 +96,102 @@ def _stale_release(labs_dir: Path, course: Path, lab: str) -> list[str]:
     return problems
 
 
+@dataclass(frozen=True)
+class _LabRun:
+    """Where one lab's check runs: its nbgrader course, logs and executed notebooks, and how."""
+
+    lab: str
+    labs_dir: Path
+    build: Path
+    env: dict
+    timeout: int
+    say: Callable[[str], None]
+
+    @property
+    def logs(self) -> Path:
+        return self.build / "logs" / self.lab
+
+    @property
+    def course(self) -> Path:
+        return self.build / "course" / self.lab
+
+
 def _check_one_lab(
     lab: str, labs_dir: Path, build: Path, frameworks: Sequence[str], timeout: int, threads: Optional[int], say
 ) -> list[LabCheck]:
-    env = tool_env(threads=threads)
-    logs = build / "logs" / lab
-    course = build / "course" / lab
-    executed = build / "executed"
-    executed.mkdir(parents=True, exist_ok=True)
+    """Check one lab in every framework: execute and nbval its source, autograde the solution and the blank
+    student version, and look for hidden tests in their feedback."""
+    run = _LabRun(lab, labs_dir, build, tool_env(threads=threads), timeout, say)
+    (build / "executed").mkdir(parents=True, exist_ok=True)
     results = [LabCheck(lab, fw) for fw in frameworks]
     try:
-        make_course(labs_dir, course, [lab], env, logs)
+        make_course(labs_dir, run.course, [lab], run.env, run.logs)
     except RuntimeError as error:
         for r in results:
             r.problems.append(str(error))
         return results
-    stale = _stale_release(labs_dir, course, lab)
+    stale = _stale_release(labs_dir, run.course, lab)
     for r in results:
-        name = r.notebook
-        r.problems += [p for p in stale if name in p]
-        source = labs_dir / "source" / lab / f"{name}.ipynb"
-        out = executed / f"{name}.ipynb"
-        params = []
-        if lab in TRAINING_LABS:
-            for key, value in SMOKE_PARAMETERS.items():
-                params += ["-p", key, str(value)]
-        run = run_tool(
-            [
-                *tool_command("papermill"),
-                source,
-                out,
-                "-k",
-                "python3",
-                "--no-progress-bar",
-                "--cwd",
-                executed,
-                "--execution-timeout",
-                str(timeout),
-                *params,
-            ],
-            build,
-            env,
-            logs / f"papermill_{name}.log",
-        )
-        r.run_seconds = run.seconds
-        if run.returncode != 0:
-            r.problems.append(f"papermill failed on {source} (log {run.log}):\n{run.tail()}")
-            say(f"  {name}: papermill FAILED ({run.seconds:.0f} s)")
-            continue
-        run = run_tool(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--nbval-lax",
-                "--nbval-current-env",
-                f"--nbval-sanitize-with={labs_dir / 'nbval_sanitize.cfg'}",
-                f"--nbval-cell-timeout={timeout}",
-                str(out),
-            ],
-            build,
-            env,
-            logs / f"nbval_{name}.log",
-        )
-        r.nbval_seconds = run.seconds
-        if run.returncode != 0:
-            r.problems.append(f"pytest --nbval-lax failed on {out} (log {run.log}):\n{run.tail()}")
-        say(
-            f"  {name}: papermill {r.run_seconds:.0f} s, nbval {r.nbval_seconds:.0f} s"
-            f"{'' if run.returncode == 0 else ' FAILED'}"
-        )
-    # The source version and the unchanged student version, graded like submissions.
-    for student, folder in ((SOLUTION, labs_dir / "source" / lab), (BLANK, labs_dir / "release" / lab)):
+        r.problems += [p for p in stale if r.notebook in p]
+        _execute(run, r)
+    autograde = _autograde(run, results, frameworks)
+    feedback = _check_feedback(run, results)
+    say(f"  {lab}: autograde {autograde.seconds:.0f} s, feedback {feedback.seconds:.0f} s")
+    return results
+
+
+def _execute(run: _LabRun, r: LabCheck) -> None:
+    """Run the source notebook with papermill (smoke parameters for a training lab), then nbval its outputs."""
+    name, executed = r.notebook, run.build / "executed"
+    source = run.labs_dir / "source" / run.lab / f"{name}.ipynb"
+    out = executed / f"{name}.ipynb"
+    params = []
+    if run.lab in TRAINING_LABS:
+        for key, value in SMOKE_PARAMETERS.items():
+            params += ["-p", key, str(value)]
+    papermill = [*tool_command("papermill"), source, out, "-k", "python3", "--no-progress-bar"]
+    papermill += ["--cwd", executed, "--execution-timeout", str(run.timeout), *params]
+    done = run_tool(papermill, run.build, run.env, run.logs / f"papermill_{name}.log")
+    r.run_seconds = done.seconds
+    if done.returncode != 0:
+        r.problems.append(f"papermill failed on {source} (log {done.log}):\n{done.tail()}")
+        run.say(f"  {name}: papermill FAILED ({done.seconds:.0f} s)")
+        return
+    nbval = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env"]
+    nbval += [f"--nbval-sanitize-with={run.labs_dir / 'nbval_sanitize.cfg'}", f"--nbval-cell-timeout={run.timeout}"]
+    done = run_tool([*nbval, str(out)], run.build, run.env, run.logs / f"nbval_{name}.log")
+    r.nbval_seconds = done.seconds
+    if done.returncode != 0:
+        r.problems.append(f"pytest --nbval-lax failed on {out} (log {done.log}):\n{done.tail()}")
+    run.say(
+        f"  {name}: papermill {r.run_seconds:.0f} s, nbval {r.nbval_seconds:.0f} s"
+        f"{'' if done.returncode == 0 else ' FAILED'}"
+    )
+
+
+def _autograde(run: _LabRun, results: list[LabCheck], frameworks: Sequence[str]):
+    """The source version and the unchanged student version, graded like submissions: the first scores every
+    point, the second none."""
+    lab, course = run.lab, run.course
+    for student, folder in ((SOLUTION, run.labs_dir / "source" / lab), (BLANK, run.labs_dir / "release" / lab)):
         target = course / "submitted" / student / lab
         target.mkdir(parents=True, exist_ok=True)
         for fw in frameworks:
             name = notebook_name(lab, fw)
             shutil.copy2(folder / f"{name}.ipynb", target / f"{name}.ipynb")
-    run = run_nbgrader(
-        ["autograde", lab, "--create", "--force", f"--Execute.timeout={timeout}"], course, env, logs / "autograde.log"
+    done = run_nbgrader(
+        ["autograde", lab, "--create", "--force", f"--Execute.timeout={run.timeout}"],
+        course,
+        run.env,
+        run.logs / "autograde.log",
     )
     scores = {student: read_scores(course, lab, student) for student in (SOLUTION, BLANK)}
     for r in results:
-        r.autograde_seconds = run.seconds
+        r.autograde_seconds = done.seconds
         r.solution = scores[SOLUTION].get(r.notebook)
         r.blank = scores[BLANK].get(r.notebook)
         if r.solution is None or r.blank is None:
-            r.problems.append(f"nbgrader autograde did not grade {r.notebook} (log {run.log}):\n{run.tail()}")
+            r.problems.append(f"nbgrader autograde did not grade {r.notebook} (log {done.log}):\n{done.tail()}")
             continue
         if r.solution.max_score <= 0:
             r.problems.append(f"{r.notebook} has no graded test cells")
@@ -199,10 +205,15 @@ def _check_one_lab(
                 f"the unchanged student version of {r.notebook} passes {r.blank.passed}: "
                 f"those tests do not call the student's code"
             )
-    # the feedback both pseudo-students would get: never any hidden test code (markers, lines, tracebacks)
-    feedback = run_nbgrader(["generate_feedback", lab, "--force"], course, env, logs / "feedback.log")
+    return done
+
+
+def _check_feedback(run: _LabRun, results: list[LabCheck]):
+    """The feedback both pseudo-students would get: never any hidden test code (markers, lines, tracebacks)."""
+    lab, course = run.lab, run.course
+    feedback = run_nbgrader(["generate_feedback", lab, "--force"], course, run.env, run.logs / "feedback.log")
     for r in results:
-        hidden = hidden_test_lines(labs_dir / "source" / lab / f"{r.notebook}.ipynb")
+        hidden = hidden_test_lines(run.labs_dir / "source" / lab / f"{r.notebook}.ipynb")
         for student in (SOLUTION, BLANK):
             html = course / "feedback" / student / lab / f"{r.notebook}.html"
             if not html.exists():
@@ -211,8 +222,7 @@ def _check_one_lab(
             leaks = feedback_leaks(html.read_text(encoding="utf-8"), hidden)
             if leaks:
                 r.problems.append(f"the feedback {html} shows hidden tests: {leaks[:5]}")
-    say(f"  {lab}: autograde {run.seconds:.0f} s, feedback {feedback.seconds:.0f} s")
-    return results
+    return feedback
 
 
 def check_labs(

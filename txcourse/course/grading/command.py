@@ -15,6 +15,7 @@ import txcourse.course.grading.grade as grade  # the module: tests replace grade
 from txcourse.course.grading.grade import DEFAULT_NOTEBOOK_TIMEOUT, GradingInterrupted
 from txcourse.course.grading.sandbox import DEFAULT_MEMORY, SandboxUnavailable
 from txcourse.course.grading.workspace import GRADED, MISSING
+from txcourse.errors import TxcourseError
 
 __all__ = ["failures", "default_grades_csv", "format_grades", "add_grade_options", "grade_command"]
 
@@ -81,7 +82,7 @@ def grade_command(
     """Run :func:`grade_submissions` for a parsed command line and print the table. Returns the
     exit status: 0, 1 when any submission could not be graded (the CSV says why), 2 for a bad
     argument or no sandbox, 128 + the signal when interrupted (one line on stderr each time).
-    With ``raise_errors`` a bad argument or a missing sandbox raises ValueError instead (for a
+    With ``raise_errors`` a bad argument or a missing sandbox raises TxcourseError instead (for a
     caller that prints its own one-line errors, like ``txcourse``)."""
     out = args.out or default_grades_csv(args.lab)
     try:
@@ -100,7 +101,7 @@ def grade_command(
         )
     except (ValueError, SandboxUnavailable) as error:
         if raise_errors:
-            raise ValueError(str(error)) from None
+            raise TxcourseError(str(error)) from None
         print(f"{prog}: error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
     except GradingInterrupted as stop:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from txcourse.course.labs import LABS, TRAINING_LABS  # the lab names: one list, in txcourse.course.labs
 from txcourse.registry import FRAMEWORKS
 
 __all__ = [
@@ -25,8 +26,6 @@ __all__ = [
     "copy_config",
 ]
 
-LABS = ("week1_seq2seq", "week2_positional", "week3_attention", "week4_encoder", "week5_decoder", "week6_training")
-TRAINING_LABS = ("week1_seq2seq", "week6_training")  # the labs with a papermill `parameters` cell
 SMOKE_PARAMETERS = {"SMOKE": True, "DEVICE": "cpu"}  # one minute on a CPU
 DEFAULT_CELL_TIMEOUT = 300  # seconds per cell when grading; an endless loop costs this much, then its points
 

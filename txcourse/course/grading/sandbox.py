@@ -312,6 +312,7 @@ class Sandbox:
     output_cap: int = OUTPUT_CAP
     work_size: int = WORK_SIZE
 
+    # long-function: the grading pipeline, restructured together with the red-team issue (issue 31, item 5)
     def kernel_argv(
         self, workdir: Path, runtime: Path, env: dict[str, str], package_copy: Optional[Path] = None
     ) -> list[str]:
