@@ -44,26 +44,28 @@ CONFIGS = {
 
 
 # name -> (build(module, cfg), run(fw, layer, data) -> list of arrays to compare)
-def _leaves(result) -> list:
+def leaves_of(result) -> list:
     """Every tensor of a layer's result (an AttentionOutput: output, cache, weights), in order, Nones left out."""
     if isinstance(result, (tuple, list)):
-        return [leaf for item in result for leaf in _leaves(item)]
+        return [leaf for item in result for leaf in leaves_of(item)]
     return [] if result is None else [result]
 
 
-def _mha_self(fw, layer, d):
+def mha_self(fw, layer, d):
     mask = fw.module.padding_mask(fw.tensor(d["tgt"]))
-    return _leaves(layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), mask, return_weights=True))
+    return leaves_of(layer(fw.tensor(d["x"]), fw.tensor(d["x"]), fw.tensor(d["x"]), mask, return_weights=True))
 
 
 def _mha_cross(fw, layer, d):
     mask = fw.module.padding_mask(fw.tensor(d["src"]))
-    return _leaves(layer(fw.tensor(d["x"]), fw.tensor(d["memory"]), fw.tensor(d["memory"]), mask, return_weights=True))
+    return leaves_of(
+        layer(fw.tensor(d["x"]), fw.tensor(d["memory"]), fw.tensor(d["memory"]), mask, return_weights=True)
+    )
 
 
-def _mha_causal(fw, layer, d):
+def mha_causal(fw, layer, d):
     x = fw.tensor(d["x"])
-    return _leaves(layer(x, x, x, fw.module.look_ahead_mask(5), return_weights=True))
+    return leaves_of(layer(x, x, x, fw.module.look_ahead_mask(5), return_weights=True))
 
 
 def _mha_cached(fw, layer, d):
@@ -79,10 +81,10 @@ def _mha_cached(fw, layer, d):
         return_weights=True,
     )
     memory = layer.project_key_value(fw.tensor(d["memory"]), fw.tensor(d["memory"]))
-    return _leaves(step) + _leaves(layer(fw.tensor(x[:, 3:]), None, None, None, memory, return_weights=True))
+    return leaves_of(step) + leaves_of(layer(fw.tensor(x[:, 3:]), None, None, None, memory, return_weights=True))
 
 
-def _decoder_masks(fw, d):
+def decoder_masks(fw, d):
     self_mask = fw.module.look_ahead_mask(5)
     if fw.name == "torch":
         self_mask = self_mask | fw.module.padding_mask(fw.tensor(d["tgt"]))
@@ -91,9 +93,9 @@ def _decoder_masks(fw, d):
     return self_mask, fw.module.padding_mask(fw.tensor(d["src"]))
 
 
-def _decoder_cached(fw, layer, d):
+def decoder_cached(fw, layer, d):
     """Two decoding steps through the cache: outputs, every cached key and value, every weight."""
-    memory, (_, cross_mask) = fw.tensor(d["memory"]), _decoder_masks(fw, d)
+    memory, (_, cross_mask) = fw.tensor(d["memory"]), decoder_masks(fw, d)
     cache, leaves = layer.init_cache(memory), []
     for t in range(2):
         step = layer(
@@ -104,7 +106,7 @@ def _decoder_cached(fw, layer, d):
             cache,
             return_weights=True,
         )
-        cache, leaves = step.cache, leaves + _leaves(step)
+        cache, leaves = step.cache, leaves + leaves_of(step)
     return leaves
 
 
@@ -127,35 +129,35 @@ CASES = {
         lambda m, c: m.PositionwiseFeedForward(c.d_model, c.d_ff),
         lambda fw, l, d: [l(fw.tensor(d["x"]))],
     ),
-    "MultiHeadAttention self, padding mask": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_self),
+    "MultiHeadAttention self, padding mask": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), mha_self),
     "MultiHeadAttention cross, T_q != T_k": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cross),
-    "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_causal),
+    "MultiHeadAttention look-ahead": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), mha_causal),
     "MultiHeadAttention with caches": (lambda m, c: m.MultiHeadAttention(c.d_model, c.num_heads), _mha_cached),
     "EncoderLayer": (
         lambda m, c: m.EncoderLayer(c),
-        lambda fw, l, d: _leaves(
+        lambda fw, l, d: leaves_of(
             l(fw.tensor(d["memory"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
         ),
     ),
     "DecoderLayer": (
         lambda m, c: m.DecoderLayer(c),
-        lambda fw, l, d: _leaves(
-            l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
+        lambda fw, l, d: leaves_of(
+            l(fw.tensor(d["x"]), fw.tensor(d["memory"]), *decoder_masks(fw, d), return_weights=True)
         ),
     ),
     "Encoder": (
         lambda m, c: m.Encoder(c),
-        lambda fw, l, d: _leaves(
+        lambda fw, l, d: leaves_of(
             l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
         ),
     ),
     "Decoder": (
         lambda m, c: m.Decoder(c),
-        lambda fw, l, d: _leaves(
-            l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
+        lambda fw, l, d: leaves_of(
+            l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *decoder_masks(fw, d), return_weights=True)
         ),
     ),
-    "Decoder, cached steps": (lambda m, c: m.Decoder(c), _decoder_cached),
+    "Decoder, cached steps": (lambda m, c: m.Decoder(c), decoder_cached),
     "Transformer": (lambda m, c: m.Transformer(c), lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))]),
     "BahdanauAttention": (
         lambda m, c: m.BahdanauAttention(16),

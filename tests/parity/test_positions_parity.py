@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import Framework, assert_close, small_config
 from support.references import inputs
-from test_parity import _decoder_cached, _decoder_masks, _leaves, _mha_causal, _mha_self
+from test_parity import decoder_cached, decoder_masks, leaves_of, mha_causal, mha_self
 
 from txcourse.convert import tf_to_torch, torch_to_tf
 
@@ -45,7 +45,7 @@ def _mha_cached_from_empty(fw, layer, d):
     cache = type(layer.project_key_value(fw.tensor(x[:, :1]), fw.tensor(x[:, :1])))(empty, empty)
     first = layer(*(fw.tensor(x[:, :3]),) * 3, fw.module.look_ahead_mask(3), cache, return_weights=True)
     second = layer(*(fw.tensor(x[:, 3:]),) * 3, fw.module.look_ahead_mask(2, 3), first.cache, return_weights=True)
-    return _leaves(first) + _leaves(second)
+    return leaves_of(first) + leaves_of(second)
 
 
 CASES = {
@@ -57,10 +57,10 @@ CASES = {
         lambda m, c, p: m.TransformerEmbedding(c.replace(positions=p)),
         lambda fw, l, d: [l(fw.tensor(d["src"]))],
     ),
-    "MultiHeadAttention self": (lambda m, c, p: m.MultiHeadAttention(c.d_model, c.num_heads, False, p), _mha_self),
+    "MultiHeadAttention self": (lambda m, c, p: m.MultiHeadAttention(c.d_model, c.num_heads, False, p), mha_self),
     "MultiHeadAttention look-ahead": (
         lambda m, c, p: m.MultiHeadAttention(c.d_model, c.num_heads, False, p),
-        _mha_causal,
+        mha_causal,
     ),
     "MultiHeadAttention cached": (
         lambda m, c, p: m.MultiHeadAttention(c.d_model, c.num_heads, False, p),
@@ -68,17 +68,17 @@ CASES = {
     ),
     "Encoder": (
         lambda m, c, p: m.Encoder(c.replace(positions=p)),
-        lambda fw, l, d: _leaves(
+        lambda fw, l, d: leaves_of(
             l(fw.tensor(d["src"]), fw.module.padding_mask(fw.tensor(d["src"])), return_weights=True)
         ),
     ),
     "Decoder": (
         lambda m, c, p: m.Decoder(c.replace(positions=p)),
-        lambda fw, l, d: _leaves(
-            l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *_decoder_masks(fw, d), return_weights=True)
+        lambda fw, l, d: leaves_of(
+            l(fw.tensor(d["tgt"]), fw.tensor(d["memory"]), *decoder_masks(fw, d), return_weights=True)
         ),
     ),
-    "Decoder, cached steps": (lambda m, c, p: m.Decoder(c.replace(positions=p)), _decoder_cached),
+    "Decoder, cached steps": (lambda m, c, p: m.Decoder(c.replace(positions=p)), decoder_cached),
     "Transformer": (
         lambda m, c, p: m.Transformer(c.replace(positions=p)),
         lambda fw, l, d: [l(fw.tensor(d["src"]), fw.tensor(d["tgt"]))],

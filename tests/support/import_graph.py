@@ -13,8 +13,9 @@ literal name. ``from x import y`` counts ``x`` and, when ``x.y`` is a module,
 
 The layers, bottom up (:func:`layer`):
 
-* ``framework-free``: the config, registry, decoding helpers, caches and argument
-  checks, ``data/``, ``training/``, ``evaluation/``, and the package itself;
+* ``framework-free``: the config, registry, decoding helpers, caches, argument
+  checks and the error type of the user's mistakes (``errors``), ``data/``,
+  ``training/``, ``evaluation/``, and the package itself;
 * ``half``: ``txcourse.torch`` and ``txcourse.tf``;
 * ``upper``: everything else (``backends``, ``distributed_check``, ``convert``,
   ``cli/``, ``course/``, ``notebook/``), which may import any layer.
@@ -52,6 +53,7 @@ FRAMEWORK_FREE = (
     "txcourse.cache",
     "txcourse.config",
     "txcourse.decoding",
+    "txcourse.errors",
     "txcourse.registry",
     "txcourse.data",
     "txcourse.training",

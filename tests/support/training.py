@@ -48,6 +48,3 @@ SCENARIO_CONFIG = TrainConfig(
     device="cpu",
     seed=0,
 )
-
-# The old private names, until tests/torch_tf and tests/training import the public ones (issue 31, item 6).
-_module, _weights, _copy_data, _tiny_config = module, weights, copy_data, tiny_config_dict

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import Framework, assert_close, small_config
-from support.training import SCENARIO_CONFIG, _copy_data, _module, _tiny_config, _weights  # noqa: F401
+from support.training import SCENARIO_CONFIG, copy_data, module, tiny_config_dict
 
 from txcourse.config import Seq2SeqConfig
 from txcourse.convert import torch_to_tf
@@ -27,7 +27,7 @@ SRC = np.array([[5, 9, 3, 7, 11, 4], [8, 8, 6, 3, PAD_ID, PAD_ID], [12, 4, PAD_I
 DECODE_CONFIG = dict(num_encoder_layers=1, num_decoder_layers=1, max_len=20)  # small_config, one layer each
 
 
-def _transformer(fw: Framework, seed: int = 0, **changes):
+def tiny_transformer(fw: Framework, seed: int = 0, **changes):
     cfg = small_config(**{**DECODE_CONFIG, **changes})
     if fw.name == "torch":
         torch.manual_seed(seed)
@@ -42,8 +42,8 @@ def _transformer(fw: Framework, seed: int = 0, **changes):
 def decoded(request):
     """One random Transformer per framework, decoded every way (eager Keras decoding is slow: decode once)."""
     fw = Framework(request.param)
-    decode = _module(fw, "decode")
-    model = _transformer(fw, seed=1)
+    decode = module(fw, "decode")
+    model = tiny_transformer(fw, seed=1)
     src = fw.tensor(SRC)
     runs = {
         "greedy": decode.greedy_decode(model, src, max_len=8),
@@ -72,7 +72,7 @@ def test_decoded_shapes(decoded):
         assert np.isfinite(scores).all(), key
 
 
-def _prefer_specials(fw: Framework, model) -> None:
+def prefer_specials(fw: Framework, model) -> None:
     """Make <pad> and <sos> the most probable outputs by far, and <eos> likely: the decoder must still refuse them."""
     layer = model.output_projection
     bias = (layer.bias.detach() if fw.name == "torch" else layer.bias).numpy().copy()  # (V,)
@@ -86,9 +86,9 @@ def _prefer_specials(fw: Framework, model) -> None:
 
 
 def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
-    decode = _module(fw, "decode")
-    model = _transformer(fw, seed=3, tie_embeddings=False)
-    _prefer_specials(fw, model)
+    decode = module(fw, "decode")
+    model = tiny_transformer(fw, seed=3, tie_embeddings=False)
+    prefer_specials(fw, model)
     for out in (
         decode.greedy_decode(model, fw.tensor(SRC), max_len=8),
         decode.beam_search(model, fw.tensor(SRC), beam_size=3, max_len=8),
@@ -102,8 +102,8 @@ def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
 
 
 def test_max_len_longer_than_the_model_is_refused(fw):
-    decode = _module(fw, "decode")
-    model = _transformer(fw)
+    decode = module(fw, "decode")
+    model = tiny_transformer(fw)
     with pytest.raises(ValueError, match="longer than the model's max_len=20"):
         decode.greedy_decode(model, fw.tensor(SRC), max_len=21)
     with pytest.raises(ValueError, match="longer than the model's max_len=20"):
@@ -116,8 +116,8 @@ def test_max_len_longer_than_the_model_is_refused(fw):
 
 def test_decoders_refuse_token_ids_outside_the_vocabulary(fw):
     """A clear ValueError, also where TensorFlow encodes in a graph (whose check is an assertion)."""
-    decode = _module(fw, "decode")
-    model = _transformer(fw)
+    decode = module(fw, "decode")
+    model = tiny_transformer(fw)
     bad = fw.tensor(np.array([[5, 9, 99]]))
     with pytest.raises(ValueError, match="token id 99, outside the vocabulary"):
         decode.greedy_decode(model, bad, max_len=4)
@@ -128,7 +128,7 @@ def test_decoders_refuse_token_ids_outside_the_vocabulary(fw):
 def test_reorder_state_selects_rows_of_the_cache(fw):
     from txcourse.cache import DecoderLayerCache, KVCache
 
-    decode = _module(fw, "decode")
+    decode = module(fw, "decode")
     rows = fw.tensor(np.arange(3.0)[:, None] * np.ones((3, 2), np.float32))
     cache = (DecoderLayerCache(KVCache(rows, rows), KVCache(rows, rows)),)
     given = {"memory": fw.tensor(np.arange(3)), "cache": cache}
@@ -156,7 +156,7 @@ def _seq2seq(fw: Framework, seed: int = 0):
 @pytest.mark.parametrize("kind, use_cache", [("transformer", True), ("transformer", False), ("seq2seq", True)])
 def test_decode_step_returns_a_new_state_and_changes_nothing(fw, kind, use_cache):
     """decode_step(token, state) is a function: the same state twice gives the same result, the state is left as it was."""
-    model = _transformer(fw, seed=2) if kind == "transformer" else _seq2seq(fw, seed=2)
+    model = tiny_transformer(fw, seed=2) if kind == "transformer" else _seq2seq(fw, seed=2)
     src = fw.tensor(SRC)
     state = model.start_decoding(src, use_cache)
     token = fw.tensor(np.array([SOS_ID] * 3))
@@ -186,7 +186,7 @@ def _tensors(nest) -> list:
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_cached_and_uncached_decode_steps_agree(fw, norm_first):
     """The key/value cache changes the work, not the numbers: logits and cross-attention of every step agree to 1e-5."""
-    model = _transformer(fw, seed=4, norm_first=norm_first, num_decoder_layers=2)
+    model = tiny_transformer(fw, seed=4, norm_first=norm_first, num_decoder_layers=2)
     src = fw.tensor(SRC)
     cached, uncached = model.start_decoding(src, True), model.start_decoding(src, False)
     for t, ids in enumerate([[SOS_ID] * 3, [5, 6, 7], [8, 8, 9], [10, 4, 5]]):
@@ -205,8 +205,8 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
     import tensorflow as tf
 
     fw = Framework("tf")
-    decode = _module(fw, "decode")
-    model = _transformer(fw, seed=1)
+    decode = module(fw, "decode")
+    model = tiny_transformer(fw, seed=1)
     calls = {"start_decoding": 0, "decode_step": 0}  # Python runs of each method: traces, or eager calls
     for name in calls:
 
@@ -253,8 +253,8 @@ def test_tf_decoding_runs_traced_graphs_and_decodes_as_eagerly(monkeypatch):
 def test_tf_decoding_traces_once_per_model(monkeypatch):
     """A second model gets its own trace; the first model's graphs are not traced again."""
     fw = Framework("tf")
-    decode = _module(fw, "decode")
-    models = [_transformer(fw, seed=1), _transformer(fw, seed=2)]
+    decode = module(fw, "decode")
+    models = [tiny_transformer(fw, seed=1), tiny_transformer(fw, seed=2)]
     traced = []
     method = type(models[0]).decode_step
 
@@ -292,8 +292,8 @@ def test_decoding_agrees_across_frameworks(kind):
     torch_fw, tf_fw, (t_model, k_model) = _model_pair(kind)
     heads = {"transformer": small_config().num_heads, "bahdanau": 1, "seq2seq": None}[kind]
     for name, run in (
-        ("greedy", lambda fw, m: _module(fw, "decode").greedy_decode(m, fw.tensor(SRC), max_len=10)),
-        ("beam", lambda fw, m: _module(fw, "decode").beam_search(m, fw.tensor(SRC), beam_size=4, max_len=10)),
+        ("greedy", lambda fw, m: module(fw, "decode").greedy_decode(m, fw.tensor(SRC), max_len=10)),
+        ("beam", lambda fw, m: module(fw, "decode").beam_search(m, fw.tensor(SRC), beam_size=4, max_len=10)),
     ):
         t_out, k_out = run(torch_fw, t_model), run(tf_fw, k_model)
         t_tokens, k_tokens = torch_fw.numpy(t_out.tokens), tf_fw.numpy(k_out.tokens)
@@ -310,9 +310,9 @@ def test_decoding_agrees_across_frameworks(kind):
 
 def test_trained_weights_decode_alike_across_frameworks(tmp_path):
     """A short PyTorch training run, its checkpoint's weights moved to TensorFlow: the same translations."""
-    t_train, k_train = _module("torch", "train"), _module("tf", "train")
-    tok, data = _copy_data(n=200)
-    cfg = _tiny_config(len(tok.vocab), dropout=0.0)
+    t_train, k_train = module("torch", "train"), module("tf", "train")
+    tok, data = copy_data(n=200)
+    cfg = tiny_config_dict(len(tok.vocab), dropout=0.0)
     t_train.set_seed(0)
     trainer = t_train.Trainer(
         t_train.build_model("transformer", cfg),
@@ -328,8 +328,8 @@ def test_trained_weights_decode_alike_across_frameworks(tmp_path):
     src = np.array([tok.encode("a b c d"), tok.encode("h g f e")])
     t_fw, k_fw = Framework("torch"), Framework("tf")
     for beam in (1, 3):
-        t_out = _module("torch", "decode").beam_search(t_model, t_fw.tensor(src), beam_size=beam, max_len=10)
-        k_out = _module("tf", "decode").beam_search(k_model, k_fw.tensor(src), beam_size=beam, max_len=10)
+        t_out = module("torch", "decode").beam_search(t_model, t_fw.tensor(src), beam_size=beam, max_len=10)
+        k_out = module("tf", "decode").beam_search(k_model, k_fw.tensor(src), beam_size=beam, max_len=10)
         np.testing.assert_array_equal(k_fw.numpy(k_out.tokens), t_fw.numpy(t_out.tokens))
 
 

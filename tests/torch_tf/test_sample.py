@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 from conftest import Framework, assert_close
-from support.training import _module
-from test_decode import SRC, _prefer_specials, _transformer
+from support.training import module
+from test_decode import SRC, prefer_specials, tiny_transformer
 
 from txcourse.data import EOS_ID, PAD_ID, SOS_ID
 from txcourse.registry import FRAMEWORKS
@@ -130,7 +130,7 @@ def test_bad_settings_are_refused_naming_the_argument(fw, kwargs, argument, why)
     assert err.value.argument == argument
     assert str(err.value).endswith(why), str(err.value)  # each refusal says why
     with pytest.raises(ArgumentError, match=f"^{argument} must be"):
-        fw.module.sample_decode(_transformer(fw), fw.tensor(SRC), max_len=4, **kwargs)
+        fw.module.sample_decode(tiny_transformer(fw), fw.tensor(SRC), max_len=4, **kwargs)
 
 
 def test_a_row_with_no_token_to_draw_is_refused(fw):
@@ -158,7 +158,7 @@ def test_a_row_with_no_token_to_draw_fails_a_tf_graph():
 
 def test_a_negative_seed_is_refused(fw):
     with pytest.raises(ValueError, match="seed must be an integer >= 0, got -1"):
-        fw.module.sample_decode(_transformer(fw), fw.tensor(SRC), max_len=4, seed=-1)
+        fw.module.sample_decode(tiny_transformer(fw), fw.tensor(SRC), max_len=4, seed=-1)
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ def test_a_negative_seed_is_refused(fw):
 def sampled(request):
     """One random Transformer per framework, decoded greedily and by sampling (eager Keras is slow: decode once)."""
     fw = Framework(request.param)
-    model = _transformer(fw, seed=1)
+    model = tiny_transformer(fw, seed=1)
     src = fw.tensor(np.repeat(SRC, 4, axis=0))  # (12, 6) each source 4 times
     runs = {
         "greedy": fw.module.greedy_decode(model, src, max_len=8),
@@ -208,8 +208,8 @@ def test_sampling_draws(sampled):
 
 
 def test_sampling_never_generates_pad_or_sos_and_pads_after_eos(fw):
-    model = _transformer(fw, seed=3, tie_embeddings=False)
-    _prefer_specials(fw, model)
+    model = tiny_transformer(fw, seed=3, tie_embeddings=False)
+    prefer_specials(fw, model)
     out = fw.module.sample_decode(model, fw.tensor(np.repeat(SRC, 3, axis=0)), max_len=8, temperature=3.0, seed=2)
     tokens = fw.numpy(out.tokens)
     assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
@@ -270,7 +270,7 @@ def test_draws_have_the_filtered_frequencies(fw, settings):
 def test_the_tf_sampling_step_is_traced_once(monkeypatch):
     """TensorFlow: one trace of the sampling step for every step and seed (the seed is a tensor)."""
     fw = Framework("tf")
-    model = _transformer(fw, seed=1)
+    model = tiny_transformer(fw, seed=1)
     traced = []
     method = type(model).decode_step
 
@@ -282,4 +282,4 @@ def test_the_tf_sampling_step_is_traced_once(monkeypatch):
     for seed in (0, 1):
         fw.module.sample_decode(model, fw.tensor(SRC), max_len=6, eos_id=-1, seed=seed, top_k=3)
     assert len(traced) == 1, f"traced {len(traced)} times"
-    _module(fw, "sample")  # the module is importable by its name, as the drift test expects
+    module(fw, "sample")  # the module is importable by its name, as the drift test expects

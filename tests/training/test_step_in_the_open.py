@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.training import _weights
+from support.training import weights
 
 from txcourse.backends import backend
 from txcourse.data import PAD_ID
@@ -119,8 +119,8 @@ def by_hand_and_trainer(fw, task, steps: int, config: TrainConfig = CONFIG):
             adam.build(hand.trainable_variables)
             _BY_HAND[key] = _steps_by_hand(fw, task, hand, adam, steps)
     records = trainer.fit(steps)
-    losses, weights = _BY_HAND[key]
-    return losses, [r["loss"] for r in records], weights, _weights(fw.name, trainer.model)
+    losses, by_hand = _BY_HAND[key]
+    return losses, [r["loss"] for r in records], by_hand, weights(fw.name, trainer.model)
 
 
 def _steps_by_hand(fw, task, hand, adam, steps: int) -> tuple[list[float], dict]:
@@ -128,7 +128,7 @@ def _steps_by_hand(fw, task, hand, adam, steps: int) -> tuple[list[float], dict]
     step_by_hand = page_functions(fw.name)[STEP[fw.name]]
     stream = BatchStream(task.train, CONFIG.batch_size, seed=CONFIG.seed)  # the batches the Trainer draws
     losses = [step_by_hand(hand, adam, next(stream), step)[0] for step in range(1, steps + 1)]
-    return losses, _weights(fw.name, hand)
+    return losses, weights(fw.name, hand)
 
 
 def largest_difference(a: dict, b: dict, key_bias: bool = False) -> float:
@@ -167,7 +167,7 @@ def test_step_by_hand_equals_the_trainer(fw, task, steps):
     assert noise <= 2 * rates, f"{fw}: the biases of W^K differ by {noise:.3g}, more than two steps' rates"
     backend(fw.name).set_seed(0)
     tiny = default_model_config("transformer", task.src_tokenizer.vocab_size, task.tgt_tokenizer.vocab_size, MODEL)
-    initial = _weights(fw.name, backend(fw.name).build_model("transformer", tiny))
+    initial = weights(fw.name, backend(fw.name).build_model("transformer", tiny))
     moved = largest_difference(
         {k: v for k, v in hand.items() if "seed_generator" not in k},
         {k: v for k, v in initial.items() if "seed_generator" not in k},

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import assert_close
-from support.training import SCENARIO_CONFIG, _copy_data, _module, _tiny_config, _weights  # noqa: F401
+from support.training import SCENARIO_CONFIG, copy_data, module, tiny_config_dict, weights
 
 from txcourse.data import PAD_ID, encode_pairs, get_task
 from txcourse.registry import FRAMEWORKS
@@ -37,7 +37,7 @@ def _logits_targets(seed: int = 0):
 @pytest.mark.parametrize("eps", [0.0, 0.1, 0.5, 1.0])
 def test_loss_equals_torch_cross_entropy(fw, eps):
     logits, targets = _logits_targets()
-    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    loss_fn = module(fw, "loss").label_smoothed_cross_entropy
     loss, count = loss_fn(fw.tensor(logits), fw.tensor(targets), smoothing=eps)
     expected = torch.nn.functional.cross_entropy(
         torch.from_numpy(logits).double().flatten(0, 1),
@@ -51,7 +51,7 @@ def test_loss_equals_torch_cross_entropy(fw, eps):
 
 
 def test_loss_padding_only_batch_is_zero_not_nan(fw):
-    mod = _module(fw, "loss")
+    mod = module(fw, "loss")
     logits = fw.tensor(np.random.default_rng(1).normal(size=(2, 3, 7)).astype(np.float32))
     targets = fw.tensor(np.full((2, 3), PAD_ID))
     loss, count = mod.label_smoothed_cross_entropy(logits, targets)
@@ -62,7 +62,7 @@ def test_loss_padding_only_batch_is_zero_not_nan(fw):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_loss_of_half_precision_logits_is_float32(fw, dtype):
     logits, targets = _logits_targets(2)
-    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    loss_fn = module(fw, "loss").label_smoothed_cross_entropy
     loss, _ = loss_fn(fw.tensor(logits, dtype), fw.tensor(targets))
     assert loss.dtype == fw.lib.float32
     reference, _ = loss_fn(fw.tensor(logits), fw.tensor(targets))
@@ -71,7 +71,7 @@ def test_loss_of_half_precision_logits_is_float32(fw, dtype):
 
 
 def test_loss_rejects_bad_arguments(fw):
-    loss_fn = _module(fw, "loss").label_smoothed_cross_entropy
+    loss_fn = module(fw, "loss").label_smoothed_cross_entropy
     logits, targets = _logits_targets()
     with pytest.raises(ValueError, match="must agree on"):
         loss_fn(fw.tensor(logits), fw.tensor(targets[:, :4]))
@@ -82,7 +82,7 @@ def test_loss_rejects_bad_arguments(fw):
 
 
 def test_token_accuracy(fw):
-    acc_fn = _module(fw, "loss").token_accuracy
+    acc_fn = module(fw, "loss").token_accuracy
     logits, targets = _logits_targets(3)
     keep = targets != PAD_ID
     expected = ((logits.argmax(-1) == targets) & keep).sum() / keep.sum()
@@ -149,10 +149,10 @@ def scenario(request, tmp_path_factory):
     records after step 3 before it writes its own.
     """
     name = request.param
-    train = _module(name, "train")
+    train = module(name, "train")
     folder = tmp_path_factory.mktemp(f"run_{name}")
-    tok, data = _copy_data(n=64)
-    cfg = _tiny_config(len(tok.vocab))
+    tok, data = copy_data(n=64)
+    cfg = tiny_config_dict(len(tok.vocab))
     history = str(folder / "history.jsonl")
     train.set_seed(0)
     straight = train.Trainer(
@@ -191,8 +191,8 @@ def scenario(request, tmp_path_factory):
 
 
 def test_exact_resume_gives_identical_weights(scenario):
-    straight = _weights(scenario["name"], scenario["straight"].model)
-    resumed = _weights(scenario["name"], scenario["resumed"].model)
+    straight = weights(scenario["name"], scenario["straight"].model)
+    resumed = weights(scenario["name"], scenario["resumed"].model)
     assert scenario["resumed"].step == scenario["straight"].step == 6
     assert len(straight) == len(resumed)
     differ = [a for a, b in zip(straight, resumed) if not np.array_equal(straight[a], resumed[b])]
@@ -212,7 +212,7 @@ def test_stripped_checkpoint_loads_the_same_model_but_refuses_to_resume(scenario
     assert stripped.stat().st_size < full.stat().st_size
     original, _ = train.load_model(str(full))
     loaded, loaded_meta = train.load_model(str(stripped))
-    a, b = _weights(scenario["name"], original), _weights(scenario["name"], loaded)
+    a, b = weights(scenario["name"], original), weights(scenario["name"], loaded)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a.values(), b.values()))
     assert loaded_meta["model"] == meta["model"]
     trainer = train.Trainer(
@@ -242,9 +242,9 @@ def test_history_records_and_no_duplicated_steps_after_resume(scenario):
 def test_a_stop_between_two_records_resumes_into_the_same_history(name, tmp_path):
     """Stopped at step 5 with a record every 4 steps, then resumed: the history reads as the uninterrupted run's
     (records 4 and 8 average the same steps, no extra record at 5), not 4, 5, 8 with record 8 averaging 6-8."""
-    train = _module(name, "train")
-    tok, data = _copy_data(n=64)
-    cfg = _tiny_config(len(tok.vocab))
+    train = module(name, "train")
+    tok, data = copy_data(n=64)
+    cfg = tiny_config_dict(len(tok.vocab))
     config = SCENARIO_CONFIG.replace(steps=8, log_every=4, cooldown_steps=0)
     train.set_seed(0)
     straight = train.Trainer(
@@ -288,10 +288,10 @@ def test_validation_curve_leaves_the_run_unchanged(name):
     """The same run with and without ``valid``: the same losses and weights (evaluating draws no random number,
     and the PyTorch model is back in training mode, dropout on, afterwards); each record's valid_loss is
     evaluate() of the weights at that step."""
-    train = _module(name, "train")
-    tok, data = _copy_data(n=64)
+    train = module(name, "train")
+    tok, data = copy_data(n=64)
     valid = encode_pairs(get_task("copy", vocab="abcdefgh", min_len=2, max_len=6, sizes=(64, 12, 4)).valid, tok, tok)
-    cfg = _tiny_config(len(tok.vocab))
+    cfg = tiny_config_dict(len(tok.vocab))
     config = SCENARIO_CONFIG.replace(log_every=2)
     runs = {}
     for key, held_out in (("plain", None), ("valid", valid)):
@@ -299,7 +299,7 @@ def test_validation_curve_leaves_the_run_unchanged(name):
         trainer = train.Trainer(train.build_model("transformer", cfg), "transformer", cfg, data, config, valid=held_out)
         first = list(trainer.fit(4))
         scores = train.evaluate(trainer.model, valid, config.label_smoothing)  # the weights of step 4
-        runs[key] = (first + list(trainer.fit())[len(first) :], _weights(name, trainer.model), scores)
+        runs[key] = (first + list(trainer.fit())[len(first) :], weights(name, trainer.model), scores)
     plain, with_valid = runs["plain"], runs["valid"]
     assert [r["loss"] for r in plain[0]] == [r["loss"] for r in with_valid[0]]
     assert all(np.array_equal(a, b) for a, b in zip(plain[1].values(), with_valid[1].values()))
@@ -314,9 +314,9 @@ def test_validation_curve_leaves_the_run_unchanged(name):
 def test_evaluate_is_the_token_mean_in_any_batching(fw):
     """evaluate() weights each batch by its tokens: batches of 3 and one batch of all give the same mean, which
     is PyTorch's cross_entropy over every non-pad token (dropout off)."""
-    train = _module(fw, "train")
-    tok, data = _copy_data(n=10)
-    cfg = _tiny_config(len(tok.vocab), dropout=0.5)
+    train = module(fw, "train")
+    tok, data = copy_data(n=10)
+    cfg = tiny_config_dict(len(tok.vocab), dropout=0.5)
     train.set_seed(0)
     model = train.build_model("transformer", cfg)
     small, whole = (train.evaluate(model, data, 0.1, batch_size=b) for b in (3, 100))
@@ -347,9 +347,9 @@ def test_evaluate_is_the_token_mean_in_any_batching(fw):
 
 @pytest.mark.parametrize("bad", [[], "pairs", None])
 def test_evaluate_and_trainer_refuse_bad_validation_data(fw, bad):
-    train = _module(fw, "train")
-    tok, data = _copy_data(n=8)
-    cfg = _tiny_config(len(tok.vocab))
+    train = module(fw, "train")
+    tok, data = copy_data(n=8)
+    cfg = tiny_config_dict(len(tok.vocab))
     empty = encode_pairs([], tok, tok) if bad is None else bad
     with pytest.raises(ValueError, match=r"valid must be None or non-empty EncodedPairs .* got \w+ of length"):
         train.evaluate(train.build_model("transformer", cfg), empty)
@@ -407,15 +407,15 @@ def test_checkpoint_write_is_atomic(scenario, monkeypatch, tmp_path):
 def test_load_model_returns_the_trained_weights(scenario):
     model, meta = scenario["train"].load_model(str(scenario["folder"] / "final.npz"))
     assert meta["step"] == 6
-    loaded, trained = _weights(scenario["name"], model), _weights(scenario["name"], scenario["resumed"].model)
+    loaded, trained = weights(scenario["name"], model), weights(scenario["name"], scenario["resumed"].model)
     assert all(np.array_equal(a, b) for a, b in zip(loaded.values(), trained.values()))
 
 
 def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
-    tok, data = _copy_data(n=16)
-    cfg = _tiny_config(len(tok.vocab))
+    tok, data = copy_data(n=16)
+    cfg = tiny_config_dict(len(tok.vocab))
     other = "tf" if fw.name == "torch" else "torch"
-    other_train, train = _module(other, "train"), _module(fw, "train")
+    other_train, train = module(other, "train"), module(fw, "train")
     config = SCENARIO_CONFIG.replace(steps=1)
     other_train.Trainer(other_train.build_model("transformer", cfg), "transformer", cfg, data, config).save(
         str(tmp_path / "other.npz")
@@ -433,7 +433,7 @@ def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
     with pytest.raises(ValueError, match="holds a 'bahdanau' model, not 'transformer'") as err:
         trainer.load(str(tmp_path / "gru.npz"))
     assert "\n" not in str(err.value)
-    bigger = _tiny_config(len(tok.vocab), num_decoder_layers=2)  # same kind, other shapes
+    bigger = tiny_config_dict(len(tok.vocab), num_decoder_layers=2)  # same kind, other shapes
     train.Trainer(train.build_model("transformer", bigger), "transformer", bigger, data, config).save(
         str(tmp_path / "bigger.npz")
     )
@@ -442,7 +442,7 @@ def test_checkpoint_of_other_framework_or_kind_is_refused(fw, tmp_path):
 
 
 def test_build_model_and_resolve_device(fw):
-    train = _module(fw, "train")
+    train = module(fw, "train")
     with pytest.raises(ValueError, match="model kind"):
         train.build_model("lstm", {})
     assert "cpu" in str(train.resolve_device("cpu")).lower()
@@ -452,9 +452,9 @@ def test_build_model_and_resolve_device(fw):
 
 def test_copy_task_is_learnt(fw):
     """A tiny Transformer learns to copy: the loss drops by more than half in 120 steps."""
-    train = _module(fw, "train")
-    tok, data = _copy_data()
-    cfg = _tiny_config(len(tok.vocab), d_model=32, d_ff=64, dropout=0.0)
+    train = module(fw, "train")
+    tok, data = copy_data()
+    cfg = tiny_config_dict(len(tok.vocab), d_model=32, d_ff=64, dropout=0.0)
     config = TrainConfig(
         steps=120,
         batch_size=32,

@@ -62,35 +62,33 @@ def translate(
     outputs: list[str] = []
     for start in range(0, len(sources), batch_size):
         src, _ = pad_sequences(encoded[start : start + batch_size], pad_id=src_tok.pad_id)
-        src_t = fw.to_tensor(src, device)
-        if sampling is not None:
-            seed = sampling.get("seed", 0) + start // batch_size
-            out = fw.sample_decode(
-                model,
-                src_t,
-                max_len=max_len,
-                sos_id=tgt_tok.sos_id,
-                eos_id=tgt_tok.eos_id,
-                pad_id=tgt_tok.pad_id,
-                **{**sampling, "seed": seed},
-            )
-        elif beam_size == 1:
-            out = fw.greedy_decode(
-                model, src_t, max_len=max_len, sos_id=tgt_tok.sos_id, eos_id=tgt_tok.eos_id, pad_id=tgt_tok.pad_id
-            )
-        else:
-            out = fw.beam_search(
-                model,
-                src_t,
-                beam_size=beam_size,
-                max_len=max_len,
-                length_penalty_alpha=length_penalty_alpha,
-                sos_id=tgt_tok.sos_id,
-                eos_id=tgt_tok.eos_id,
-                pad_id=tgt_tok.pad_id,
-            )
+        drawing = None if sampling is None else {**sampling, "seed": sampling.get("seed", 0) + start // batch_size}
+        out = _decode_batch(
+            fw, model, fw.to_tensor(src, device), tgt_tok, beam_size, max_len, length_penalty_alpha, drawing
+        )
         outputs += [tgt_tok.decode(row.tolist()) for row in fw.to_numpy(out.tokens)]
     return outputs
+
+
+def _decode_batch(
+    fw: Backend,
+    model: Any,
+    src: Any,
+    tgt_tok: Tokenizer,
+    beam_size: int,
+    max_len: Optional[int],
+    length_penalty_alpha: float,
+    sampling: Optional[dict[str, Any]],
+) -> Any:
+    """One batch of :func:`translate`: drawn (``sampling``, its batch's seed included), greedy, or by beam search."""
+    ids = {"sos_id": tgt_tok.sos_id, "eos_id": tgt_tok.eos_id, "pad_id": tgt_tok.pad_id}
+    if sampling is not None:
+        return fw.sample_decode(model, src, max_len=max_len, **ids, **sampling)
+    if beam_size == 1:
+        return fw.greedy_decode(model, src, max_len=max_len, **ids)
+    return fw.beam_search(
+        model, src, beam_size=beam_size, max_len=max_len, length_penalty_alpha=length_penalty_alpha, **ids
+    )
 
 
 def evaluate(
@@ -140,11 +138,8 @@ def evaluate_by_phrasing(
         applied to at least one of the numbers, plus ``"refused"``: how many phrasings could not be read.
     """
     from txcourse.data import digit_count, draw_by_digit_count, numbers_to_words
-    from txcourse.data.english_numbers import VARIANTS, NotANumber, canonical, variants
 
-    meta = splits.metadata
-    if meta.get("task") != "numbers":
-        raise ValueError(f"evaluate_by_phrasing needs the splits of the numbers task, got task {meta.get('task')!r}")
+    meta = _numbers_meta(splits, "evaluate_by_phrasing")
     digits = range(digit_count(meta["low"]), digit_count(meta["high"]) + 1)
     per_count = max(1, -(-count // len(digits)))
     numbers = [
@@ -152,13 +147,7 @@ def evaluate_by_phrasing(
         for group in draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed).values()
         for n in group
     ][:count]
-    rows: dict[str, list[tuple[int, Optional[str]]]] = {name: [] for name in VARIANTS}
-    for n in numbers:
-        for name, text in variants(n).items():
-            try:
-                rows[name].append((n, canonical(text, meta["low"], meta["high"])))
-            except NotANumber:
-                rows[name].append((n, None))
+    rows = _read_phrasings(numbers, meta["low"], meta["high"])
     result: dict[str, Any] = {"refused": sum(source is None for row in rows.values() for _, source in row)}
     for name, row in rows.items():
         if not row:
@@ -214,11 +203,9 @@ def evaluate_by_digit_count(
         >>> # result = evaluate_by_digit_count(fw, model, splits, src_tok, tgt_tok)
         >>> # [b.exact_match for b in result["by_digits"]], result["round"].exact_match
     """
-    from txcourse.data import digit_count, draw_by_digit_count, numbers_to_words, round_numbers
+    from txcourse.data import draw_by_digit_count, round_numbers
 
-    meta = splits.metadata
-    if meta.get("task") != "numbers":
-        raise ValueError(f"evaluate_by_digit_count needs the splits of the numbers task, got task {meta.get('task')!r}")
+    meta = _numbers_meta(splits, "evaluate_by_digit_count")
     train = set(meta["numbers"]["train"])
     drawn: dict[Any, list[int]] = dict(
         draw_by_digit_count(per_count, low=meta["low"], high=meta["high"], seed=seed, exclude=train)
@@ -226,11 +213,9 @@ def evaluate_by_digit_count(
     drawn["round"] = round_numbers(meta["low"], meta["high"])
     scores, hypotheses = {}, {}
     for key, numbers in drawn.items():
-        sources = [numbers_to_words(n, "en") for n in numbers]
-        references = [numbers_to_words(n, meta["target_lang"]) for n in numbers]
-        hypotheses[key] = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
-        digits = [digit_count(n) for n in numbers]
-        scores[key] = LengthBucket(min(digits), max(digits), len(numbers), exact_match(hypotheses[key], references))
+        hypotheses[key], scores[key] = _score_numbers(
+            fw, model, numbers, meta["target_lang"], src_tok, tgt_tok, beam_size, device
+        )
     buckets = [scores[key] for key in drawn if key != "round"]
     seen = {key: sum(n in train for n in numbers) / len(numbers) for key, numbers in drawn.items()}
     return {
@@ -241,3 +226,47 @@ def evaluate_by_digit_count(
         "hypotheses": hypotheses,
         "numbers": drawn,
     }
+
+
+def _numbers_meta(splits: TranslationSplits, caller: str) -> dict[str, Any]:
+    """The metadata of the numbers task's splits (its range, target language, training numbers); other tasks' are
+    refused."""
+    meta = splits.metadata
+    if meta.get("task") != "numbers":
+        raise ValueError(f"{caller} needs the splits of the numbers task, got task {meta.get('task')!r}")
+    return meta
+
+
+def _read_phrasings(numbers: Sequence[int], low: int, high: int) -> dict[str, list[tuple[int, Optional[str]]]]:
+    """Each number written every way of VARIANTS that applies to it, read back as ``txcourse translate`` reads it:
+    ``{variant: [(number, its canonical phrasing, or None where the reader refused it)]}``."""
+    from txcourse.data.english_numbers import VARIANTS, NotANumber, canonical, variants
+
+    rows: dict[str, list[tuple[int, Optional[str]]]] = {name: [] for name in VARIANTS}
+    for n in numbers:
+        for name, text in variants(n).items():
+            try:
+                rows[name].append((n, canonical(text, low, high)))
+            except NotANumber:
+                rows[name].append((n, None))
+    return rows
+
+
+def _score_numbers(
+    fw: Backend,
+    model: Any,
+    numbers: Sequence[int],
+    target_lang: str,
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    beam_size: int,
+    device: str,
+) -> tuple[list[str], LengthBucket]:
+    """Translate ``numbers`` written in English words: the hypotheses, and their bucket (digit counts, exact match)."""
+    from txcourse.data import digit_count, numbers_to_words
+
+    sources = [numbers_to_words(n, "en") for n in numbers]
+    references = [numbers_to_words(n, target_lang) for n in numbers]
+    hypotheses = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
+    digits = [digit_count(n) for n in numbers]
+    return hypotheses, LengthBucket(min(digits), max(digits), len(numbers), exact_match(hypotheses, references))

@@ -25,6 +25,7 @@ from txcourse import _validation as V
 __all__ = ["tiled_attention"]
 
 
+# long-function: teaching code; the tiled (flash) attention loop reads as one algorithm, as in the paper
 def tiled_attention(
     query: torch.Tensor,
     key: torch.Tensor,

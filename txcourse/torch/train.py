@@ -169,16 +169,7 @@ class Trainer(TrainingLoop):
         # Replica r's share of the global batch's loss is S_r / total (S_r: the sum of its token losses);
         # DistributedDataParallel averages the N gradients, so each replica scales its share by N.
         objective = loss * (count.clamp(min=1) * n / max(total, 1)) if n > 1 else loss
-        self.optimizer.zero_grad(set_to_none=True)
-        self.scaler.scale(objective).backward()
-        if self.config.clip_norm is not None:
-            self.scaler.unscale_(self.optimizer)
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
-        scale = self.scaler.get_scale()
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        if self.scaler.get_scale() >= scale:  # float16 only: a step skipped for inf/NaN gradients keeps the schedule
-            self.scheduler.step()
+        self._optimizer_step(objective)
         self.step += 1
         stop = self._stop_now()
         if n == 1:
@@ -189,6 +180,34 @@ class Trainer(TrainingLoop):
                 "lr": lr,
                 "stop": stop,
             }
+        return self._replica_means(loss, logits, tgt_out, count, total, lr, stop)
+
+    def _optimizer_step(self, objective: torch.Tensor) -> None:
+        """Back-propagate ``objective`` and update the weights (gradients clipped, scaled for float16), then the
+        learning rate."""
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(objective).backward()
+        if self.config.clip_norm is not None:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
+        scale = self.scaler.get_scale()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        if self.scaler.get_scale() >= scale:  # float16 only: a step skipped for inf/NaN gradients keeps the schedule
+            self.scheduler.step()
+
+    def _replica_means(
+        self,
+        loss: torch.Tensor,
+        logits: torch.Tensor,
+        tgt_out: torch.Tensor,
+        count: torch.Tensor,
+        total: int,
+        lr: float,
+        stop: bool,
+    ) -> dict[str, float]:
+        """What :meth:`train_step` returns with N replicas: loss and accuracy of the whole batch, summed over the
+        replicas, and whether any of them was asked to stop."""
         correct = ((logits.detach().argmax(dim=-1) == tgt_out) & (tgt_out != self.pad_id)).sum()  # ()
         sums = torch.stack(
             [

@@ -116,14 +116,9 @@ class TrainingLoop:
         ``config.max_seconds`` of training. Returns the history records.
         """
         target = self.config.steps if steps is None else steps
-        if self.history is None:
-            path = self.history_path if self.replicas.writer else None  # one process writes the history
-            self.history = History(path, resume_step=self._resume_step)
-        # a run stopped between two records resumes their sums, so its history reads as if it never stopped
-        pending = self.history.take_pending()
-        totals = pending or _zero()
+        totals, carried = self._open_history()
         began = time.perf_counter()
-        start = began - (totals.pop("seconds", 0.0) if pending else 0.0)
+        start = began - carried
         self._deadline = None if self.config.max_seconds is None else began + self.config.max_seconds
         bar = tqdm(
             total=target,
@@ -148,24 +143,7 @@ class TrainingLoop:
             # agreed by every replica (all stop after the same step); alone, a request made during the step counts
             out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
             if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
-                record = {
-                    "step": self.step,
-                    "loss": totals["loss"] / totals["n"],
-                    "accuracy": totals["accuracy"] / totals["n"],
-                    "lr": out["lr"],
-                    "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9),
-                }
-                if self.valid is not None:  # every replica evaluates the same weights: their records agree
-                    scores = self._evaluate(self.valid)
-                    if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
-                        raise FloatingPointError(
-                            diverged(f"the validation loss is {scores['loss']}", self.step, self.config)
-                        )
-                    record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
-                    bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
-                if self.step % self.config.log_every and self.step != target:  # stopped between two records
-                    record["partial"] = {**totals, "seconds": elapsed}  # resumed by the next fit (take_pending)
-                self.history.append(record)
+                self.history.append(self._record(out, totals, elapsed, target, bar))
                 totals = _zero()
                 start = time.perf_counter()
             if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
@@ -176,6 +154,40 @@ class TrainingLoop:
         if checkpoint_path:
             self._save_finite(checkpoint_path)
         return self.history.records
+
+    def _open_history(self) -> tuple[dict[str, float], float]:
+        """Open the history (one process writes it); the sums and seconds of the interval a stopped run left.
+
+        A run stopped between two records resumes their sums, so its history reads as if it never stopped.
+        """
+        if self.history is None:
+            path = self.history_path if self.replicas.writer else None  # one process writes the history
+            self.history = History(path, resume_step=self._resume_step)
+        pending = self.history.take_pending()
+        if not pending:
+            return _zero(), 0.0
+        return pending, pending.pop("seconds", 0.0)
+
+    def _record(
+        self, out: dict[str, Any], totals: dict[str, float], elapsed: float, target: int, bar: Any
+    ) -> dict[str, Any]:
+        """The history record of the interval that ends at this step: its means, and the validation scores."""
+        record = {
+            "step": self.step,
+            "loss": totals["loss"] / totals["n"],
+            "accuracy": totals["accuracy"] / totals["n"],
+            "lr": out["lr"],
+            "tokens_per_s": totals["tokens"] / max(elapsed, 1e-9),
+        }
+        if self.valid is not None:  # every replica evaluates the same weights: their records agree
+            scores = self._evaluate(self.valid)
+            if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
+                raise FloatingPointError(diverged(f"the validation loss is {scores['loss']}", self.step, self.config))
+            record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
+            bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
+        if self.step % self.config.log_every and self.step != target:  # stopped between two records
+            record["partial"] = {**totals, "seconds": elapsed}  # resumed by the next fit (take_pending)
+        return record
 
     def _save_finite(self, path: str) -> None:
         """Save, unless an update made a weight non-finite: then the checkpoint on disk is the last good one.
