@@ -66,7 +66,7 @@ def start_framework(framework: str, threads: Optional[int]) -> Backend:
 
     import_quietly(framework)
     if threads:
-        set_threads(threads, [framework])  # process-wide: the one place the commands that load a model set it
+        set_threads(threads, [framework])  # process-wide: the one place a command sets it (train, translate, evaluate)
     return backend(framework)
 
 
