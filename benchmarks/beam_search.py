@@ -25,6 +25,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
+from bench_config import bench_config
 from decode_cache import execution  # the benchmark next to this one: TensorFlow compiled or eager
 
 from txcourse.backends import backend, set_threads
@@ -35,17 +36,7 @@ SOURCE_LENGTH = 32
 
 
 def make_config(vocab: int) -> TransformerConfig:
-    return TransformerConfig(
-        src_vocab_size=vocab,
-        tgt_vocab_size=vocab,
-        d_model=256,
-        num_heads=4,
-        num_encoder_layers=3,
-        num_decoder_layers=3,
-        d_ff=1024,
-        dropout=0.1,
-        max_len=256,
-    )
+    return bench_config(vocab)
 
 
 def time_beam_search(framework: str, beams: list[int], tokens: int, repeats: int, batch: int, vocab: int) -> list[dict]:

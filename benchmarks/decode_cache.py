@@ -24,22 +24,12 @@ from collections.abc import Iterator
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
+from bench_config import bench_config
 
 from txcourse.backends import backend, set_threads
-from txcourse.config import TransformerConfig
 from txcourse.registry import FRAMEWORKS
 
-CONFIG = TransformerConfig(
-    src_vocab_size=64,
-    tgt_vocab_size=64,
-    d_model=256,
-    num_heads=4,
-    num_encoder_layers=3,
-    num_decoder_layers=3,
-    d_ff=1024,
-    dropout=0.1,
-    max_len=256,
-)
+CONFIG = bench_config(64)
 
 
 @contextlib.contextmanager

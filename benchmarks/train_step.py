@@ -65,6 +65,7 @@ from typing import Any, Optional
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np
+from bench_config import bench_config
 
 from txcourse.backends import set_threads
 from txcourse.config import TransformerConfig
@@ -94,18 +95,8 @@ MEMORY_STEPS = 3
 
 
 def make_config(args: argparse.Namespace) -> TransformerConfig:
-    return TransformerConfig(
-        src_vocab_size=args.vocab,
-        tgt_vocab_size=args.vocab,
-        d_model=256,
-        num_heads=4,
-        num_encoder_layers=3,
-        num_decoder_layers=3,
-        d_ff=1024,
-        dropout=0.1,
-        max_len=max(512, args.length),
-        norm_first=args.norm_first,
-        tie_embeddings=not args.untied,
+    return bench_config(
+        args.vocab, max_len=max(512, args.length), norm_first=args.norm_first, tie_embeddings=not args.untied
     )
 
 

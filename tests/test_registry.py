@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from txcourse.backends import backend, library
+from txcourse.config import Seq2SeqConfig, TransformerConfig
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS, Backend, check_framework, check_model_kind, default_model_config
 
 
@@ -43,7 +44,9 @@ def test_unknown_names_are_refused_naming_the_argument():
 
 def test_default_model_config_checks_what_it_returns():
     config = default_model_config("transformer", 30, 20, {"num_heads": 8})
-    assert (config["src_vocab_size"], config["tgt_vocab_size"], config["num_heads"]) == (30, 20, 8)
+    assert isinstance(config, TransformerConfig)  # the object build_model and the Trainer take: no dict round trip
+    assert (config.src_vocab_size, config.tgt_vocab_size, config.num_heads) == (30, 20, 8)
+    assert isinstance(default_model_config("seq2seq", 30, 20), Seq2SeqConfig)
     with pytest.raises(ValueError, match=r"Seq2SeqConfig\.units must be an integer >= 1, got 0"):
         default_model_config("bahdanau", 30, 20, {"units": 0})
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from txcourse._validation import ArgumentError
 
@@ -20,6 +20,7 @@ __all__ = [
     "check_heads",
     "check_int",
     "check_config",
+    "model_config",
 ]
 
 # Where a Transformer gets its word order from (TransformerConfig.positions). Book: week 2, "Positions as built today".
@@ -256,6 +257,21 @@ class Seq2SeqConfig:
     def from_dict(cls, values: dict[str, Any]) -> Seq2SeqConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
         return _from_dict(cls, values)
+
+
+def model_config(kind: str, config: Union[TransformerConfig, Seq2SeqConfig, dict[str, Any]]) -> Any:
+    """The validated config object of a ``kind`` model ('transformer', 'bahdanau' or 'seq2seq').
+
+    ``config`` itself when it is that object already (what the command line and
+    :func:`~txcourse.registry.default_model_config` carry: no round trip); a dict,
+    such as a checkpoint's ``model.config`` or one written by hand, is read once
+    with ``from_dict``, which checks every field.
+    """
+    cls = TransformerConfig if kind == "transformer" else Seq2SeqConfig
+    if isinstance(config, dict):
+        return cls.from_dict(config)
+    check_config(config, cls)
+    return config
 
 
 def check_config(config: Any, kind: type = TransformerConfig) -> None:

@@ -89,8 +89,12 @@ class Backend:
 
 def default_model_config(
     kind: str, src_vocab_size: int, tgt_vocab_size: int, overrides: Optional[dict[str, Any]] = None
-) -> dict[str, Any]:
-    """The model config dict for ``kind``, with the vocabulary sizes and ``overrides`` applied and checked.
+) -> Any:
+    """The validated config of a ``kind`` model (a :class:`~txcourse.config.TransformerConfig` or
+    :class:`~txcourse.config.Seq2SeqConfig`): the defaults, the vocabulary sizes and ``overrides``, checked once.
+
+    The object itself is what ``build_model`` and the ``Trainer`` take; only a
+    checkpoint's header holds its ``to_dict()``.
 
     A bad setting raises :class:`~txcourse._validation.ArgumentError` (a ``ValueError``) whose ``arguments`` name
     the setting(s), so that a caller can say which of its inputs set them.
@@ -105,6 +109,5 @@ def default_model_config(
         "pad_id": 0,
         **(overrides or {}),
     }
-    if kind == "transformer":
-        return TransformerConfig.from_dict(config).to_dict()  # validates every field
-    return Seq2SeqConfig.from_dict(config).to_dict()  # validates every field
+    # built once from the settings: from_dict names an unknown one, the constructor checks every field
+    return (TransformerConfig if kind == "transformer" else Seq2SeqConfig).from_dict(config)

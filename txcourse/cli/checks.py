@@ -137,14 +137,13 @@ def run_folder_lock(out: Path):
         handle.close()  # releases the lock
 
 
-def parameter_count(kind: str, config: dict[str, Any]) -> int:
-    """The model's number of parameters, from its config (no framework needed)."""
+def parameter_count(kind: str, config: Any) -> int:
+    """The model's number of parameters, from its config object (no framework needed)."""
     if kind == "transformer":
-        from txcourse.config import TransformerConfig
         from txcourse.evaluation.accounting import count_parameters
 
-        return count_parameters(TransformerConfig.from_dict(config)).total
-    e, u, vs, vt = config["embedding_dim"], config["units"], config["src_vocab_size"], config["tgt_vocab_size"]
+        return count_parameters(config).total
+    e, u, vs, vt = config.embedding_dim, config.units, config.src_vocab_size, config.tgt_vocab_size
     gru = lambda inputs: 3 * (inputs * u + u * u + 2 * u)  # noqa: E731 - three gates, two biases each
     return (vs + vt) * e + gru(e) + gru(e + u) + (u + e) * vt + vt + 2 * u * u  # generous for either GRU model
 
@@ -164,7 +163,7 @@ def available_memory() -> Optional[int]:
         return None
 
 
-def check_model_fits(kind: str, config: dict[str, Any], settings: Sequence[tuple[str, Any]]) -> None:
+def check_model_fits(kind: str, config: Any, settings: Sequence[tuple[str, Any]]) -> None:
     """A model too large for this machine fails here, naming --set, not in an allocation inside the framework.
 
     Training holds four float32 copies of every parameter (the weights, their gradients and Adam's two

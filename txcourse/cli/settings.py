@@ -113,8 +113,11 @@ def valid_pairs(prepared: Any, count: Optional[int]) -> Any:
     return encode_pairs(prepared.splits.valid[:count], prepared.src_tokenizer, prepared.tgt_tokenizer)
 
 
-def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> dict[str, Any]:
+def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> Any:
     """The model's config: the defaults of ``kind``, the task's vocabulary sizes and the ``--set`` values.
+
+    Built and checked once, here; the object (a TransformerConfig or Seq2SeqConfig) goes on to the checks,
+    ``build_model`` and the Trainer, and only the checkpoint's header holds its ``to_dict()``.
 
     A setting the model refuses is named as given, with the other settings its error names (``.arguments``):
     ``--set d_model=30 num_heads=4: TransformerConfig.d_model (30) must be divisible by num_heads (4) ...``.
@@ -134,35 +137,37 @@ def model_config(kind: str, prepared: Any, settings: list[tuple[str, Any]]) -> d
         raise OptionError(f"--set {shown}: {err}", f"--set {named[0]}") from None
 
 
-def check_model_config(config: dict[str, Any], prepared: Any) -> None:
+def check_model_config(config: Any, prepared: Any) -> None:
     """--set values that contradict the task's tokenizers or data fail here, not inside the first step."""
     src, tgt = prepared.src_tokenizer, prepared.tgt_tokenizer
-    if config["pad_id"] != src.pad_id or config["pad_id"] != tgt.pad_id:
+    if config.pad_id != src.pad_id or config.pad_id != tgt.pad_id:
         raise OptionError(
-            f"--set pad_id={config['pad_id']}: the task's tokenizers pad with id {src.pad_id}; "
+            f"--set pad_id={config.pad_id}: the task's tokenizers pad with id {src.pad_id}; "
             f"drop --set pad_id (it is set from the tokenizers)",
             "--set pad_id",
         )
     for side, tok in (("src", src), ("tgt", tgt)):
-        if config[f"{side}_vocab_size"] < tok.vocab_size:
+        size = getattr(config, f"{side}_vocab_size")
+        if size < tok.vocab_size:
             raise OptionError(
-                f"--set {side}_vocab_size={config[f'{side}_vocab_size']}: the task's {side} "
+                f"--set {side}_vocab_size={size}: the task's {side} "
                 f"tokenizer has {tok.vocab_size} tokens; drop --set {side}_vocab_size (it is set "
                 f"from the tokenizer)",
                 f"--set {side}_vocab_size",
             )
-    if "max_len" in config and len(prepared.train):
+    max_len = getattr(config, "max_len", None)  # a Transformer's; the GRU models have none
+    if max_len is not None and len(prepared.train):
         longest = max(int(prepared.train.src_lengths.max()), max(len(t) for t in prepared.train.tgt) + 1)
-        if config["max_len"] < longest:
+        if max_len < longest:
             raise OptionError(
-                f"--set max_len={config['max_len']}: the task's training data has sequences of "
+                f"--set max_len={max_len}: the task's training data has sequences of "
                 f"{longest} positions (the target with <sos>); use --set max_len={longest} or more",
                 "--set max_len",
             )
 
 
 def check_same_settings(
-    meta: dict[str, Any], config: Any, model_config: dict[str, Any], task: dict[str, Any], checkpoint: Path
+    meta: dict[str, Any], config: Any, model_config: Any, task: dict[str, Any], checkpoint: Path
 ) -> None:
     """A resumed run continues the run it resumes: the settings that change what is learnt must match."""
     from txcourse.training import RESUME_SETTINGS
@@ -175,7 +180,7 @@ def check_same_settings(
         for key in RESUME_SETTINGS
         if key in stored and stored[key] != now[key]
     ]
-    stored, now = meta["model"]["config"], plain(model_config)
+    stored, now = meta["model"]["config"], plain(model_config.to_dict())  # the header's form, to compare with it
     differ += [
         (f"--set {key}", stored.get(key), now.get(key))
         for key in sorted(set(stored) | set(now))

@@ -161,9 +161,9 @@ def train_command(args: argparse.Namespace) -> int:
     check_run_folder(out, checkpoint, args)
     config = train_config(args)
     prepared = prepare(args)
-    config_dict = model_config(args.model, prepared, args.set)
-    check_model_config(config_dict, prepared)
-    check_model_fits(args.model, config_dict, args.set)
+    model = model_config(args.model, prepared, args.set)  # built and checked once; an object from here on
+    check_model_config(model, prepared)
+    check_model_fits(args.model, model, args.set)
     task = {"name": args.task, "kwargs": prepared.task_kwargs}
     resumed = None
     if args.resume:  # read and checked once (header, framework, kind, resumable); the Trainer loads it (weights)
@@ -177,12 +177,12 @@ def train_command(args: argparse.Namespace) -> int:
                 "--steps",
             )
         if not args.override:
-            check_same_settings(meta, config, config_dict, task, checkpoint)
+            check_same_settings(meta, config, model, task, checkpoint)
     fw = start_framework(args.framework, args.threads)  # quiet import, --threads before the framework runs anything
     check_device(fw, args.device)
     replicas = fw.data_parallel(args.device, args.replicas)  # before TensorFlow initialises its devices
     try:
-        return _train_replicas(_Run(args, fw, replicas, config, config_dict, prepared, task, out, checkpoint, resumed))
+        return _train_replicas(_Run(args, fw, replicas, config, model, prepared, task, out, checkpoint, resumed))
     finally:
         fw.end_data_parallel()
 
@@ -195,7 +195,7 @@ class _Run:
     fw: Backend
     replicas: Any  # txcourse.training.distributed.Replicas
     config: Any  # TrainConfig
-    model_config: dict[str, Any]
+    model_config: Any  # the TransformerConfig or Seq2SeqConfig the options built
     prepared: Any  # txcourse.data.prepare.Prepared
     task: dict[str, Any]
     out: Path

@@ -24,7 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from txcourse.config import Seq2SeqConfig, TransformerConfig
+from txcourse.config import Seq2SeqConfig, TransformerConfig, model_config
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.registry import MODEL_KINDS
 from txcourse.tf.devices import (
@@ -47,7 +47,7 @@ from txcourse.tf.weights import (
     num_heads,
     variable_arrays,
 )
-from txcourse.training import TrainConfig, noam_rate, schedule_width
+from txcourse.training import TrainConfig, noam_lr, noam_rate, schedule_width
 from txcourse.training.checkpoint import Checkpoint, load_checkpoint
 from txcourse.training.distributed import check_divisible, target_tokens
 from txcourse.training.loop import TrainingLoop, evaluate_batches
@@ -74,14 +74,16 @@ def set_seed(seed: int) -> None:
     keras.utils.set_random_seed(seed)
 
 
-def build_model(kind: str, config: dict[str, Any]) -> keras.Model:
-    """Build 'transformer' (config: TransformerConfig fields), 'bahdanau' or 'seq2seq' (config:
-    src_vocab_size, tgt_vocab_size, embedding_dim, units, pad_id)."""
+def build_model(kind: str, config: TransformerConfig | Seq2SeqConfig | dict[str, Any]) -> keras.Model:
+    """Build 'transformer' (config: a TransformerConfig), 'bahdanau' or 'seq2seq' (config: a Seq2SeqConfig).
+
+    The config object is used as it is; a dict of its fields is read once (:func:`~txcourse.config.model_config`).
+    """
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
     if kind == "transformer":
-        return Transformer(TransformerConfig.from_dict(config))
-    if kind in ("bahdanau", "seq2seq"):
-        return Seq2Seq(Seq2SeqConfig.from_dict(config), attention=kind == "bahdanau")
-    raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+        return Transformer(model_config(kind, config))
+    return Seq2Seq(model_config(kind, config), attention=kind == "bahdanau")
 
 
 class NoamSchedule(keras.optimizers.schedules.LearningRateSchedule):
@@ -131,7 +133,8 @@ class Trainer(TrainingLoop):
     Args:
         model: built by :func:`build_model` from ``kind`` and ``model_config``.
         kind: 'transformer', 'bahdanau' or 'seq2seq'.
-        model_config: the dict the model was built from (saved in checkpoints).
+        model_config: the TransformerConfig or Seq2SeqConfig the model was built from (its ``to_dict()`` is
+            saved in checkpoints; a dict of its fields is read once).
         data: the encoded training pairs.
         config: a :class:`~txcourse.training.TrainConfig`.
         history_path: a JSON-lines history file (None: keep in memory only).
@@ -142,7 +145,7 @@ class Trainer(TrainingLoop):
             are those of the same run without ``valid``.
 
     Example:
-        >>> trainer = Trainer(model, "transformer", cfg.to_dict(), data, TrainConfig(steps=100))
+        >>> trainer = Trainer(model, "transformer", cfg, data, TrainConfig(steps=100))
         >>> records = trainer.fit()
         >>> trainer.save("run/model.npz")
     """
@@ -154,7 +157,7 @@ class Trainer(TrainingLoop):
         self,
         model: keras.Model,
         kind: str,
-        model_config: dict[str, Any],
+        model_config: TransformerConfig | Seq2SeqConfig | dict[str, Any],
         data: EncodedPairs,
         config: TrainConfig = TrainConfig(),
         history_path: Optional[str] = None,
@@ -168,8 +171,9 @@ class Trainer(TrainingLoop):
         check_divisible(config.batch_size, self.replicas.count)
         if self.replicas.count > 1:
             check_mirrored(model)
-        width = schedule_width(kind, model_config)
-        self.schedule = NoamSchedule(width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
+        width = schedule_width(kind, self.model_config)
+        self._schedule_args = (width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps)
+        self.schedule = NoamSchedule(*self._schedule_args)
         with self.replicas.scope():
             self.optimizer = keras.optimizers.Adam(
                 learning_rate=self.schedule,
@@ -180,7 +184,7 @@ class Trainer(TrainingLoop):
             self.optimizer.build(self.model.trainable_variables)  # its variables exist before save() or load()
         self.amp_policy = self._amp_policy()
         # No Python control flow depends on tensors, so autograph is off (faster tracing).
-        jit = uses_xla(bool(model_config.get("fused", False)), self.device)
+        jit = uses_xla(getattr(self.model_config, "fused", False), self.device)
         if self.replicas.count > 1:  # the step of each replica runs inside strategy.run; only its gradients in XLA
             self._gradients = tf.function(self._replica_gradients, autograph=False, jit_compile=jit)
             self._step = tf.function(
@@ -208,8 +212,11 @@ class Trainer(TrainingLoop):
         # bfloat16 needs no loss scaling; float16 (older GPUs) would, so those train in float32
         return "mixed_bfloat16" if details.get("compute_capability", (0, 0)) >= (8, 0) else None
 
-    def train_step(self, batch: Batch) -> dict[str, float]:
+    def train_step(self, batch: Batch) -> dict[str, Any]:
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
+
+        Alone, the step reads nothing on the host: loss, accuracy and tokens are
+        0-d tensors on the device, which the loop reads at its log steps.
 
         With N replicas ``batch`` is the global batch: each replica trains on
         its rows (:func:`~txcourse.training.distributed.shard`) and the loss and
@@ -220,7 +227,7 @@ class Trainer(TrainingLoop):
         src = tf.constant(batch.src, tf.int64)  # (B, T_src)
         tgt_in = tf.constant(batch.tgt_in, tf.int64)  # (B, T_tgt)
         tgt_out = tf.constant(batch.tgt_out, tf.int64)  # (B, T_tgt)
-        lr = float(self.schedule(self.optimizer.iterations))
+        lr = noam_lr(self.step + 1, *self._schedule_args)  # the schedule's rate, from the host's step count
         stop = self._stop_now()
         if self.replicas.count > 1:
             total = target_tokens(batch)  # non-pad target tokens of the global batch
@@ -237,7 +244,8 @@ class Trainer(TrainingLoop):
         with tf.device(self.device), _autocast(self.model, self.amp_policy):
             loss, count, accuracy = self._step(src, tgt_in, tgt_out)
         self.step += 1
-        return {"loss": float(loss), "accuracy": float(accuracy), "tokens": int(count), "lr": lr, "stop": stop}
+        # tensors on the device: the loop reads them at its log and checkpoint steps, not here
+        return {"loss": loss, "accuracy": accuracy, "tokens": count, "lr": lr, "stop": stop}
 
     def _evaluate(self, data: EncodedPairs) -> dict[str, float]:
         return evaluate(self.model, data, self.config.label_smoothing)
@@ -397,6 +405,6 @@ def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tup
     checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
     check_weights(checkpoint)
     with tf.device(resolve_device(device)):
-        model = build_model(checkpoint.kind, checkpoint.config)
+        model = build_model(checkpoint.kind, model_config(checkpoint.kind, checkpoint.config))  # the header, read once
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)
     return model, checkpoint.meta

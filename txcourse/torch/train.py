@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from txcourse.config import Seq2SeqConfig, TransformerConfig
+from txcourse.config import Seq2SeqConfig, TransformerConfig, model_config
 from txcourse.data.batching import Batch, EncodedPairs
 from txcourse.registry import MODEL_KINDS
 from txcourse.torch.devices import (
@@ -69,14 +69,16 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def build_model(kind: str, config: dict[str, Any]) -> torch.nn.Module:
-    """Build 'transformer' (config: TransformerConfig fields), 'bahdanau' or 'seq2seq' (config:
-    src_vocab_size, tgt_vocab_size, embedding_dim, units, pad_id)."""
+def build_model(kind: str, config: TransformerConfig | Seq2SeqConfig | dict[str, Any]) -> torch.nn.Module:
+    """Build 'transformer' (config: a TransformerConfig), 'bahdanau' or 'seq2seq' (config: a Seq2SeqConfig).
+
+    The config object is used as it is; a dict of its fields is read once (:func:`~txcourse.config.model_config`).
+    """
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
     if kind == "transformer":
-        return Transformer(TransformerConfig.from_dict(config))
-    if kind in ("bahdanau", "seq2seq"):
-        return Seq2Seq(Seq2SeqConfig.from_dict(config), attention=kind == "bahdanau")
-    raise ValueError(f"model kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
+        return Transformer(model_config(kind, config))
+    return Seq2Seq(model_config(kind, config), attention=kind == "bahdanau")
 
 
 class Trainer(TrainingLoop):
@@ -89,7 +91,8 @@ class Trainer(TrainingLoop):
     Args:
         model: built by :func:`build_model` from ``kind`` and ``model_config``.
         kind: 'transformer', 'bahdanau' or 'seq2seq'.
-        model_config: the dict the model was built from (saved in checkpoints).
+        model_config: the TransformerConfig or Seq2SeqConfig the model was built from (its ``to_dict()`` is
+            saved in checkpoints; a dict of its fields is read once).
         data: the encoded training pairs.
         config: a :class:`~txcourse.training.TrainConfig`.
         history_path: a JSON-lines history file (None: keep in memory only).
@@ -100,7 +103,7 @@ class Trainer(TrainingLoop):
             are those of the same run without ``valid``.
 
     Example:
-        >>> trainer = Trainer(model, "transformer", cfg.to_dict(), data, TrainConfig(steps=100))
+        >>> trainer = Trainer(model, "transformer", cfg, data, TrainConfig(steps=100))
         >>> records = trainer.fit()
         >>> trainer.save("run/model.npz")
     """
@@ -112,7 +115,7 @@ class Trainer(TrainingLoop):
         self,
         model: torch.nn.Module,
         kind: str,
-        model_config: dict[str, Any],
+        model_config: TransformerConfig | Seq2SeqConfig | dict[str, Any],
         data: EncodedPairs,
         config: TrainConfig = TrainConfig(),
         history_path: Optional[str] = None,
@@ -123,7 +126,7 @@ class Trainer(TrainingLoop):
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1.0, betas=config.adam_betas, eps=config.adam_eps)
-        width = schedule_width(kind, model_config)
+        width = schedule_width(kind, self.model_config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer,
             lambda s: noam_lr(s + 1, width, config.warmup_steps, config.lr_factor, config.steps, config.cooldown_steps),
@@ -144,8 +147,11 @@ class Trainer(TrainingLoop):
             return None
         return amp_dtype_for_gpu()
 
-    def train_step(self, batch: Batch) -> dict[str, float]:
+    def train_step(self, batch: Batch) -> dict[str, Any]:
         """One optimizer step on ``batch``; returns loss, accuracy, tokens, learning rate and stop.
+
+        Alone, the step reads nothing on the host: loss, accuracy and tokens are
+        0-d tensors on the device, which the loop reads at its log steps.
 
         With N replicas ``batch`` is the global batch: each replica trains on
         its rows (:func:`~txcourse.training.distributed.shard`) and the loss and
@@ -172,11 +178,11 @@ class Trainer(TrainingLoop):
         self._optimizer_step(objective)
         self.step += 1
         stop = self._stop_now()
-        if n == 1:
+        if n == 1:  # tensors on the device: the loop reads them at its log and checkpoint steps, not here
             return {
-                "loss": loss.item(),
-                "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id).item(),
-                "tokens": int(count),
+                "loss": loss.detach(),
+                "accuracy": token_accuracy(logits.detach(), tgt_out, self.pad_id),
+                "tokens": count,
                 "lr": lr,
                 "stop": stop,
             }
@@ -315,6 +321,6 @@ def load_model(path: str | os.PathLike | Checkpoint, device: str = "cpu") -> tup
     """
     checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, FRAMEWORK)
     check_weights(checkpoint)
-    model = build_model(checkpoint.kind, checkpoint.config)
+    model = build_model(checkpoint.kind, model_config(checkpoint.kind, checkpoint.config))  # the header, read once
     load_model_arrays(model, checkpoint.arrays, checkpoint.path)
     return model.to(resolve_device(device)).eval(), checkpoint.meta

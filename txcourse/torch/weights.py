@@ -94,9 +94,9 @@ def check_weights(checkpoint: Checkpoint) -> None:
     check_architecture(checkpoint, architecture(checkpoint.arrays))
 
 
-def num_heads(model: torch.nn.Module, config: dict[str, Any]) -> int:
+def num_heads(model: torch.nn.Module, config: Any) -> int:
     """The number of heads of the model's attention layers (all alike in a Transformer; the config's if none)."""
-    heads = {m.num_heads for m in model.modules() if isinstance(m, MultiHeadAttention)} or {config["num_heads"]}
+    heads = {m.num_heads for m in model.modules() if isinstance(m, MultiHeadAttention)} or {config.num_heads}
     if len(heads) != 1:
         raise ValueError(f"expected one number of heads in the model, found {sorted(heads)}")
     return heads.pop()

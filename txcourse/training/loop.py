@@ -31,6 +31,7 @@ from typing import Any, Optional
 import numpy as np
 from tqdm.auto import tqdm
 
+from txcourse.config import model_config as as_model_config
 from txcourse.data.batching import Batch, EncodedPairs, make_batches
 from txcourse.registry import MODEL_KINDS
 from txcourse.training import BatchStream, DivergenceWatch, History, TrainConfig, check_valid, diverged
@@ -62,7 +63,7 @@ class TrainingLoop:
     def __init__(
         self,
         kind: str,
-        model_config: dict[str, Any],
+        model_config: Any,
         data: EncodedPairs,
         config: TrainConfig,
         history_path: Optional[str],
@@ -71,10 +72,11 @@ class TrainingLoop:
     ):
         if kind not in MODEL_KINDS:
             raise ValueError(f"kind must be one of {list(MODEL_KINDS)}, got {kind!r}")
-        self.kind, self.model_config, self.config = kind, dict(model_config), config
+        # the config object (a dict of its fields, from code that wrote one, is read once); its to_dict() is the header's
+        self.kind, self.model_config, self.config = kind, as_model_config(kind, model_config), config
         self.metadata = dict(metadata or {})
         self.valid = check_valid(valid)
-        self.pad_id = model_config.get("pad_id", 0)
+        self.pad_id = self.model_config.pad_id
         self.stream = BatchStream(data, config.batch_size, config.max_tokens, config.seed)
         self.step = 0
         self.history_path = history_path
@@ -127,26 +129,27 @@ class TrainingLoop:
             disable=not (self.config.progress and self.replicas.writer),
             dynamic_ncols=True,
         )
-        watch = DivergenceWatch(self.model_config["tgt_vocab_size"])
+        watch = DivergenceWatch(self.model_config.tgt_vocab_size)
+        pending: list[dict[str, Any]] = []  # the steps since the last read: values still on the device
         while self.step < target:
-            out = self.train_step(next(self.stream))
-            problem = watch(out["loss"])  # the same in every replica: the whole batch's loss
-            if problem is not None:
-                raise FloatingPointError(diverged(problem, self.step, self.config))
-            for key in ("loss", "accuracy"):
-                totals[key] += out[key]
-            totals["tokens"] += out["tokens"]
-            totals["n"] += 1
-            elapsed = time.perf_counter() - start
+            pending.append(self.train_step(next(self.stream)))
+            out = pending[-1]
             bar.update(1)
-            bar.set_postfix(loss=f"{out['loss']:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
             # agreed by every replica (all stop after the same step); alone, a request made during the step counts
             out_of_time = out["stop"] or (self.replicas.count == 1 and self.stop_requested)
-            if self.step % self.config.log_every == 0 or self.step == target or out_of_time:
+            log = self.step % self.config.log_every == 0 or self.step == target or out_of_time
+            save = bool(
+                checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0
+            )
+            if log or save:  # the only reads of the steps' values: the steps themselves read nothing
+                loss = self._take(pending, watch, totals)
+                elapsed = time.perf_counter() - start
+                bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{totals['tokens'] / max(elapsed, 1e-9):.0f}")
+            if log:
                 self.history.append(self._record(out, totals, elapsed, target, bar))
                 totals = _zero()
                 start = time.perf_counter()
-            if checkpoint_path and self.config.checkpoint_every and self.step % self.config.checkpoint_every == 0:
+            if save:
                 self._save_finite(checkpoint_path)
             if out_of_time:
                 break
@@ -168,6 +171,23 @@ class TrainingLoop:
             return _zero(), 0.0
         return pending, pending.pop("seconds", 0.0)
 
+    def _take(self, pending: list[dict[str, Any]], watch: DivergenceWatch, totals: dict[str, float]) -> float:
+        """Read the values of the ``pending`` steps (on the device until now), in order: the divergence watch sees
+        every step's loss and names the step it went wrong at; ``totals`` gets their sums. Empties ``pending`` and
+        returns the last step's loss."""
+        first = self.step - len(pending) + 1
+        for step, out in enumerate(pending, start=first):
+            loss = float(out["loss"])  # the whole batch's loss, the same in every replica
+            problem = watch(loss)
+            if problem is not None:
+                raise FloatingPointError(diverged(problem, step, self.config))
+            totals["loss"] += loss
+            totals["accuracy"] += float(out["accuracy"])
+            totals["tokens"] += int(out["tokens"])
+            totals["n"] += 1
+        pending.clear()
+        return loss
+
     def _record(
         self, out: dict[str, Any], totals: dict[str, float], elapsed: float, target: int, bar: Any
     ) -> dict[str, Any]:
@@ -184,7 +204,7 @@ class TrainingLoop:
             if not math.isfinite(scores["loss"]):  # finite weights whose outputs overflow
                 raise FloatingPointError(diverged(f"the validation loss is {scores['loss']}", self.step, self.config))
             record.update(valid_loss=scores["loss"], valid_accuracy=scores["accuracy"])
-            bar.set_postfix(loss=f"{out['loss']:.3f}", valid=f"{scores['loss']:.3f}")
+            bar.set_postfix(loss=f"{float(out['loss']):.3f}", valid=f"{scores['loss']:.3f}")
         if self.step % self.config.log_every and self.step != target:  # stopped between two records
             record["partial"] = {**totals, "seconds": elapsed}  # resumed by the next fit (take_pending)
         return record
@@ -205,7 +225,7 @@ class TrainingLoop:
         arrays.update(heads_array(self._num_heads()) if self.kind == "transformer" else {})
         meta = {
             "framework": self.framework,
-            "model": {"kind": self.kind, "config": self.model_config},
+            "model": {"kind": self.kind, "config": self.model_config.to_dict()},
             "step": self.step,
             "stream": self.stream.state(),
             "train_config": self.config.to_dict(),

@@ -67,6 +67,7 @@ def noam_rate(
     return rate
 
 
-def schedule_width(kind: str, config: dict[str, Any]) -> int:
-    """The width Eq. (3) scales the rate by: d_model of a Transformer, the GRU units of the week-1 models."""
-    return config["d_model"] if kind == "transformer" else config["units"]
+def schedule_width(kind: str, config: Any) -> int:
+    """The width Eq. (3) scales the rate by: d_model of a Transformer, the GRU units of the week-1 models
+    (``config``: its TransformerConfig or Seq2SeqConfig)."""
+    return config.d_model if kind == "transformer" else config.units
