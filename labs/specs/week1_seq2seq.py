@@ -352,7 +352,7 @@ CELLS = [
             model_config = default_model_config(kind, src_tok.vocab_size, tgt_tok.vocab_size, MODEL)
             model = fw.build_model("seq2seq", model_config)  # fixed context vector
             if kind == "bahdanau":
-                model.decoder.attention = BahdanauAttention(model_config["units"])  # yours: attend at every step
+                model.decoder.attention = BahdanauAttention(model_config.units)  # yours: attend at every step
             sample = make_batches(prepared.train, batch_size=2)[0]
             run(model, fw.to_tensor(sample.src), fw.to_tensor(sample.tgt_in))  # one call builds every weight
             config = TrainConfig(seed=SEED, device=DEVICE, progress=PROGRESS, **TRAIN)

@@ -783,7 +783,7 @@ CELLS = [
             outputs = []
             for start in range(0, len(sources), batch_size):
                 ids, _ = pad_sequences([src_tok.encode(s) for s in sources[start:start + batch_size]], pad_id=PAD_ID)
-                max_len = min(model_config["max_len"], 2 * ids.shape[1] + 10)
+                max_len = min(model_config.max_len, 2 * ids.shape[1] + 10)
                 tokens = decode(trainer.model, fw.to_tensor(ids, DEVICE), max_len=max_len)
                 outputs += [tgt_tok.decode(row.tolist()) for row in to_numpy(tokens)]
             return outputs
