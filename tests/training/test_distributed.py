@@ -112,12 +112,37 @@ def test_shard_splits_rows_and_pads_empty_replicas():
 
 
 def test_bad_settings_are_named():
-    with pytest.raises(ValueError, match=r"--batch-size 63 .* multiple of 2"):
+    from txcourse.errors import TxcourseError
+
+    with pytest.raises(TxcourseError, match=r"--batch-size 63 .* multiple of 2") as refused:
         check_divisible(63, 2)
-    with pytest.raises(ValueError, match="RANK=2, WORLD_SIZE=2"):
+    assert refused.value.field == "batch_size"
+    with pytest.raises(TxcourseError, match="RANK=2, WORLD_SIZE=2") as refused:
         torchrun_env({"RANK": "2", "WORLD_SIZE": "2"})
-    with pytest.raises(ValueError, match="TF_CONFIG must be JSON"):
+    assert refused.value.arguments == ("RANK", "WORLD_SIZE")
+    with pytest.raises(TxcourseError, match="RANK must be an integer") as refused:
+        torchrun_env({"RANK": "x", "WORLD_SIZE": "2"})
+    assert refused.value.field == "RANK"
+    with pytest.raises(TxcourseError, match="TF_CONFIG must be JSON") as refused:
         tf_config({"TF_CONFIG": "{oops"})
+    assert refused.value.field == "TF_CONFIG"
+    with pytest.raises(TxcourseError, match="not in the cluster") as refused:
+        tf_config({"TF_CONFIG": '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 3}}'})
+    assert refused.value.field == "TF_CONFIG"
+
+
+@pytest.mark.parametrize("name", ["torch", "tf"])
+def test_resolve_device_names_the_device(name):
+    """An unknown or absent device is the user's mistake (a TxcourseError about ``device``), in both halves."""
+    from support.training import module
+
+    from txcourse.errors import TxcourseError
+
+    devices = module(name, "devices")
+    for device, message in (("gpu", "device must be 'auto', 'cpu'"), ("cuda:99", "'cuda:99' is not available")):
+        with pytest.raises(TxcourseError, match=message) as refused:
+            devices.resolve_device(device)
+        assert refused.value.field == "device"
 
 
 def test_ddp_trains_on_the_gpu_of_its_local_rank(monkeypatch):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from txcourse.cli.options import OptionError
+from txcourse.errors import TxcourseError
 
 __all__ = [
     "check_beam",
@@ -46,7 +47,7 @@ def check_device(fw: Any, device: str) -> None:
     """``--device`` names a device the framework sees here."""
     try:
         fw.resolve_device(device)
-    except ValueError as err:  # the halves' resolve_device refuses an absent device with a bare ValueError
+    except TxcourseError as err:  # the halves' resolve_device: an unknown or absent device
         raise OptionError(f"--device {device}: {err}", "--device") from None
 
 

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from txcourse.errors import TxcourseError
+
 __all__ = ["stop_on_signals", "kept_note"]
 
 
@@ -40,5 +42,5 @@ def kept_note(checkpoint: Path, what: str) -> str:
 
     try:
         return f"{what} {str(checkpoint)!r} (step {read_checkpoint_meta(checkpoint)['step']}) is kept"
-    except (OSError, ValueError):  # unreadable: training/checkpoint.py still refuses with a bare ValueError
+    except (OSError, TxcourseError):  # absent or unreadable: nothing usable was written
         return "no checkpoint was written"

@@ -209,7 +209,7 @@ def _train_replicas(run: _Run) -> int:
 
     try:
         check_divisible(run.config.batch_size, run.replicas.count)
-    except ValueError as err:  # its one refusal, naming --batch-size; a bare ValueError until it is a TxcourseError
+    except TxcourseError as err:  # its one refusal (TrainConfig.batch_size), named by its option
         raise OptionError(str(err), "--batch-size") from None
     check_writable(run.out)
     if run.replicas.writer:

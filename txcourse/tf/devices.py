@@ -16,6 +16,7 @@ from typing import Optional
 import keras
 import tensorflow as tf
 
+from txcourse.errors import TxcourseError
 from txcourse.training.distributed import SINGLE, Replicas, tf_config
 
 __all__ = ["resolve_device", "set_threads", "data_parallel", "end_data_parallel"]
@@ -36,10 +37,11 @@ def resolve_device(device: str = "auto") -> str:
     index = _gpu_index(device)
     count = gpus
     if index is not None and index >= count:
-        raise ValueError(
+        raise TxcourseError(
             f"device {device!r} is not available: TensorFlow sees {count} "
             f"{'Apple (tensorflow-metal)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or "
-            f"'auto' (a GPU when there is one)"
+            f"'auto' (a GPU when there is one)",
+            "device",
         )
     return "/CPU:0" if index is None else f"/GPU:{index}"
 
@@ -73,7 +75,7 @@ def _gpu_index(device: str) -> Optional[int]:
         return 0
     if device.startswith(("cuda:", "/GPU:", "/gpu:")) and device.split(":", 1)[1].isdigit():
         return int(device.split(":", 1)[1])
-    raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}")
+    raise TxcourseError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}", "device")
 
 
 def uses_xla(fused: bool, device: str) -> bool:
@@ -103,9 +105,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     cluster = tf_config()
     if cluster is not None:
         if replicas != 1:
-            raise ValueError(
+            raise TxcourseError(
                 f"--replicas {replicas}: with TF_CONFIG set, MultiWorkerMirroredStrategy runs on every "
-                f"GPU (or the CPU) of each worker; drop --replicas"
+                f"GPU (or the CPU) of each worker; drop --replicas",
+                "replicas",
             )
         strategy = tf.distribute.MultiWorkerMirroredStrategy()
         return current_replicas(strategy)
@@ -113,7 +116,7 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
         return SINGLE
     if _gpu_index(device) is None and device != "auto" or not tf.config.list_physical_devices("GPU"):
         if device not in ("cpu", "auto") and not device.upper().startswith("/CPU"):
-            raise ValueError(f"--replicas {replicas} --device {device}: TensorFlow sees no GPU here")
+            raise TxcourseError(f"--replicas {replicas} --device {device}: TensorFlow sees no GPU here", "replicas")
         cpu = tf.config.list_physical_devices("CPU")[0]
         try:
             tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * replicas)
@@ -123,9 +126,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     else:
         names = [d.name for d in tf.config.list_logical_devices("GPU")]
     if len(names) < replicas:
-        raise ValueError(
+        raise TxcourseError(
             f"--replicas {replicas}: TensorFlow has {len(names)} device(s) of that kind here "
-            f"({', '.join(names) or 'none'}); use at most {len(names)}"
+            f"({', '.join(names) or 'none'}); use at most {len(names)}",
+            "replicas",
         )
     return current_replicas(tf.distribute.MirroredStrategy(names[:replicas]))
 
@@ -176,7 +180,8 @@ def check_mirrored(model: keras.Model) -> None:
     """A model for several replicas must be built inside ``replicas.scope()`` (its variables mirrored)."""
     plain = [v.path for v in model.variables if not isinstance(getattr(v, "value", v), tf.distribute.DistributedValues)]
     if plain or not model.variables:
-        raise ValueError(
+        raise TxcourseError(
             f"the model's variables are not mirrored ({plain[:3] or 'none built'}): build the model "
-            f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))"
+            f"and the Trainer inside replicas.scope() (replicas = data_parallel(...))",
+            "model",
         )

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from txcourse.errors import TxcourseError
 from txcourse.training.distributed import SINGLE, Replicas, torchrun_env
 
 __all__ = ["resolve_device", "set_threads", "data_parallel", "end_data_parallel"]
@@ -38,10 +39,11 @@ def resolve_device(device: str = "auto") -> torch.device:
     index = _gpu_index(device)
     count = int(mps) if device == "mps" else torch.cuda.device_count()
     if index is not None and index >= count:
-        raise ValueError(
+        raise TxcourseError(
             f"device {device!r} is not available: PyTorch sees {count} "
             f"{'Apple (mps)' if device == 'mps' else 'CUDA'} GPU(s) here; use 'cpu', or 'auto' "
-            f"(a GPU when there is one)"
+            f"(a GPU when there is one)",
+            "device",
         )
     return torch.device(device)
 
@@ -82,7 +84,7 @@ def _gpu_index(device: str) -> Optional[int]:
         return 0
     if device.startswith("cuda:") and device[5:].isdigit():
         return int(device[5:])
-    raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}")
+    raise TxcourseError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:i' or 'mps', got {device!r}", "device")
 
 
 def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
@@ -100,9 +102,10 @@ def data_parallel(device: str = "auto", replicas: int = 1) -> Replicas:
     plain training. ``replicas`` must be 1: torchrun chooses the count.
     """
     if replicas != 1:
-        raise ValueError(
+        raise TxcourseError(
             f"--replicas {replicas}: PyTorch runs one replica per process; start N processes with "
-            f"'torchrun --nproc-per-node N -m txcourse train ...' instead"
+            f"'torchrun --nproc-per-node N -m txcourse train ...' instead",
+            "replicas",
         )
     env = torchrun_env()
     if env is None or env["world_size"] == 1:

@@ -144,7 +144,7 @@ def load_checkpoint(
 def write_checkpoint(path: str | os.PathLike, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Write ``meta`` and ``arrays`` to ``path`` (temporary file, then rename)."""
     if _META in arrays:
-        raise ValueError(f"array name {_META!r} is reserved")
+        raise TxcourseError(f"array name {_META!r} is reserved for the header; name the array otherwise", "arrays")
     header = np.frombuffer(json.dumps({"format": FORMAT, **meta}, ensure_ascii=False).encode("utf-8"), np.uint8)
     atomic_write(path, lambda f: np.savez(f, **{_META: header}, **arrays))
 
@@ -422,7 +422,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             file=sys.stderr,
         )
         return 2
-    except ValueError as err:
+    except TxcourseError as err:  # a bug (any other error) shows its traceback
         print(f"txcourse.training.checkpoint: error: {err}", file=sys.stderr)
         return 2
     size = os.path.getsize(args.dst)

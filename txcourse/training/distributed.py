@@ -38,6 +38,7 @@ from typing import Any, Optional
 import numpy as np
 
 from txcourse.data.batching import Batch
+from txcourse.errors import TxcourseError
 
 __all__ = ["Replicas", "SINGLE", "torchrun_env", "tf_config", "check_divisible", "shard", "target_tokens"]
 
@@ -99,12 +100,16 @@ def torchrun_env(environ: Optional[dict[str, str]] = None) -> Optional[dict[str,
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         raw = env.get(name, "0")
         if not raw.isdigit():
-            raise ValueError(f"environment variable {name} must be an integer >= 0 (torchrun sets it), got {raw!r}")
+            raise TxcourseError(
+                f"environment variable {name} must be an integer >= 0 (torchrun sets it), got {raw!r}", name
+            )
         values[name.lower()] = int(raw)
     if values["world_size"] < 1 or values["rank"] >= values["world_size"]:
-        raise ValueError(
+        raise TxcourseError(
             f"environment variables RANK={values['rank']}, WORLD_SIZE={values['world_size']}: "
-            f"expected 0 <= RANK < WORLD_SIZE (torchrun sets them)"
+            f"expected 0 <= RANK < WORLD_SIZE (torchrun sets them)",
+            "RANK",
+            "WORLD_SIZE",
         )
     return values
 
@@ -129,15 +134,17 @@ def tf_config(environ: Optional[dict[str, str]] = None) -> Optional[dict[str, An
         kind, index = task["type"], int(task["index"])
         chiefs, workers = list(cluster.get("chief", [])), list(cluster.get("worker", []))
     except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(
+        raise TxcourseError(
             f'environment variable TF_CONFIG must be JSON like {{"cluster": {{"worker": '
             f'["host1:port", "host2:port"]}}, "task": {{"type": "worker", "index": 0}}}}, '
-            f"got {raw!r} ({type(err).__name__}: {err})"
+            f"got {raw!r} ({type(err).__name__}: {err})",
+            "TF_CONFIG",
         ) from None
     if kind not in ("chief", "worker") or not 0 <= index < len(chiefs if kind == "chief" else workers):
-        raise ValueError(
+        raise TxcourseError(
             f"TF_CONFIG: task {task!r} is not in the cluster {cluster!r} (expected type 'chief' or "
-            f"'worker' and an index into that list)"
+            f"'worker' and an index into that list)",
+            "TF_CONFIG",
         )
     position = index if kind == "chief" else len(chiefs) + index
     return {"workers": len(chiefs) + len(workers), "index": position, "chief": position == 0}
@@ -156,10 +163,11 @@ def check_divisible(batch_size: Optional[int], count: int) -> None:
     if count > 1 and batch_size is not None and batch_size % count:
         low, high = batch_size // count * count, (batch_size // count + 1) * count
         options = f"{low} or {high}" if low else f"{high}"
-        raise ValueError(
+        raise TxcourseError(
             f"--batch-size {batch_size} is the global batch, shared by {count} replicas: it must be a "
             f"multiple of {count} (each replica takes batch-size / {count} sentences); use --batch-size "
-            f"{options}"
+            f"{options}",
+            "batch_size",
         )
 
 
