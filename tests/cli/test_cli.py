@@ -393,3 +393,31 @@ def test_train_config_names_the_field_it_refuses():
     with pytest.raises(TxcourseError) as err:
         TrainConfig(batch_size=None)
     assert err.value.arguments == ("batch_size", "max_tokens")
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_set_builds_the_model_config_once(framework, tmp_path, monkeypatch):
+    """``--set positions=rope`` is read into a TransformerConfig once (from the settings); the object goes on to the
+    checks, build_model and the Trainer, and only the checkpoint's header holds its to_dict() (issue 31, item 1)."""
+    import inspect
+
+    from txcourse.config import TransformerConfig
+
+    calls = []
+    from_dict, to_dict = TransformerConfig.from_dict.__func__, TransformerConfig.to_dict
+
+    def counted_from_dict(cls, values):
+        calls.append(("from_dict", inspect.stack()[1].function))
+        return from_dict(cls, values)
+
+    def counted_to_dict(self):
+        calls.append(("to_dict", inspect.stack()[1].function))
+        return to_dict(self)
+
+    monkeypatch.setattr(TransformerConfig, "from_dict", classmethod(counted_from_dict))
+    monkeypatch.setattr(TransformerConfig, "to_dict", counted_to_dict)
+    argv = ["train", "--framework", framework, "--task", "copy", "--task-arg", "sizes=(64,8,8)", "--steps", "2"]
+    argv += ["--log-every", "1", "--checkpoint-every", "1", "--no-progress", "--out", str(tmp_path / "run")]
+    assert main([*argv, *TINY, "--set", "positions=rope"]) == 0
+    # one read of the settings; then a to_dict() per checkpoint written (steps 1 and 2, and the final save)
+    assert calls == [("from_dict", "default_model_config")] + [("to_dict", "save")] * 3, calls
