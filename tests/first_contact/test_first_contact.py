@@ -448,6 +448,9 @@ def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
     ) as err:
         trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
     assert "\n" not in str(err.value)
+    # the steps' losses are read at the log step (10), not inside each step: the message names the step that
+    # diverged (3), the Trainer stands at the step that read it, and the checkpoint on disk is the last good one
+    assert trainer.step == 10
     assert read_checkpoint_meta(tmp_path / "model.npz")["step"] == 2  # the last good one
     # finite training losses but outputs that overflow on the validation pairs: diverged too
     module = importlib.import_module(f"txcourse.{framework}.train")
@@ -456,7 +459,7 @@ def test_trainer_stops_on_request_and_diverges_in_one_line(framework, tmp_path):
     real_evaluate = module.evaluate
     try:
         module.evaluate = lambda *args, **kwargs: {**real_evaluate(*args, **kwargs), "loss": float("inf")}
-        with pytest.raises(FloatingPointError, match=r"^training diverged at step 10: the validation loss is inf "):
+        with pytest.raises(FloatingPointError, match=r"^training diverged at step 20: the validation loss is inf "):
             trainer.fit(checkpoint_path=str(tmp_path / "model.npz"))
     finally:
         module.evaluate = real_evaluate
