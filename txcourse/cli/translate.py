@@ -131,11 +131,12 @@ class _Lines:
     skipped: list[str]  # why each skipped line was skipped
     too_long: list[str] = field(default_factory=list)  # those with more tokens than the model's positions
     by_task: list[str] = field(default_factory=list)  # those the task refused (RefusedInput)
+    flagged: list[str] = field(default_factory=list)  # the task's warnings on kept lines (ModelInput.warnings)
 
     @property
     def refused(self) -> list[str]:
-        """The skipped lines --strict refuses: too long ones first, then the task's refusals."""
-        return self.too_long + self.by_task
+        """What --strict refuses: too long lines first, then the task's refusals, then its warnings."""
+        return self.too_long + self.by_task + self.flagged
 
 
 def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optional[int]) -> _Lines:
@@ -155,15 +156,19 @@ def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optiona
             lines.skipped.append(lines.too_long[-1])
         else:
             try:
-                lines.kept.append((number, text, task.model_input(text)))
+                reading = task.model_input(text)
             except RefusedInput as err:
                 lines.by_task.append(f"line {number}: {err}")
                 lines.skipped.append(lines.by_task[-1])
+            else:
+                lines.kept.append((number, text, reading.text))
+                lines.flagged += [f"line {number}: {warning}" for warning in reading.warnings]
     return lines
 
 
 def _report_skipped(lines: _Lines, args: argparse.Namespace) -> None:
-    """--strict refuses a line too long or refused by the task; every skipped line is named on stderr."""
+    """--strict refuses a line too long, refused or flagged by the task; every skipped line is named on stderr,
+    then every warning of the task."""
     refused = lines.refused
     if refused and args.strict:
         raise OptionError(
@@ -171,6 +176,8 @@ def _report_skipped(lines: _Lines, args: argparse.Namespace) -> None:
         )
     for why in lines.skipped:
         print(f"txcourse: skipped {why}", file=sys.stderr)
+    for why in lines.flagged:
+        print(f"txcourse: warning: {why}", file=sys.stderr)
 
 
 def _check_unknown_words(kept: Sequence[tuple[int, str, str]], src_tok: Any, strict: bool) -> dict[int, list[str]]:
