@@ -86,20 +86,22 @@ class ParsedDate:
 
 
 @functools.lru_cache(maxsize=1)
-def _names() -> tuple[dict[str, tuple[int, str]], dict[str, int]]:
-    """CLDR's English month names (lower case -> (month 1-12, "wide" | "abbreviated")) and weekday names
-    (lower case -> weekday, Monday 0), wide and abbreviated, of :data:`LOCALES`, from Babel."""
+def _names() -> tuple[dict[str, tuple[int, str]], dict[str, tuple[int, str]]]:
+    """CLDR's English month names (lower case -> (month 1-12, "wide" | "abbreviated" | "both", as "May"
+    is) and weekday names (lower case -> (weekday, Monday 0, width)) of :data:`LOCALES`, from Babel."""
     from babel.dates import get_day_names, get_month_names
 
     months: dict[str, tuple[int, str]] = {}
-    weekdays: dict[str, int] = {}
+    weekdays: dict[str, tuple[int, str]] = {}
     for locale in LOCALES:
         for width in ("wide", "abbreviated"):
             for context in ("format", "stand-alone"):
                 for number, name in get_month_names(width, context, locale).items():
-                    months.setdefault(name.lower(), (number, width))
+                    known = months.setdefault(name.lower(), (number, width))
+                    if known[1] != width:
+                        months[name.lower()] = (number, "both")
                 for number, name in get_day_names(width, context, locale).items():
-                    weekdays.setdefault(name.lower(), number)
+                    weekdays.setdefault(name.lower(), (number, width))
     return months, weekdays
 
 
@@ -124,7 +126,7 @@ def parse_date(text: str) -> ParsedDate:
     if not words:
         raise NotADate(f"{shown} holds no date")
     months, weekdays = _names()
-    weekday = weekdays.get(words[0].rstrip("."))
+    weekday, weekday_form = weekdays.get(words[0].rstrip("."), (None, None))
     rest = words[1:] if weekday is not None else words
     if len(rest) == 1 and (_NUMERIC.fullmatch(rest[0]) or _ISO.fullmatch(rest[0])):
         year, month, day, order, month_form = _numeric(rest[0], shown)
@@ -136,6 +138,8 @@ def parse_date(text: str) -> ParsedDate:
         raise NotADate(
             f"{shown}: {written} is a {calendar.day_name[date.weekday()]}, not a {calendar.day_name[weekday]}"
         )
+    if month_form == "both":  # "May" is wide and abbreviated: "Tue, May 5, 2026" is en yMMMEd, else wide
+        month_form = "abbreviated" if weekday_form == "abbreviated" else "wide"
     return ParsedDate(date, weekday is not None, order, month_form)
 
 
@@ -160,7 +164,7 @@ def _numeric(word: str, shown: str) -> tuple[int, int, int, str, str]:
 
 
 def _in_words(
-    words: Sequence[str], months: dict[str, tuple[int, str]], weekdays: dict[str, int], shown: str
+    words: Sequence[str], months: dict[str, tuple[int, str]], weekdays: dict[str, tuple[int, str]], shown: str
 ) -> tuple[int, int, int, str, str]:
     """(year, month, day, order, month form) of [month, day, year] or [day, month, year]."""
     found = [i for i, w in enumerate(words) if w.rstrip(".") in months or w in months]

@@ -212,8 +212,9 @@ class SymbolsTask(Task):
                 f" (and {len(outside) - 5} more)" if outside[5:] else ""
             )
             hint = ""
-            if all(len(a) == 1 for a in alphabet) and all(set(s) <= set(alphabet) for s in outside):
-                hint = "; symbols are separated by spaces, e.g. " + repr(" ".join(outside[0][:10]))
+            runs = [s for s in outside if len(s) > 1 and set(s) <= set(alphabet)]  # "abc" for "a b c"
+            if runs and all(len(a) == 1 for a in alphabet):
+                hint = "; symbols are separated by spaces, e.g. " + repr(" ".join(runs[0][:10]))
             raise RefusedInput(
                 f"{shown} {'is' if len(outside) == 1 else 'are'} not of the {self.name} task's "
                 f"{len(alphabet)} symbols ({_listed(alphabet)}){hint}"
