@@ -29,9 +29,19 @@ numbers task: each line must be one English number of the task's range, in any
 usual phrasing ("one hundred five", "a thousand and one", "forty two", "twelve
 hundred"); the model is given the phrasing it was trained on. Anything else
 ("one two three", "nineteen ninety-nine", "one million", "zebra") is skipped
-with the reason (--strict refuses it), never translated. Other tasks: words outside
-the source vocabulary are named on stderr ("txcourse: warning: line 2: 'zebra'
-is not in the source vocabulary ...") and the line is marked; --strict refuses.
+with the reason (--strict refuses it), never translated.
+
+dates task: each line must be one English date, in any case, with or without
+the weekday ("tuesday, march 3rd, 2026", "3 Mar 2026", "2026-03-03", "3/3/2026":
+month first); the model is given the trained phrasing closest to it. A date that
+does not exist, a wrong weekday, a missing year or a line that is no date is
+skipped with the reason; a year outside the checkpoint's training years is
+translated with a warning naming them ("txcourse: warning: line 1: year 1850 is
+outside ..."); --strict refuses both. copy and reverse tasks: a symbol outside
+the alphabet is skipped with the reason, a length never trained on is warned
+about. Other tasks (file): words outside the source vocabulary are named on
+stderr ("txcourse: warning: line 2: 'zebra' is not in the source vocabulary
+...") and the line is marked; --strict refuses.
 
 output: one line per translated sentence, tab-separated:
   SOURCE<TAB>TRANSLATION                       every word known
@@ -58,8 +68,8 @@ def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="refuse (exit 2, translate nothing) if any "
-        "sentence has words outside the source vocabulary, instead of warning",
+        help="refuse (exit 2, translate nothing) if any sentence is skipped (too long, refused by the task) or "
+        "warned about (the task's warnings, words outside the source vocabulary), instead of going on",
     )
     p.add_argument(
         "--sample",
