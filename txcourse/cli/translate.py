@@ -13,7 +13,7 @@ from txcourse.cli.frameworks import add_checkpoint_options, start_model
 from txcourse.cli.options import OptionError, count
 from txcourse.cli.options import number as finite_number
 from txcourse.data.tasks import RefusedInput, Task, task_of
-from txcourse.errors import TxcourseError
+from txcourse.errors import TxcourseError, quote, quote_each
 
 __all__ = ["add_arguments", "translate_command", "TRANSLATE_EPILOG"]
 
@@ -157,7 +157,7 @@ def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optiona
         if not text:
             lines.skipped.append(f"line {number}: empty")
         elif not (ids := src_tok.encode(text)):  # only punctuation the tokenizer ignores, e.g. ","
-            lines.skipped.append(f"line {number}: no words in {text!r}")
+            lines.skipped.append(f"line {number}: no words in {quote(text)}")
         elif longest is not None and len(ids) > longest:
             lines.too_long.append(
                 f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
@@ -198,15 +198,15 @@ def _check_unknown_words(kept: Sequence[tuple[int, str, str]], src_tok: Any, str
         first, others = flagged[0], flagged[1:]
         also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
         raise OptionError(
-            f"--strict: line {first} has words outside the source vocabulary: {_quoted(unknown[first])}{also}",
+            f"--strict: line {first} has words outside the source vocabulary: {quote_each(unknown[first])}{also}",
             "--strict",
         )
     known = src_tok.vocab[src_tok.unk_id + 1 :]  # the special tokens come first
-    hint = f"{len(known)} words, e.g. {_quoted(known[:6])}"
+    hint = f"{len(known)} words, e.g. {quote_each(known[:6], most=6)}"
     for number in flagged:
         words = unknown[number]
         print(
-            f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
+            f"txcourse: warning: line {number}: {quote_each(words)} {'is' if len(words) == 1 else 'are'} not in the "
             f"source vocabulary ({hint}); translated as <unk>",
             file=sys.stderr,
         )
@@ -239,7 +239,3 @@ def _lines(n: int) -> str:
 def _either(words: Sequence[str]) -> str:
     """'a, b or c'."""
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
-
-
-def _quoted(words: Sequence[str]) -> str:
-    return ", ".join(repr(w) for w in words)

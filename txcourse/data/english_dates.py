@@ -53,13 +53,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from txcourse.errors import TxcourseError
+from txcourse.errors import TxcourseError, quote
 
 __all__ = ["NotADate", "ParsedDate", "parse_date", "trained_phrasing", "EXAMPLES", "LOCALES"]
 
 LOCALES = ("en", "en_GB")  # the English locales of the task's phrasings (txcourse.data.dates.PHRASINGS)
 EXAMPLES = "'Tuesday, March 3, 2026', 'March 3, 2026', '3 March 2026', '3/3/2026' or '2026-03-03'"
-SHOWN = 40  # at most this many characters of a typed line are quoted in a message
 _ORDINALS = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}  # the others end in "th"
 _DAY = re.compile(r"(\d{1,2})(st|nd|rd|th)?")
 _NUMERIC = re.compile(r"(\d{1,2})/(\d{1,2})/(\d+)")  # M/d/y, CLDR en yMd
@@ -105,11 +104,6 @@ def _names() -> tuple[dict[str, tuple[int, str]], dict[str, tuple[int, str]]]:
     return months, weekdays
 
 
-def _shown(text: str) -> str:
-    """``text`` quoted, at most :data:`SHOWN` characters of it."""
-    return repr(text if len(text) <= SHOWN else text[: SHOWN - 3] + "...")
-
-
 def _month_name(number: int) -> str:
     return calendar.month_name[number]
 
@@ -119,9 +113,9 @@ def parse_date(text: str) -> ParsedDate:
 
     Raises:
         NotADate: no date, a date that does not exist, a missing year or a weekday that is not the date's;
-            the message quotes ``text`` (its first :data:`SHOWN` characters) and says why.
+            the message quotes ``text`` (its first :data:`~txcourse.errors.SHOWN` characters) and says why.
     """
-    shown = _shown(" ".join(text.split()))
+    shown = quote(" ".join(text.split()))
     words = text.lower().replace(",", " ").split()
     if not words:
         raise NotADate(f"{shown} holds no date")
@@ -150,7 +144,7 @@ def _numeric(word: str, shown: str) -> tuple[int, int, int, str, str]:
         return year, month, day, "numeric", "numeric"
     month, day, year_digits = _NUMERIC.fullmatch(word).groups()
     if len(year_digits) != 4:
-        raise NotADate(f"{shown}: the year {year_digits!r} is not written in four digits; write it in full")
+        raise NotADate(f"{shown}: the year {quote(year_digits)} is not written in four digits; write it in full")
     month_number, day_number = int(month), int(day)
     if month_number > 12:
         hint = ""
@@ -171,7 +165,7 @@ def _in_words(
     if len(found) != 1:
         late = [w for w in words[1:] if w.rstrip(".") in weekdays]
         if late and not found:
-            raise NotADate(f"{shown}: the weekday {late[0]!r} stands first, if at all (e.g. {EXAMPLES})")
+            raise NotADate(f"{shown}: the weekday {quote(late[0])} stands first, if at all (e.g. {EXAMPLES})")
         many = f"names {len(found)} months" if found else "names no month"
         raise NotADate(f"{shown} is not an English date: it {many} (write one date, e.g. {EXAMPLES})")
     at = found[0]
@@ -197,18 +191,18 @@ def _in_words(
 def _day(word: str, shown: str) -> int:
     match = _DAY.fullmatch(word)
     if not match:
-        raise NotADate(f"{shown}: {word!r} is not a day of the month (a number, or an ordinal such as '3rd')")
+        raise NotADate(f"{shown}: {quote(word)} is not a day of the month (a number, or an ordinal such as '3rd')")
     day, suffix = int(match.group(1)), match.group(2)
     if suffix and day and suffix != _ORDINALS.get(day, "th"):
-        raise NotADate(f"{shown}: {word!r} is not an English ordinal; write '{day}{_ORDINALS.get(day, 'th')}'")
+        raise NotADate(f"{shown}: {quote(word)} is not an English ordinal; write '{day}{_ORDINALS.get(day, 'th')}'")
     return day
 
 
 def _year(word: str, shown: str) -> int:
     if not word.isdigit():
-        raise NotADate(f"{shown}: {word!r} is not a year (four digits, last)")
+        raise NotADate(f"{shown}: {quote(word)} is not a year (four digits, last)")
     if len(word) != 4:
-        raise NotADate(f"{shown}: the year {word!r} is not written in four digits; write it in full")
+        raise NotADate(f"{shown}: the year {quote(word)} is not written in four digits; write it in full")
     return int(word)
 
 

@@ -22,7 +22,7 @@ from txcourse.data.file_task import make_file_task
 from txcourse.data.numbers import make_numbers_task
 from txcourse.data.splits import TranslationSplits
 from txcourse.data.toy import LETTERS, make_copy_task, make_reverse_task
-from txcourse.errors import TxcourseError
+from txcourse.errors import TxcourseError, quote, quote_each
 
 __all__ = [
     "TASKS",
@@ -208,13 +208,11 @@ class SymbolsTask(Task):
         alphabet, symbols = self.alphabet, text.split()
         outside = list(dict.fromkeys(s for s in symbols if s not in alphabet))
         if outside:
-            shown = ", ".join(repr(s[:20]) for s in outside[:5]) + (
-                f" (and {len(outside) - 5} more)" if outside[5:] else ""
-            )
+            shown = quote_each(outside)
             hint = ""
             runs = [s for s in outside if len(s) > 1 and set(s) <= set(alphabet)]  # "abc" for "a b c"
             if runs and all(len(a) == 1 for a in alphabet):
-                hint = "; symbols are separated by spaces, e.g. " + repr(" ".join(runs[0][:10]))
+                hint = "; symbols are separated by spaces, e.g. " + quote(" ".join(runs[0][:10]))
             raise RefusedInput(
                 f"{shown} {'is' if len(outside) == 1 else 'are'} not of the {self.name} task's "
                 f"{len(alphabet)} symbols ({_listed(alphabet)}){hint}"
