@@ -6,7 +6,8 @@ tokens, the finished rows' padding); what is left is written once here: how
 many steps a decoder may take (:func:`max_steps`), the argument checks, the
 length penalty of beam search (:func:`length_penalty`, plain arithmetic on
 any number or float tensor), the loop of greedy decoding and sampling
-(:func:`run_steps`) and the state a beam-search step returns
+(:func:`run_steps`), the special ids no decoder generates
+(:func:`never_generated`) and the state a beam-search step returns
 (:class:`BeamState`). Framework-free: it imports no half.
 """
 
@@ -16,8 +17,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Optional
 
 from txcourse import _validation as V
+from txcourse.data.vocab import UNK_ID
 
-__all__ = ["BeamState", "check_beam", "length_penalty", "max_steps", "run_steps"]
+__all__ = ["BeamState", "check_beam", "length_penalty", "max_steps", "never_generated", "run_steps"]
 
 
 def max_steps(model: Any, src_length: int, max_len: Optional[int]) -> int:
@@ -34,6 +36,17 @@ def max_steps(model: Any, src_length: int, max_len: Optional[int]) -> int:
     if limit is not None and max_len > limit:
         raise ValueError(f"max_len={max_len} is longer than the model's max_len={limit} positions")
     return max_len
+
+
+def never_generated(sos_id: int, pad_id: int) -> tuple[int, ...]:
+    """The ids every decoder gives probability 0: ``<pad>``, ``<sos>`` and ``<unk>``.
+
+    ``<eos>`` is the only special token a translation may hold, as its end;
+    ``<unk>`` stands for "a word the tokenizer did not know", never a word
+    to print, so greedy decoding, beam search and sampling (at any
+    temperature) all choose among the other tokens.
+    """
+    return tuple(dict.fromkeys((pad_id, sos_id, UNK_ID)))
 
 
 def check_beam(beam_size: Any, length_penalty_alpha: Any) -> None:

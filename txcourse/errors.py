@@ -7,14 +7,21 @@ txcourse function raises is a bug: the command line prints
 ``txcourse: error: MESSAGE`` (exit status 2) for a ``TxcourseError`` or an
 ``OSError`` only, and a traceback for anything else (txcourse.cli).
 
+A message that quotes what the user typed quotes at most :data:`SHOWN`
+characters of it (:func:`quote`, :func:`quote_each`): a skip note on a
+10,000-character line is one short line, not the line again.
+
 This module imports nothing of txcourse, so every module may import it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Optional
 
-__all__ = ["TxcourseError"]
+__all__ = ["SHOWN", "TxcourseError", "quote", "quote_each", "shorten"]
+
+SHOWN = 40  # at most this many characters of the user's text are quoted in a message
 
 
 class TxcourseError(ValueError):
@@ -47,3 +54,35 @@ class TxcourseError(ValueError):
 
     def __reduce__(self):  # pickled (across processes) with its arguments, not only its message
         return type(self), (str(self), *self.arguments)
+
+
+def shorten(text: str) -> str:
+    """``text`` if it has at most :data:`SHOWN` characters, else its first SHOWN - 3 and "...".
+
+    Example:
+        >>> shorten("x" * 100)
+        'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'
+    """
+    return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
+
+
+def quote(text: str) -> str:
+    """``text`` quoted as Python writes a string, at most :data:`SHOWN` characters of it (:func:`shorten`).
+
+    Example:
+        >>> quote("March 3, 2026"), len(quote("x" * 10_000))
+        ("'March 3, 2026'", 42)
+    """
+    return repr(shorten(text))
+
+
+def quote_each(texts: Iterable[str], most: int = 5) -> str:
+    """The first ``most`` of ``texts``, each :func:`quote`-d, joined by commas; "(and N more)" after them.
+
+    Example:
+        >>> quote_each(["a", "b", "c"], most=2)
+        "'a', 'b' (and 1 more)"
+    """
+    texts = list(texts)
+    more = f" (and {len(texts) - most} more)" if len(texts) > most else ""
+    return ", ".join(quote(text) for text in texts[:most]) + more

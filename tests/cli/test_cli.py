@@ -92,9 +92,10 @@ def test_translate_and_evaluate(run, capsys, tmp_path):
         == 0
     )
     out = capsys.readouterr().out
-    assert "copy test (8 pairs), beam 2: exact match" in out and "| source length |" in out
+    assert "copy test (8 pairs), beam 2: exact match" in out and "| source length (word tokens) |" in out
     summary = json.loads(scores.read_text())
     assert 0 <= summary["exact_match"] <= 1 and sum(b["count"] for b in summary["by_length"]) == 8
+    assert summary["length_unit"] == "word tokens"
 
 
 def test_resume_continues_the_step_count(run, capsys, tmp_path):

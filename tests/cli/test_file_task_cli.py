@@ -95,6 +95,19 @@ def test_file_errors_are_one_line_naming_the_option(tmp_path, capsys, content, e
     assert err.startswith("txcourse: error: ") and re.search(message, err), err
 
 
+def test_a_folder_is_named_a_folder_not_a_missing_file(tmp_path, capsys):
+    """--data FOLDER used to say the folder "does not exist"; now: it is a folder, a file is expected (its files named)."""
+    (tmp_path / "pairs.tsv").write_text("one\tuno\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as caught:
+        main([*TRAIN, "--data", str(tmp_path), "--out", str(tmp_path / "run"), *TINY_MODEL_ARGS])
+    folder = str(tmp_path.resolve())
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"txcourse: error: --data {str(tmp_path)!r}: {folder!r} is a folder, not a file; the file task reads "
+        f"source<TAB>target lines from a file: give the path of one (it holds {folder + '/pairs.tsv'!r})\n"
+    )
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -172,42 +172,57 @@ def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkey
     assert code == 0 and err == [] and len(out) == 1 and len(out[0].split("\t")) == 2
 
 
+def _train_tiny(folder, *task_args):
+    argv = ["train", *task_args, "--steps", "2", "--batch-size", "8", "--log-every", "2", "--no-progress"]
+    assert main([*argv, "--out", str(folder), *TINY]) == 0
+
+
 def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, capsys, monkeypatch):
-    """Outside the numbers task a word missing from the vocabulary is read as <unk>, named and marked."""
-    folder = tmp_path / "copy"
-    assert (
-        main(
-            [
-                "train",
-                "--task",
-                "reverse",
-                "--task-arg",
-                "sizes=(64,8,8)",
-                "--steps",
-                "2",
-                "--batch-size",
-                "8",
-                "--log-every",
-                "2",
-                "--no-progress",
-                "--out",
-                str(folder),
-                *TINY,
-            ]
-        )
-        == 0
-    )
+    """A task that reads any text (the file task) gives the line as typed: a word missing from the source
+    vocabulary is read as <unk>, named on stderr and marked (--strict refuses). Issue 32: the copy and reverse
+    tasks declare their alphabet, so a symbol outside it is refused with the reason, never read as <unk>."""
+    corpus = tmp_path / "pairs.tsv"
+    pairs = get_task("reverse", sizes=(64, 0, 0), vocab="abc").train
+    corpus.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs), encoding="utf-8")
+    _train_tiny(tmp_path / "file", "--task", "file", "--data", str(corpus), "--task-arg", "tokens='char'")
     capsys.readouterr()
-    code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "a b", "a 77 b", "77 xy")
-    assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", "a 77 b", "77 xy"]
-    assert [line.split("\t")[2:] for line in out] == [[], ["?unknown: 77"], ["?unknown: 77 xy"]]
-    assert len(err) == 2 and err[0].startswith("txcourse: warning: line 2: '77' is not in the source vocabulary (")
-    assert err[1].startswith("txcourse: warning: line 3: '77', 'xy' are not in the source vocabulary (")
-    code, out, err = _translate(capsys, monkeypatch, folder / "model.npz", "--strict", "a b", "a 77 b")
+    code, out, err = _translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "a b", "a 7 b", "7 xy")
+    assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", "a 7 b", "7 xy"]
+    assert [line.split("\t")[2:] for line in out] == [[], ["?unknown: 7"], ["?unknown: 7 x y"]]
+    assert len(err) == 2 and err[0].startswith("txcourse: warning: line 2: '7' is not in the source vocabulary (")
+    assert err[1].startswith("txcourse: warning: line 3: '7', 'x', 'y' are not in the source vocabulary (")
+    code, out, err = _translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "--strict", "a b", "a 7 b")
     assert (code, out, err) == (
         2,
         [],
-        ["txcourse: error: --strict: line 2 has words outside the source vocabulary: '77'"],
+        ["txcourse: error: --strict: line 2 has words outside the source vocabulary: '7'"],
+    )
+    _train_tiny(tmp_path / "reverse", "--task", "reverse", "--task-arg", "sizes=(64,8,8)")
+    capsys.readouterr()
+    checkpoint = tmp_path / "reverse" / "model.npz"
+    code, out, err = _translate(capsys, monkeypatch, checkpoint, "a b", "a 77 b", "77 xy", " ".join("abcdefghijk"))
+    assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", " ".join("abcdefghijk")]
+    assert all(len(line.split("\t")) == 2 for line in out)
+    assert err == [
+        "txcourse: skipped line 2: '77' is not of the reverse task's 26 symbols ('a' to 'z')",
+        "txcourse: skipped line 3: '77', 'xy' are not of the reverse task's 26 symbols ('a' to 'z'); symbols are "
+        "separated by spaces, e.g. 'x y'",
+        "txcourse: warning: line 4: 11 symbols, more than the 10 the reverse task trains on (max_len): the model "
+        "never saw so long a sequence",
+    ]
+    code, out, err = _translate(capsys, monkeypatch, checkpoint, "--strict", "a b", " ".join("abcdefghijk"))
+    assert (code, out, err) == (
+        2,
+        [],
+        [
+            "txcourse: error: --strict: line 2: 11 symbols, more than the 10 the reverse task trains on (max_len): "
+            "the model never saw so long a sequence"
+        ],
+    )
+    code, out, err = _translate(capsys, monkeypatch, checkpoint, "a 77 b")
+    assert (code, out) == (2, []) and err[-1] == (
+        "txcourse: error: nothing to translate: the only line is empty, without words, too long or not the "
+        "task's symbols"
     )
 
 

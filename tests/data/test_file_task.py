@@ -93,6 +93,13 @@ def test_missing_file(tmp_path):
         make_file_task(tmp_path / "absent.tsv")
 
 
+def test_a_folder_is_a_folder_not_a_missing_file(tmp_path):
+    with pytest.raises(IsADirectoryError, match=re.escape(f"{str(tmp_path)!r} is a folder, not a file")):
+        make_file_task(tmp_path)
+    with pytest.raises(IsADirectoryError, match=re.escape(f"{str(tmp_path)!r} is a folder, not a file")):
+        load_tsv(tmp_path)
+
+
 @pytest.mark.parametrize("text", ["", "\n\n  \n", "#separator:tab\n"])
 def test_empty_file(tmp_path, text):
     path = tmp_path / "empty.tsv"

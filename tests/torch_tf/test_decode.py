@@ -13,7 +13,7 @@ from support.training import SCENARIO_CONFIG, copy_data, module, tiny_config_dic
 
 from txcourse.config import Seq2SeqConfig
 from txcourse.convert import torch_to_tf
-from txcourse.data import EOS_ID, PAD_ID, SOS_ID
+from txcourse.data import EOS_ID, PAD_ID, SOS_ID, UNK_ID
 from txcourse.registry import FRAMEWORKS, MODEL_KINDS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -73,10 +73,10 @@ def test_decoded_shapes(decoded):
 
 
 def prefer_specials(fw: Framework, model) -> None:
-    """Make <pad> and <sos> the most probable outputs by far, and <eos> likely: the decoder must still refuse them."""
+    """Make <pad>, <sos> and <unk> the most probable outputs by far, and <eos> likely: the decoder must still refuse them."""
     layer = model.output_projection
     bias = (layer.bias.detach() if fw.name == "torch" else layer.bias).numpy().copy()  # (V,)
-    bias[[PAD_ID, SOS_ID]] = 50.0
+    bias[[PAD_ID, SOS_ID, UNK_ID]] = 50.0
     bias[EOS_ID] = 2.5
     if fw.name == "torch":
         with torch.no_grad():
@@ -85,7 +85,7 @@ def prefer_specials(fw: Framework, model) -> None:
         model.output_projection.bias.assign(bias)
 
 
-def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
+def test_decoders_never_generate_pad_sos_or_unk_and_pad_after_eos(fw):
     decode = module(fw, "decode")
     model = tiny_transformer(fw, seed=3, tie_embeddings=False)
     prefer_specials(fw, model)
@@ -97,7 +97,7 @@ def test_decoders_never_generate_pad_or_sos_and_pad_after_eos(fw):
         assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
         for row in tokens:
             end = list(row).index(EOS_ID) if EOS_ID in row else len(row)
-            assert SOS_ID not in row and PAD_ID not in row[:end], row
+            assert SOS_ID not in row and UNK_ID not in row and PAD_ID not in row[:end], row
             assert (row[end + 1 :] == PAD_ID).all(), row
 
 

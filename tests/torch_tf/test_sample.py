@@ -16,7 +16,7 @@ from conftest import Framework, assert_close
 from support.training import module
 from test_decode import SRC, prefer_specials, tiny_transformer
 
-from txcourse.data import EOS_ID, PAD_ID, SOS_ID
+from txcourse.data import EOS_ID, PAD_ID, SOS_ID, UNK_ID
 from txcourse.registry import FRAMEWORKS
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -207,7 +207,7 @@ def test_sampling_draws(sampled):
     assert (scores < runs["greedy"][1] + 1e-5).sum() >= 6, "samples are mostly less probable than greedy"
 
 
-def test_sampling_never_generates_pad_or_sos_and_pads_after_eos(fw):
+def test_sampling_never_generates_pad_sos_or_unk_and_pads_after_eos(fw):
     model = tiny_transformer(fw, seed=3, tie_embeddings=False)
     prefer_specials(fw, model)
     out = fw.module.sample_decode(model, fw.tensor(np.repeat(SRC, 3, axis=0)), max_len=8, temperature=3.0, seed=2)
@@ -215,7 +215,7 @@ def test_sampling_never_generates_pad_or_sos_and_pads_after_eos(fw):
     assert (tokens == EOS_ID).any(axis=1).sum() >= 1  # some rows finish
     for row in tokens:
         end = list(row).index(EOS_ID) if EOS_ID in row else len(row)
-        assert SOS_ID not in row and PAD_ID not in row[:end], row
+        assert SOS_ID not in row and UNK_ID not in row and PAD_ID not in row[:end], row
         assert (row[end + 1 :] == PAD_ID).all(), row
 
 
@@ -223,7 +223,7 @@ def test_sampling_never_generates_pad_or_sos_and_pads_after_eos(fw):
 # the draws follow the filtered distribution
 # ---------------------------------------------------------------------------
 
-FIXED = np.array([0.0, 0.0, 2.0, 1.5, 1.5, 1.0, 0.2, -0.5, -1.0, -3.0], np.float32)  # ids 0, 1: <pad>, <sos>
+FIXED = np.array([0.0, 0.0, 2.0, 1.5, 1.5, 1.0, 0.2, -0.5, -1.0, -3.0], np.float32)  # ids 0, 1, 3: <pad>, <sos>, <unk>
 
 
 class FixedLogits:
@@ -258,7 +258,7 @@ def test_draws_have_the_filtered_frequencies(fw, settings):
     out = fw.module.sample_decode(FixedLogits(fw), fw.tensor(np.full((n, 1), 5)), max_len=1, seed=11, **settings)
     counts = np.bincount(fw.numpy(out.tokens)[:, 0], minlength=len(FIXED))
     banned = FIXED.copy()
-    banned[[PAD_ID, SOS_ID]] = -np.inf
+    banned[[PAD_ID, SOS_ID, UNK_ID]] = -np.inf
     p = reference_filter(banned, **settings)
     assert (counts[p == 0] == 0).all(), f"{fw}: drew excluded tokens: {counts} for p = {p.round(3)}"
     margin = 5 * np.sqrt(n * p * (1 - p)) + 1

@@ -57,14 +57,17 @@ def evaluate_command(args: argparse.Namespace) -> int:
         raise TxcourseError(f"checkpoint {str(args.checkpoint)!r} does not record its task", "--checkpoint")
     splits = get_task(task["name"], **task["kwargs"])
     pairs = splits[args.split][: args.limit]
-    result = evaluate(fw, model, pairs, src_tok, tgt_tok, beam_size=args.beam, device=args.device)
+    result = evaluate(
+        fw, model, pairs, src_tok, tgt_tok, beam_size=args.beam, device=args.device, length_in_tokens=True
+    )
     kind = meta["model"]["kind"]
     print(
         f"{kind} ({meta['framework']}), {task['name']} {args.split} ({len(pairs)} pairs), "
         f"beam {args.beam}: exact match {100 * result['exact_match']:.2f}%, BLEU {result['bleu']:.2f}, "
         f"chrF {result['chrf']:.2f}"
     )
-    print(format_length_table({kind: result["by_length"]}))
+    result["length_unit"] = _length_unit(src_tok)  # --json: what by_length's low and high count
+    print(format_length_table({kind: result["by_length"]}, key=_length_heading(src_tok)))
     scoring = (fw, model, splits, src_tok, tgt_tok)
     by_digits = _numbers_by_digits(args, kind, scoring) if task["name"] == "numbers" and args.per_digit else None
     by_phrasing = _numbers_by_phrasing(args, scoring) if task["name"] == "numbers" and args.per_phrasing else None
@@ -73,6 +76,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(_summary(result, by_digits, by_phrasing), indent=1))
     return 0
+
+
+def _length_heading(src_tok: Any) -> str:
+    """The length table's heading: lengths in the tokens the model reads, e.g. "source length (char tokens)"."""
+    return f"source length ({_length_unit(src_tok)})"
+
+
+def _length_unit(src_tok: Any) -> str:
+    """What a source's length counts: the tokens of the source tokenizer (char, word or bpe)."""
+    return f"{src_tok.kind} tokens"
 
 
 def _numbers_by_digits(args: argparse.Namespace, kind: str, scoring: tuple) -> dict[str, Any]:

@@ -39,10 +39,17 @@ def import_quietly(framework: str) -> None:
     """Import TensorFlow with its start-up log (absl's "All log messages before absl::InitializeLog()", oneDNN's
     notice, the CPU feature guard) kept off the terminal: those lines are written by C++ at import time, before
     ``TF_CPP_MIN_LOG_LEVEL`` is read, so the import runs with file descriptor 2 pointed at a temporary file. If the
-    import fails, what it wrote is shown after all."""
+    import fails, what it wrote is shown after all.
+
+    Its run-time C++ log stays off too: TensorFlow reads ``TF_CPP_MIN_LOG_LEVEL`` once, at its first log line,
+    so it is set to 3 here, before TensorFlow loads (its own choice kept when the user set it). Level 3 drops
+    INFO, WARNING and ERROR lines, such as ``E0000 ... oneDNN supports DT_INT32 only on platforms with AVX-512``,
+    written when a model with grouped-query attention (``num_kv_heads``) first runs on a CPU without AVX-512 and
+    harmless (TensorFlow falls back to its Eigen kernels); a failure still reaches the user as a Python exception,
+    and a fatal C++ error is still printed."""
     if framework != "tf" or "tensorflow" in sys.modules:
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # later C++ notices (below warnings) stay off too
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # its C++ log lines at run time stay off as well
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as log:

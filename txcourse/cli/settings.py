@@ -53,7 +53,7 @@ def prepare(args: argparse.Namespace) -> Any:
                 given = " ".join(f"{key}={value!r}" for key, value in args.task_arg)
                 raise OptionError(f"--task-arg {given}: {err}", "--task-arg") from None
             raise OptionError(f"--data {str(data)!r}: {err}", "--data") from None  # empty, a line without a tab ...
-        except FileNotFoundError as err:
+        except (FileNotFoundError, IsADirectoryError) as err:
             raise OptionError(f"--data {str(data)!r}: {err}", "--data") from None
     try:
         return prepare_task(args.task, **dict(args.task_arg))

@@ -13,7 +13,7 @@ from txcourse.cli.frameworks import add_checkpoint_options, start_model
 from txcourse.cli.options import OptionError, count
 from txcourse.cli.options import number as finite_number
 from txcourse.data.tasks import RefusedInput, Task, task_of
-from txcourse.errors import TxcourseError
+from txcourse.errors import TxcourseError, quote, quote_each
 
 __all__ = ["add_arguments", "translate_command", "TRANSLATE_EPILOG"]
 
@@ -29,9 +29,19 @@ numbers task: each line must be one English number of the task's range, in any
 usual phrasing ("one hundred five", "a thousand and one", "forty two", "twelve
 hundred"); the model is given the phrasing it was trained on. Anything else
 ("one two three", "nineteen ninety-nine", "one million", "zebra") is skipped
-with the reason (--strict refuses it), never translated. Other tasks: words outside
-the source vocabulary are named on stderr ("txcourse: warning: line 2: 'zebra'
-is not in the source vocabulary ...") and the line is marked; --strict refuses.
+with the reason (--strict refuses it), never translated.
+
+dates task: each line must be one English date, in any case, with or without
+the weekday ("tuesday, march 3rd, 2026", "3 Mar 2026", "2026-03-03", "3/3/2026":
+month first); the model is given the trained phrasing closest to it. A date that
+does not exist, a wrong weekday, a missing year or a line that is no date is
+skipped with the reason; a year outside the checkpoint's training years is
+translated with a warning naming them ("txcourse: warning: line 1: year 1850 is
+outside ..."); --strict refuses both. copy and reverse tasks: a symbol outside
+the alphabet is skipped with the reason, a length never trained on is warned
+about. Other tasks (file): words outside the source vocabulary are named on
+stderr ("txcourse: warning: line 2: 'zebra' is not in the source vocabulary
+...") and the line is marked; --strict refuses.
 
 output: one line per translated sentence, tab-separated:
   SOURCE<TAB>TRANSLATION                       every word known
@@ -58,8 +68,8 @@ def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--strict",
         action="store_true",
-        help="refuse (exit 2, translate nothing) if any "
-        "sentence has words outside the source vocabulary, instead of warning",
+        help="refuse (exit 2, translate nothing) if any sentence is skipped (too long, refused by the task) or "
+        "warned about (the task's warnings, words outside the source vocabulary), instead of going on",
     )
     p.add_argument(
         "--sample",
@@ -131,11 +141,12 @@ class _Lines:
     skipped: list[str]  # why each skipped line was skipped
     too_long: list[str] = field(default_factory=list)  # those with more tokens than the model's positions
     by_task: list[str] = field(default_factory=list)  # those the task refused (RefusedInput)
+    flagged: list[str] = field(default_factory=list)  # the task's warnings on kept lines (ModelInput.warnings)
 
     @property
     def refused(self) -> list[str]:
-        """The skipped lines --strict refuses: too long ones first, then the task's refusals."""
-        return self.too_long + self.by_task
+        """What --strict refuses: too long lines first, then the task's refusals, then its warnings."""
+        return self.too_long + self.by_task + self.flagged
 
 
 def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optional[int]) -> _Lines:
@@ -146,7 +157,7 @@ def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optiona
         if not text:
             lines.skipped.append(f"line {number}: empty")
         elif not (ids := src_tok.encode(text)):  # only punctuation the tokenizer ignores, e.g. ","
-            lines.skipped.append(f"line {number}: no words in {text!r}")
+            lines.skipped.append(f"line {number}: no words in {quote(text)}")
         elif longest is not None and len(ids) > longest:
             lines.too_long.append(
                 f"line {number}: {len(ids)} tokens, more than the {longest} positions this model reads "
@@ -155,15 +166,19 @@ def _sort_lines(texts: Sequence[str], src_tok: Any, task: Task, longest: Optiona
             lines.skipped.append(lines.too_long[-1])
         else:
             try:
-                lines.kept.append((number, text, task.model_input(text)))
+                reading = task.model_input(text)
             except RefusedInput as err:
                 lines.by_task.append(f"line {number}: {err}")
                 lines.skipped.append(lines.by_task[-1])
+            else:
+                lines.kept.append((number, text, reading.text))
+                lines.flagged += [f"line {number}: {warning}" for warning in reading.warnings]
     return lines
 
 
 def _report_skipped(lines: _Lines, args: argparse.Namespace) -> None:
-    """--strict refuses a line too long or refused by the task; every skipped line is named on stderr."""
+    """--strict refuses a line too long, refused or flagged by the task; every skipped line is named on stderr,
+    then every warning of the task."""
     refused = lines.refused
     if refused and args.strict:
         raise OptionError(
@@ -171,6 +186,8 @@ def _report_skipped(lines: _Lines, args: argparse.Namespace) -> None:
         )
     for why in lines.skipped:
         print(f"txcourse: skipped {why}", file=sys.stderr)
+    for why in lines.flagged:
+        print(f"txcourse: warning: {why}", file=sys.stderr)
 
 
 def _check_unknown_words(kept: Sequence[tuple[int, str, str]], src_tok: Any, strict: bool) -> dict[int, list[str]]:
@@ -181,15 +198,15 @@ def _check_unknown_words(kept: Sequence[tuple[int, str, str]], src_tok: Any, str
         first, others = flagged[0], flagged[1:]
         also = f" (also line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})" if others else ""
         raise OptionError(
-            f"--strict: line {first} has words outside the source vocabulary: {_quoted(unknown[first])}{also}",
+            f"--strict: line {first} has words outside the source vocabulary: {quote_each(unknown[first])}{also}",
             "--strict",
         )
     known = src_tok.vocab[src_tok.unk_id + 1 :]  # the special tokens come first
-    hint = f"{len(known)} words, e.g. {_quoted(known[:6])}"
+    hint = f"{len(known)} words, e.g. {quote_each(known[:6], most=6)}"
     for number in flagged:
         words = unknown[number]
         print(
-            f"txcourse: warning: line {number}: {_quoted(words)} {'is' if len(words) == 1 else 'are'} not in the "
+            f"txcourse: warning: line {number}: {quote_each(words)} {'is' if len(words) == 1 else 'are'} not in the "
             f"source vocabulary ({hint}); translated as <unk>",
             file=sys.stderr,
         )
@@ -222,7 +239,3 @@ def _lines(n: int) -> str:
 def _either(words: Sequence[str]) -> str:
     """'a, b or c'."""
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
-
-
-def _quoted(words: Sequence[str]) -> str:
-    return ", ".join(repr(w) for w in words)

@@ -63,6 +63,8 @@ def _check_max_pairs(max_pairs) -> int | None:
 
 def _check_file(path, hint: str = "") -> Path:
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{str(path)!r} is a folder, not a file{hint}")
     if not path.is_file():
         raise FileNotFoundError(f"file {str(path)!r} does not exist{hint}")
     return path
@@ -81,6 +83,7 @@ def load_anki(path: str | Path, max_pairs: int | None = None) -> list[tuple[str,
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        IsADirectoryError: ``path`` is a folder.
         ValueError: a line has fewer than 2 tab-separated fields or an empty
             English/Spanish field (the message names the file and the 1-based line).
 
@@ -110,6 +113,7 @@ def load_tsv(path: str | Path, max_pairs: int | None = None) -> list[tuple[str, 
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        IsADirectoryError: ``path`` is a folder.
         ValueError: a line has no tab or an empty source/target field (the
             message names the file and the 1-based line).
 
@@ -316,6 +320,7 @@ def load_pairs_csv(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        IsADirectoryError: ``path`` is a folder.
         ValueError: a column is missing (the message lists the columns found),
             or a row has the wrong number of fields or an empty src/tgt (the
             message names the file and the 1-based line).

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from txcourse.errors import TxcourseError
+from txcourse.errors import TxcourseError, quote, quote_each, shorten
 
 __all__ = ["NotANumber", "parse_number", "canonical", "VARIANTS", "variants"]
 
@@ -103,38 +103,37 @@ def parse_number(text: str, low: int = 0, high: int = 999_999) -> int:
     Raises :class:`NotANumber` (a ValueError) saying why otherwise.
     """
     words = _words(text)
-    shown = " ".join(text.split())
+    shown = quote(" ".join(text.split()))  # at most SHOWN characters of it
     if not words:
-        raise NotANumber(f"{text!r} holds no words")
+        raise NotANumber(f"{quote(text)} holds no words")
     unknown = [w for w in words if w not in WORDS]
     if unknown:
         scale = [w for w in unknown if w in SCALES]
         if scale:
-            raise NotANumber(f"{shown!r} uses {scale[0]!r}: numbers from {low} to {high} only")
-        raise NotANumber(f"{shown!r} has words that are not number words: {', '.join(map(repr, unknown))}")
+            raise NotANumber(f"{shown} uses {quote(scale[0])}: numbers from {low} to {high} only")
+        raise NotANumber(f"{shown} has words that are not number words: {quote_each(dict.fromkeys(unknown))}")
     if words == ["zero"]:
         value = 0
     else:
         value = _parse_positive(words, shown)
     if not low <= value <= high:
-        raise NotANumber(f"{shown!r} is {value}, outside the range {low} to {high}")
+        raise NotANumber(f"{shown} is {value}, outside the range {low} to {high}")
     return value
 
 
 def _parse_positive(words: list[str], shown: str) -> int:
     if "zero" in words:
-        raise NotANumber(f"{shown!r}: 'zero' stands only alone")
+        raise NotANumber(f"{shown}: 'zero' stands only alone")
     if words[0] == "and" or words[-1] == "and":
         raise NotANumber(
-            f"{shown!r}: 'and' joins two parts of a number, it cannot stand "
-            + ("first" if words[0] == "and" else "last")
+            f"{shown}: 'and' joins two parts of a number, it cannot stand " + ("first" if words[0] == "and" else "last")
         )
     # "twelve hundred (and) five": 11-99 hundreds, the whole number
     head, i = _below100(words, 0)
     if head is not None and head > 9 and i < len(words) and words[i] == "hundred":
         if head % 10 == 0:
             raise NotANumber(
-                f"{shown!r}: {words[0]} hundred is not said; write "
+                f"{shown}: {words[0]} hundred is not said; write "
                 f"{'one thousand' if head == 10 else 'the thousands'} (e.g. 'two thousand')"
             )
         value, i = 100 * head, i + 1
@@ -146,21 +145,21 @@ def _parse_positive(words: list[str], shown: str) -> int:
     first, i = (1, 1) if words[:2] == ["a", "thousand"] else _below1000(words, 0)
     if i < len(words) and words[i] == "thousand":
         if first is None:
-            raise NotANumber(f"{shown!r}: 'thousand' needs a count before it, e.g. 'a thousand' or 'one thousand'")
+            raise NotANumber(f"{shown}: 'thousand' needs a count before it, e.g. 'a thousand' or 'one thousand'")
         i += 1
         if i < len(words) and words[i] == "and":
             i += 1
             rest, j = _below100(words, i)
             if rest is None:  # "two thousand and three hundred": 'and' before a hundreds part is not said
-                raise NotANumber(f"{shown!r}: after 'thousand and' comes a number below 100")
+                raise NotANumber(f"{shown}: after 'thousand and' comes a number below 100")
             return _done(words, j, 1000 * first + rest, shown)
         rest, i = _below1000(words, i)
         return _done(words, i, 1000 * first + (rest or 0), shown)
     if first is None:
         what = words[0]
         if what in ("hundred", "thousand"):
-            raise NotANumber(f"{shown!r}: {what!r} needs a count before it, e.g. 'a {what}' or 'one {what}'")
-        raise NotANumber(f"{shown!r} does not start like a number")
+            raise NotANumber(f"{shown}: {what!r} needs a count before it, e.g. 'a {what}' or 'one {what}'")
+        raise NotANumber(f"{shown} does not start like a number")
     return _done(words, i, first, shown)
 
 
@@ -171,21 +170,21 @@ def _done(words: list[str], i: int, value: int, shown: str) -> int:
     rest = words[i:]
     if rest[0] in ("thousand", "hundred"):
         raise NotANumber(
-            f"{shown!r}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
+            f"{shown}: {rest[0]!r} cannot follow here (a number says each scale once, largest "
             f"first, e.g. 'one hundred thousand', not 'one thousand thousand' or 'ten hundred')"
         )
     if rest[0] == "and":
-        raise NotANumber(f"{shown!r}: 'and' may only follow 'hundred' or 'thousand'")
+        raise NotANumber(f"{shown}: 'and' may only follow 'hundred' or 'thousand'")
     second, _ = _below100(rest, 0)
     if second is None:
-        raise NotANumber(f"{shown!r}: {rest[0]!r} cannot follow {' '.join(words[:i])!r}")
-    parts = f"({' '.join(words[:i])}, {' '.join(rest)})"
+        raise NotANumber(f"{shown}: {rest[0]!r} cannot follow {quote(' '.join(words[:i]))}")
+    parts = f"({shorten(' '.join(words[:i]))}, {shorten(' '.join(rest))})"
     if 10 <= value <= 99 and second >= 10:
         raise NotANumber(
-            f"{shown!r} reads as two numbers {parts}, like a year; write it as one number, "
+            f"{shown} reads as two numbers {parts}, like a year; write it as one number, "
             f"e.g. {canonical_of(value * 100 + second)!r}"
         )
-    raise NotANumber(f"{shown!r} reads as more than one number {parts}; write one number per line")
+    raise NotANumber(f"{shown} reads as more than one number {parts}; write one number per line")
 
 
 def canonical_of(n: int) -> str:

@@ -88,6 +88,7 @@ def make_file_task(
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
+        IsADirectoryError: ``path`` is a folder.
         ValueError: a line without a tab (the message names the line), an empty file, too few pairs
             for the splits, a file that does not match ``sha256``, or a bad argument.
     """
@@ -135,6 +136,13 @@ def _checked_file(path, sha256: str | None) -> tuple[Path, str]:
     if not isinstance(path, (str, Path)) or not str(path).strip():
         raise TxcourseError(f"path must be the name of a tab-separated file, got {path!r}", "path")
     path = Path(path).expanduser().resolve()
+    if path.is_dir():
+        held = sorted(str(child) for child in path.iterdir() if child.is_file())
+        hint = f" (it holds {', '.join(map(repr, held[:3]))}{' ...' if len(held) > 3 else ''})" if held else ""
+        raise IsADirectoryError(
+            f"{str(path)!r} is a folder, not a file; the file task reads source<TAB>target lines from a file: "
+            f"give the path of one{hint}"
+        )
     if not path.is_file():
         raise FileNotFoundError(
             f"file {str(path)!r} does not exist; the file task reads source<TAB>target lines from it"

@@ -376,7 +376,11 @@ def format_length_table(results: Mapping[str, Sequence[LengthBucket]], key: str 
 
 
 def evaluate_translations(
-    sources: Sequence[str], hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a"
+    sources: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    tokenize: str = "13a",
+    length_fn: Callable[[str], int] | None = None,
 ) -> dict:
     """All the course's translation metrics at once.
 
@@ -385,6 +389,7 @@ def evaluate_translations(
         hypotheses: model outputs, same length and order.
         references: the reference translations.
         tokenize: BLEU tokenizer, see :func:`bleu` (``"char"`` for Korean targets).
+        length_fn: a source's length for ``by_length`` (see :func:`accuracy_by_length`; default: its words).
 
     Returns:
         ``{"bleu": float, "chrf": float, "exact_match": float,
@@ -403,5 +408,5 @@ def evaluate_translations(
         "bleu": bleu(hypotheses, references, tokenize=tokenize),
         "chrf": chrf(hypotheses, references),
         "exact_match": exact_match(hypotheses, references),
-        "by_length": accuracy_by_length(srcs, hypotheses, references),
+        "by_length": accuracy_by_length(srcs, hypotheses, references, length_fn=length_fn),
     }

@@ -100,15 +100,19 @@ def evaluate(
     beam_size: int = 1,
     device: str = "cpu",
     tokenize: str = "char",
+    length_in_tokens: bool = False,
 ) -> dict[str, Any]:
     """BLEU, chrF, exact match and accuracy by source length on ``pairs``.
 
     BLEU uses character tokenisation by default: Korean targets are short
-    and written without spaces inside a 10^4 group.
+    and written without spaces inside a 10^4 group. A source's length is
+    its number of whitespace words, or with ``length_in_tokens`` what the
+    model reads: its tokens under ``src_tok`` (``txcourse evaluate``).
     """
     sources, references = [s for s, _ in pairs], [t for _, t in pairs]
     hypotheses = translate(fw, model, sources, src_tok, tgt_tok, beam_size=beam_size, device=device)
-    result = evaluate_translations(sources, hypotheses, references, tokenize=tokenize)
+    length_fn = (lambda source: len(src_tok.encode(source))) if length_in_tokens else None
+    result = evaluate_translations(sources, hypotheses, references, tokenize=tokenize, length_fn=length_fn)
     result["hypotheses"] = hypotheses
     return result
 

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, run_steps
+from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, never_generated, run_steps
 
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state", "length_penalty"]
 
@@ -117,8 +117,8 @@ def _start_decoding(model: Any, src: tf.Tensor, use_cache: bool) -> dict:
 
 
 def _log_probs(logits: tf.Tensor, sos_id: int, pad_id: int) -> tf.Tensor:
-    """log softmax of the logits (B, V) in float32, with <pad> and <sos> given probability 0."""
-    return _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), (pad_id, sos_id))  # (B, V)
+    """log softmax of the logits (B, V) in float32, with <pad>, <sos> and <unk> given probability 0."""
+    return _never(tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1), never_generated(sos_id, pad_id))  # (B, V)
 
 
 def _finish(
@@ -176,7 +176,7 @@ def greedy_decode(
 ) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
 
-    ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
+    ``<pad>``, ``<sos>`` and ``<unk>`` are never generated; after ``<eos>`` a row is
     padded.
 
     In TensorFlow each step runs as a graph (``tf.function``, see
@@ -209,7 +209,7 @@ def greedy_decode(
 
 
 def _never(log_probs: tf.Tensor, ids: tuple[int, ...]) -> tf.Tensor:
-    """Give <pad> and <sos> probability 0: a decoder never generates them."""
+    """Give ``ids`` (<pad>, <sos>, <unk>: :func:`~txcourse.decoding.never_generated`) probability 0."""
     banned = tf.zeros(log_probs.shape[-1], dtype=tf.bool)  # (V,)
     banned = tf.tensor_scatter_nd_update(banned, [[i] for i in ids], [True] * len(ids))
     return tf.where(banned, tf.constant(float("-inf"), log_probs.dtype), log_probs)  # (B, V)

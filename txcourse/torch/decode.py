@@ -22,7 +22,7 @@ import torch
 
 from txcourse import _validation as V
 from txcourse.data.vocab import EOS_ID, PAD_ID, SOS_ID
-from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, run_steps
+from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, never_generated, run_steps
 
 __all__ = ["DecodeOutput", "greedy_decode", "beam_search", "reorder_state", "length_penalty"]
 
@@ -59,8 +59,8 @@ def _inference(decoder: Callable) -> Callable:
 
 
 def _log_probs(logits: torch.Tensor, sos_id: int, pad_id: int) -> torch.Tensor:
-    """log softmax of the logits (B, V) in float32, with <pad> and <sos> given probability 0."""
-    return _never(torch.log_softmax(logits.float(), dim=-1), (pad_id, sos_id))  # (B, V)
+    """log softmax of the logits (B, V) in float32, with <pad>, <sos> and <unk> given probability 0."""
+    return _never(torch.log_softmax(logits.float(), dim=-1), never_generated(sos_id, pad_id))  # (B, V)
 
 
 def _finish(
@@ -117,7 +117,7 @@ def greedy_decode(
 ) -> DecodeOutput:
     """Pick the most probable token at every step until every row has produced ``<eos>``.
 
-    ``<pad>`` and ``<sos>`` are never generated; after ``<eos>`` a row is
+    ``<pad>``, ``<sos>`` and ``<unk>`` are never generated; after ``<eos>`` a row is
     padded.
 
     Args:
@@ -144,7 +144,7 @@ def greedy_decode(
 
 
 def _never(log_probs: torch.Tensor, ids: tuple[int, ...]) -> torch.Tensor:
-    """Give <pad> and <sos> probability 0: a decoder never generates them."""
+    """Give ``ids`` (<pad>, <sos>, <unk>: :func:`~txcourse.decoding.never_generated`) probability 0."""
     banned = torch.zeros(log_probs.shape[-1], dtype=torch.bool, device=log_probs.device)  # (V,)
     banned[list(ids)] = True
     return log_probs.masked_fill(banned, float("-inf"))  # (B, V)

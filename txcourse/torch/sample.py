@@ -127,8 +127,8 @@ def sample_decode(
     Every row draws on its own: a source repeated N times gives N samples.
     The same ``seed`` gives the same tokens within a framework (the two
     frameworks' random generators differ, the distributions do not).
-    ``top_k=1`` or a tiny ``top_p`` is greedy decoding. ``<pad>`` and
-    ``<sos>`` are never generated; after ``<eos>`` a row is padded.
+    ``top_k=1`` or a tiny ``top_p`` is greedy decoding. ``<pad>``,
+    ``<sos>`` and ``<unk>`` are never generated; after ``<eos>`` a row is padded.
 
     Args:
         model: a Transformer or Seq2Seq (run in inference mode: no dropout).
