@@ -174,7 +174,7 @@ class MultiHeadAttention(keras.layers.Layer):
         num_kv_heads: Optional[int] = None,
         **kwargs,
     ):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         check_heads(d_model, num_heads, num_kv_heads, positions)  # the rules TransformerConfig applies
         self.fused = fused
         self.positions = positions

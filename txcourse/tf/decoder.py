@@ -54,7 +54,7 @@ class DecoderLayer(keras.layers.Layer):
     """
 
     def __init__(self, config: TransformerConfig, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         check_config(config)
         self.norm_first = config.norm_first
         self.self_attn = MultiHeadAttention(

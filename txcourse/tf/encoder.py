@@ -23,7 +23,7 @@ __all__ = ["EncoderLayer", "Encoder"]
 class EncoderLayer(keras.layers.Layer):
     """One encoder layer: self-attention, then the FFN, each wrapped in a residual.
 
-    Post-LN (the paper, Sec. 5.4): x = LayerNorm(x + Dropout(Sublayer(x))).
+    Post-LN (the paper, Sec. 3.1; dropout Sec. 5.4): x = LayerNorm(x + Dropout(Sublayer(x))).
     Pre-LN (``norm_first=True``, Xiong et al. 2020): x = x + Dropout(Sublayer(LayerNorm(x))).
     LayerNorm(x) = gamma * (x - mean) / sqrt(var + eps) + beta over the last
     dimension (Ba et al. 2016).
@@ -44,7 +44,7 @@ class EncoderLayer(keras.layers.Layer):
     """
 
     def __init__(self, config: TransformerConfig, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         check_config(config)
         self.norm_first = config.norm_first
         self.self_attn = MultiHeadAttention(

@@ -27,7 +27,7 @@ class PositionwiseFeedForward(keras.layers.Layer):
     """
 
     def __init__(self, d_model: int, d_ff: int, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         check_int("d_model", d_model, 1)  # the rule TransformerConfig applies to its d_model and d_ff
         check_int("d_ff", d_ff, 1)
         self.d_model = d_model

@@ -76,7 +76,7 @@ class PositionalEncoding(keras.layers.Layer):
     """
 
     def __init__(self, max_len: int, d_model: int, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         self.max_len = max_len
         self.d_model = d_model
         self.table = positional_encoding(max_len, d_model)  # (max_len, D)
@@ -108,7 +108,7 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
     """
 
     def __init__(self, max_len: int, d_model: int, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         V.check_positive("max_len", max_len)
         V.check_positive("d_model", d_model)
         self.max_len = max_len

@@ -40,7 +40,7 @@ class BahdanauAttention(keras.layers.Layer):
     """
 
     def __init__(self, units: int, query_dim: Optional[int] = None, value_dim: Optional[int] = None, **kwargs):
-        super().__init__(autocast=False, **kwargs)  # inputs of another dtype raise (check_float), as in PyTorch
+        super().__init__(autocast=False, **kwargs)  # other dtypes raise, as in PyTorch (check_float in debug mode)
         check_int("units", units, 1)  # the rule Seq2SeqConfig applies to its units
         self.units = units
         self.query_dim = query_dim or units

@@ -22,7 +22,7 @@ __all__ = ["EncoderLayer", "Encoder"]
 class EncoderLayer(nn.Module):
     """One encoder layer: self-attention, then the FFN, each wrapped in a residual.
 
-    Post-LN (the paper, Sec. 5.4): x = LayerNorm(x + Dropout(Sublayer(x))).
+    Post-LN (the paper, Sec. 3.1; dropout Sec. 5.4): x = LayerNorm(x + Dropout(Sublayer(x))).
     Pre-LN (``norm_first=True``, Xiong et al. 2020): x = x + Dropout(Sublayer(LayerNorm(x))).
     LayerNorm(x) = gamma * (x - mean) / sqrt(var + eps) + beta over the last
     dimension (Ba et al. 2016).

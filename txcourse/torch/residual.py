@@ -1,4 +1,7 @@
-"""The residual connection around a sublayer, post-LN or pre-LN (Vaswani et al. 2017, Sec. 5.4). Book: week 4."""
+"""The residual connection around a sublayer: post-LN (Vaswani et al. 2017, Sec. 3.1 and 5.4) or pre-LN (Xiong et al. 2020).
+
+Book: week 4.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ def residual(
 ) -> Union[torch.Tensor, AttentionOutput]:
     """One sublayer wrapped in its residual connection and layer norm, the body every layer repeats.
 
-    Post-LN (the paper, Sec. 5.4): LayerNorm(x + Dropout(Sublayer(x))).
+    Post-LN (the paper, Sec. 3.1; dropout Sec. 5.4): LayerNorm(x + Dropout(Sublayer(x))).
     Pre-LN (``norm_first``, Xiong et al. 2020): x + Dropout(Sublayer(LayerNorm(x))).
 
     Args:
@@ -30,8 +33,7 @@ def residual(
         sublayer: a function of one (B, T, D) tensor, returning (B, T, D) or an
             :class:`~txcourse.cache.AttentionOutput` (an attention with its cache and weights).
         norm: the LayerNorm of this sublayer.
-        dropout: the dropout on the sublayer's output (P_drop), a function of
-            one tensor (Keras: the layer's ``training`` flag bound to it).
+        dropout: the ``nn.Dropout`` on the sublayer's output (P_drop).
         norm_first: pre-LN instead of post-LN.
 
     Returns:
