@@ -9,13 +9,11 @@ outside the training range [first_year, last_year] is translated with a warning,
 No ``--threads``: TensorFlow's thread count can be set only before it first runs, and the fixture runs it.
 """
 
-import io
 from pathlib import Path
 
-import numpy as np
 import pytest
+from support.checkpoints import run_translate, tf_twin
 
-from txcourse.cli import main
 from txcourse.registry import FRAMEWORKS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "book" / "data" / "dates-transformer-torch.npz"
@@ -42,43 +40,16 @@ TABLE = [
 def checkpoints(tmp_path_factory):
     """framework -> the dates Transformer's checkpoint: the shipped one, and its weights converted to Keras."""
     pytest.importorskip("torch")
-    tf = pytest.importorskip("tensorflow")
-    import txcourse.tf.train as tf_train
-    import txcourse.torch.train as torch_train
-    from txcourse.convert import torch_to_tf
-    from txcourse.tf.weights import model_arrays
-    from txcourse.training.checkpoint import heads_array, load_checkpoint, write_checkpoint
-
-    checkpoint = load_checkpoint(SHIPPED, "torch")
-    torch_model, meta = torch_train.load_model(checkpoint)
-    keras_model = tf_train.build_model(checkpoint.kind, checkpoint.config)
-    ids = tf.constant(np.array([[3, 4, 5]]))
-    keras_model(ids, ids)  # builds the weights
-    torch_to_tf(torch_model, keras_model)
-    header = {key: value for key, value in meta.items() if key not in ("format", "torch_version")}
-    header.update(framework="tf", tf_version=tf.__version__, weights_only=True)
-    path = tmp_path_factory.mktemp("dates-tf") / "dates-transformer-tf.npz"
-    write_checkpoint(path, header, {**model_arrays(keras_model), **heads_array(checkpoint.config["num_heads"])})
+    pytest.importorskip("tensorflow")
+    path = tf_twin(SHIPPED, tmp_path_factory.mktemp("dates-tf") / "dates-transformer-tf.npz")
     return {"torch": SHIPPED, "tf": path}
-
-
-def _translate(capsys, monkeypatch, checkpoint, *args, stdin=None):
-    """Run `txcourse translate`; returns (exit code, stdout lines, stderr lines)."""
-    if stdin is not None:
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    try:
-        code = main(["translate", "--checkpoint", str(checkpoint), *args])
-    except SystemExit as exit_info:
-        code = exit_info.code
-    captured = capsys.readouterr()
-    return code, captured.out.splitlines(), captured.err.splitlines()
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_the_issue_table_together(framework, checkpoints, capsys, monkeypatch):
     """All eleven lines at once: each skipped one named with its reason, then each warning; the others translated."""
     lines = [line for line, _, _ in TABLE]
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], stdin="\n".join(lines) + "\n")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], stdin="\n".join(lines) + "\n")
     assert code == 0
     assert err == [
         f"txcourse: skipped line {n}: {why}" for n, (_, why, _) in enumerate(TABLE, 1) if why is not None
@@ -91,13 +62,13 @@ def test_the_issue_table_together(framework, checkpoints, capsys, monkeypatch):
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("line, why, warning", TABLE, ids=[line for line, _, _ in TABLE])
 def test_each_case_alone_and_under_strict(framework, line, why, warning, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], line)
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], line)
     if why is not None:
         assert (code, out, err) == (2, [], [f"txcourse: skipped line 1: {why}", NOTHING])
     else:
         assert code == 0 and len(out) == 1 and out[0].split("\t")[0] == line
         assert err == ([f"txcourse: warning: line 1: {warning}"] if warning else [])
-    code, out, strict_err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", line)
+    code, out, strict_err = run_translate(capsys, monkeypatch, checkpoints[framework], "--strict", line)
     if why is not None or warning is not None:
         assert (code, out, strict_err) == (2, [], [f"txcourse: error: --strict: line 1: {why or warning}"])
     else:
@@ -118,7 +89,7 @@ def test_every_way_of_typing_a_date_gets_the_translation_of_its_trained_phrasing
         ["Tue, Mar 3, 2026", "tue mar. 3rd 2026"],
     ]
     for group in groups:
-        code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *group)
+        code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], *group)
         assert code == 0 and err == [] and len(out) == len(group), (group, err)
         assert len({row.split("\t")[1] for row in out}) == 1, out  # one model input, one translation
 
@@ -126,5 +97,5 @@ def test_every_way_of_typing_a_date_gets_the_translation_of_its_trained_phrasing
 def test_both_frameworks_print_the_same_translations(checkpoints, capsys, monkeypatch):
     """The converted weights compute the shipped model's function: greedy decoding agrees line for line."""
     lines = "\n".join(line for line, why, _ in TABLE if why is None) + "\n"
-    printed = {fw: _translate(capsys, monkeypatch, checkpoints[fw], stdin=lines)[1] for fw in FRAMEWORKS}
+    printed = {fw: run_translate(capsys, monkeypatch, checkpoints[fw], stdin=lines)[1] for fw in FRAMEWORKS}
     assert printed["torch"] == printed["tf"] and len(printed["torch"]) == 5

@@ -6,10 +6,10 @@ skipped with a note and never translated. The checkpoints train 3 steps: their t
 wrong, but the same input must give the same ids and the same output.
 """
 
-import io
 import json
 
 import pytest
+from support.checkpoints import run_translate
 from support.configs import TINY_MODEL_ARGS
 
 from txcourse.cli import main
@@ -65,18 +65,6 @@ def canonical():
     return source
 
 
-def _translate(capsys, monkeypatch, checkpoint, *args, stdin=None):
-    """Run `txcourse translate`; returns (exit code, stdout lines, stderr lines)."""
-    if stdin is not None:
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    try:
-        code = main(["translate", "--checkpoint", str(checkpoint), *args])
-    except SystemExit as exit_info:
-        code = exit_info.code
-    captured = capsys.readouterr()
-    return code, captured.out.splitlines(), captured.err.splitlines()
-
-
 def _variants(source):
     return {
         "upper case": source.upper(),
@@ -100,7 +88,7 @@ def test_variants_give_the_same_ids_and_translation(framework, checkpoints, cano
     variants = _variants(canonical)
     for name, variant in variants.items():
         assert src_tok.encode(variant) == src_tok.encode(canonical), name
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], canonical, *variants.values())
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], canonical, *variants.values())
     assert code == 0 and err == [] and len(out) == 1 + len(variants)
     rows = [line.split("\t") for line in out]
     assert [row[0] for row in rows] == [" ".join(v.split()) for v in [canonical, *variants.values()]]  # collapsed
@@ -125,7 +113,7 @@ def test_what_is_no_number_of_the_task_is_skipped_with_the_reason(framework, che
         "and",
         "ten hundred",
     ]
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *lines)
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], *lines)
     assert code == 0 and [line.split("\t")[0] for line in out] == ["one hundred"] and len(out[0].split("\t")) == 2
     assert err == [
         NOT_A_NUMBER.format(2) + "'Zebra' has words that are not number words: 'zebra'",
@@ -152,7 +140,7 @@ def test_every_phrasing_of_a_number_gets_the_canonical_translation(framework, ch
 
     for n in (105, 100, 1001, 1900, 1999, 42, 20001, 305000, 999999):
         phrasings = {**variants(n), "as typed": " ".join(variants(n)["canonical"].replace("-", " ").split())}
-        code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], *phrasings.values())
+        code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], *phrasings.values())
         assert code == 0 and err == [] and len(out) == len(phrasings), (n, err)
         translations = {line.split("\t")[1] for line in out}
         assert len(translations) == 1, (n, out)  # one model input, so one translation for every phrasing
@@ -160,7 +148,7 @@ def test_every_phrasing_of_a_number_gets_the_canonical_translation(framework, ch
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(
+    code, out, err = run_translate(
         capsys, monkeypatch, checkpoints[framework], "--strict", "one hundred", "zebra", "one million"
     )
     assert code == 2 and out == []
@@ -168,7 +156,7 @@ def test_strict_refuses_what_is_no_number(framework, checkpoints, capsys, monkey
         "txcourse: error: --strict: line 2: not an English number from 0 to 999999: 'zebra' has words "
         "that are not number words: 'zebra' (and 1 more)"
     ]
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "ONE HUNDRED, and one")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], "--strict", "ONE HUNDRED, and one")
     assert code == 0 and err == [] and len(out) == 1 and len(out[0].split("\t")) == 2
 
 
@@ -186,12 +174,12 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
     corpus.write_text("".join(f"{src}\t{tgt}\n" for src, tgt in pairs), encoding="utf-8")
     _train_tiny(tmp_path / "file", "--task", "file", "--data", str(corpus), "--task-arg", "tokens='char'")
     capsys.readouterr()
-    code, out, err = _translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "a b", "a 7 b", "7 xy")
+    code, out, err = run_translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "a b", "a 7 b", "7 xy")
     assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", "a 7 b", "7 xy"]
     assert [line.split("\t")[2:] for line in out] == [[], ["?unknown: 7"], ["?unknown: 7 x y"]]
     assert len(err) == 2 and err[0].startswith("txcourse: warning: line 2: '7' is not in the source vocabulary (")
     assert err[1].startswith("txcourse: warning: line 3: '7', 'x', 'y' are not in the source vocabulary (")
-    code, out, err = _translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "--strict", "a b", "a 7 b")
+    code, out, err = run_translate(capsys, monkeypatch, tmp_path / "file" / "model.npz", "--strict", "a b", "a 7 b")
     assert (code, out, err) == (
         2,
         [],
@@ -200,7 +188,7 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
     _train_tiny(tmp_path / "reverse", "--task", "reverse", "--task-arg", "sizes=(64,8,8)")
     capsys.readouterr()
     checkpoint = tmp_path / "reverse" / "model.npz"
-    code, out, err = _translate(capsys, monkeypatch, checkpoint, "a b", "a 77 b", "77 xy", " ".join("abcdefghijk"))
+    code, out, err = run_translate(capsys, monkeypatch, checkpoint, "a b", "a 77 b", "77 xy", " ".join("abcdefghijk"))
     assert code == 0 and [line.split("\t")[0] for line in out] == ["a b", " ".join("abcdefghijk")]
     assert all(len(line.split("\t")) == 2 for line in out)
     assert err == [
@@ -210,7 +198,7 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
         "txcourse: warning: line 4: 11 symbols, more than the 10 the reverse task trains on (max_len): the model "
         "never saw so long a sequence",
     ]
-    code, out, err = _translate(capsys, monkeypatch, checkpoint, "--strict", "a b", " ".join("abcdefghijk"))
+    code, out, err = run_translate(capsys, monkeypatch, checkpoint, "--strict", "a b", " ".join("abcdefghijk"))
     assert (code, out, err) == (
         2,
         [],
@@ -219,7 +207,7 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
             "the model never saw so long a sequence"
         ],
     )
-    code, out, err = _translate(capsys, monkeypatch, checkpoint, "a 77 b")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoint, "a 77 b")
     assert (code, out) == (2, []) and err[-1] == (
         "txcourse: error: nothing to translate: the only line is empty, without words, too long or not the "
         "task's symbols"
@@ -228,11 +216,11 @@ def test_unknown_words_of_other_tasks_are_named_and_the_line_marked(tmp_path, ca
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_empty_lines_are_skipped_with_a_note(framework, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "one", "", "  \t ", "two")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], "one", "", "  \t ", "two")
     assert code == 0
     assert [line.split("\t")[0] for line in out] == ["one", "two"]
     assert err == ["txcourse: skipped line 2: empty", "txcourse: skipped line 3: empty"]
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], stdin="one\n\n   \r\n, -\ntwo\n")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], stdin="one\n\n   \r\n, -\ntwo\n")
     assert code == 0
     assert [line.split("\t")[0] for line in out] == ["one", "two"]
     assert err == [
@@ -251,12 +239,12 @@ def test_a_line_longer_than_max_len_is_skipped_with_its_number(framework, checkp
         f"line 2: {2 * max_len} tokens, more than the {max_len} positions this model reads (max_len of the "
         f"checkpoint); split it into shorter sentences"
     )
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "one", long_line, "", "two")
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], "one", long_line, "", "two")
     assert code == 0 and [line.split("\t")[0] for line in out] == ["one", "two"]
     assert err == [f"txcourse: skipped {why}", "txcourse: skipped line 3: empty"]
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one", long_line)
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], "--strict", "one", long_line)
     assert (code, out, err) == (2, [], [f"txcourse: error: --strict: {why}"])
-    code, out, err = _translate(capsys, monkeypatch, checkpoints[framework], long_line)
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints[framework], long_line)
     assert (code, out) == (2, []) and err[
         -1
     ] == "txcourse: error: nothing to translate: the only line is empty, without words, too long or no number"
@@ -292,7 +280,7 @@ def test_a_line_longer_than_max_len_is_skipped_with_its_number(framework, checkp
     ],
 )
 def test_nothing_left_is_refused(args, stdin, expected, checkpoints, capsys, monkeypatch):
-    code, out, err = _translate(capsys, monkeypatch, checkpoints["torch"], *args, stdin=stdin)
+    code, out, err = run_translate(capsys, monkeypatch, checkpoints["torch"], *args, stdin=stdin)
     assert (code, out, err) == (2, [], expected)
 
 

@@ -1,5 +1,7 @@
-"""A TensorFlow twin of a shipped PyTorch checkpoint: the same weights, converted (txcourse.convert.torch_to_tf)."""
+"""Checkpoints in the CLI tests: a TensorFlow twin of a shipped PyTorch checkpoint (the same weights, converted by
+txcourse.convert.torch_to_tf), and `txcourse translate` run on one."""
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -27,3 +29,17 @@ def tf_twin(torch_path: Path, out: Path) -> Path:
     header.update(framework="tf", tf_version=tf.__version__, weights_only=True)
     write_checkpoint(out, header, {**model_arrays(keras_model), **heads_array(checkpoint.config["num_heads"])})
     return out
+
+
+def run_translate(capsys, monkeypatch, checkpoint, *args, stdin=None):
+    """Run `txcourse translate --checkpoint CHECKPOINT ARGS`; returns (exit code, stdout lines, stderr lines)."""
+    from txcourse.cli import main
+
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    try:
+        code = main(["translate", "--checkpoint", str(checkpoint), *args])
+    except SystemExit as exit_info:
+        code = exit_info.code
+    captured = capsys.readouterr()
+    return code, captured.out.splitlines(), captured.err.splitlines()

@@ -52,6 +52,14 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def _read_pairs(path: Path, max_pairs: int | None) -> list[tuple[str, str]]:
+    """The file's pairs (:func:`load_tsv`); an empty file is refused, naming ``path``."""
+    pairs = load_tsv(path, max_pairs=max_pairs)
+    if not pairs:
+        raise TxcourseError(f"file {str(path)!r} holds no pairs: it is empty; expected source<TAB>target lines", "path")
+    return pairs
+
+
 def make_file_task(
     path: str | Path,
     fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
@@ -96,9 +104,7 @@ def make_file_task(
         fractions, seed, tokens, vocab_size, shared_vocab, min_frequency, max_pairs
     )
     path, digest = _checked_file(path, sha256)
-    pairs = load_tsv(path, max_pairs=max_pairs)
-    if not pairs:
-        raise TxcourseError(f"file {str(path)!r} holds no pairs: it is empty; expected source<TAB>target lines", "path")
+    pairs = _read_pairs(path, max_pairs)
     train, valid, test = split_pairs(pairs, fractions, seed)
     task_kwargs = dict(
         path=str(path),
