@@ -7,9 +7,9 @@ import pathlib
 
 import numpy as np
 import pytest
+from support.configs import tiny_config
 
 import txcourse
-from txcourse.config import TransformerConfig
 from txcourse.decoding import BeamState, check_beam, length_penalty, max_steps, run_steps
 from txcourse.registry import FRAMEWORKS
 
@@ -74,17 +74,7 @@ def test_the_beam_step_returns_the_same_named_state_in_both_halves(fw):
         from txcourse.torch import decode
     else:
         from txcourse.tf import decode
-    config = TransformerConfig(
-        src_vocab_size=11,
-        tgt_vocab_size=11,
-        d_model=8,
-        num_heads=2,
-        num_encoder_layers=1,
-        num_decoder_layers=1,
-        d_ff=16,
-        max_len=12,
-        dropout=0.0,
-    )
+    config = tiny_config(11, d_model=8, d_ff=16, max_len=12, dropout=0.0)
     model = fw.eval(fw.module.Transformer(config))
     k = 3
     repeated = np.repeat(np.array([[3, 4, 5], [6, 7, 0]]), k, axis=0)
