@@ -15,7 +15,7 @@ import contextvars
 import math
 import numbers
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Optional
 
 from txcourse.errors import TxcourseError
@@ -29,6 +29,16 @@ ArgumentError = TxcourseError
 
 _DEBUG: contextvars.ContextVar[Optional[bool]] = contextvars.ContextVar("txcourse_debug_checks", default=None)
 
+# Set by a framework half (txcourse.torch: ``torch.compiler.is_compiling``): while a compiler traces a forward,
+# the per-call checks are off, so that reading the context variable or the environment breaks no graph.
+_tracing: Callable[[], bool] = lambda: False  # noqa: E731
+
+
+def set_tracing_probe(probe: Callable[[], bool]) -> None:
+    """Tell :func:`debugging` how to know that a compiler is tracing (it then returns False)."""
+    global _tracing
+    _tracing = probe
+
 
 def debugging() -> bool:
     """Whether the per-call checks of the internal layers run: inside :func:`debug_checks`, or with the
@@ -38,6 +48,8 @@ def debugging() -> bool:
     little time (ranks, the dtype of token ids); the input dtypes, widths, mask shapes, caches and token ranges
     are checked in debug mode, and token ranges where the data enters (decoding's source, the tokenizers).
     """
+    if _tracing():  # torch.compile: the checks would break the graph; debug mode runs eagerly
+        return False
     value = _DEBUG.get()
     return value if value is not None else os.environ.get("TXCOURSE_DEBUG", "0") not in ("", "0")
 

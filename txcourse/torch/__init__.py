@@ -11,6 +11,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
         "txcourse.torch needs PyTorch: pip install 'txcourse[torch]' (or torch itself, see README.md)"
     ) from error
 
+from txcourse import _validation as _V
 from txcourse.torch.alibi import alibi_bias, alibi_slopes
 from txcourse.torch.attention import MultiHeadAttention, fused_attention, scaled_dot_product_attention
 from txcourse.torch.decode import DecodeOutput, beam_search, greedy_decode
@@ -27,6 +28,8 @@ from txcourse.torch.sample import filter_logits, sample_decode
 from txcourse.torch.seq2seq import BahdanauAttention, Seq2Seq, Seq2SeqDecoder, Seq2SeqEncoder
 from txcourse.torch.tiled import tiled_attention
 from txcourse.torch.train import Trainer, build_model, load_model
+
+_V.set_tracing_probe(_torch.compiler.is_compiling)  # torch.compile traces no per-call check (no graph break)
 
 __all__ = [
     "BahdanauAttention",
