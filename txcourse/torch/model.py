@@ -6,6 +6,7 @@ from typing import Optional
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from txcourse import _validation as V
 from txcourse.config import TransformerConfig, check_config
@@ -65,9 +66,8 @@ class Transformer(nn.Module):
     def project(self, x: torch.Tensor) -> torch.Tensor:
         """The final linear layer: (..., D) -> logits (..., V_tgt)."""
         if self.output_projection is None:
-            return torch.tensordot(
-                x, self.decoder.embedding.token_embedding.weight, dims=([x.dim() - 1], [1])
-            )  # (..., V_tgt)
+            # F.linear, not tensordot: under CUDA autocast tensordot ran in float32 (no tensor cores; an H100 profile)
+            return F.linear(x, self.decoder.embedding.token_embedding.weight)  # (..., V_tgt)
         return self.output_projection(x)  # (..., V_tgt)
 
     def start_decoding(self, src: torch.Tensor, use_cache: bool = True) -> dict:
