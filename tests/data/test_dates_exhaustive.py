@@ -201,3 +201,38 @@ def test_a_run_through_the_shipped_transformer_agrees_with_an_independent_count(
     assert result["overall"]["count"] == 133 and result["overall"]["correct"] == right
     assert sum(b["count"] for b in result["by"]["month"].values()) == 133
     assert sum(b["correct"] for b in result["by"]["phrasing"].values()) == right
+
+
+@pytest.mark.parametrize("kind", ["transformer", "bahdanau", "seq2seq"])
+def test_saved_runs_describe_the_shipped_checkpoints(kind):
+    """The saved runs the chapter "Reordering: dates" reads (every 50th day) are of the checkpoints shipped now,
+    their counts add up, and they tell the truth: a fresh translation of up to 20 of the inputs they count wrong
+    and of 20 they count right agrees with them."""
+    pytest.importorskip("torch")
+    import hashlib
+    import json
+
+    from txcourse.backends import backend
+    from txcourse.data.prepare import tokenizers_from_meta
+    from txcourse.evaluation.translate import translate
+
+    checkpoint = ROOT / "book" / "data" / f"dates-{kind}-torch.npz"
+    saved = ROOT / "benchmarks" / "results" / f"dates_exhaustive_{kind}_torch_stride50.json"
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    assert data["checkpoint_sha256"] == hashlib.sha256(checkpoint.read_bytes()).hexdigest(), (
+        f"{saved.name} was measured on another checkpoint: rerun benchmarks/dates_exhaustive.py --stride 50"
+    )
+    assert data["stride"] == 50 and data["dates"] == 1461 and data["overall"]["count"] == 1461 * 7
+    for dimension, buckets in data["by"].items():
+        assert sum(b["count"] for b in buckets.values()) == 1461 * 7, dimension
+        assert sum(b["wrong"] for b in buckets.values()) == data["overall"]["wrong"] == len(data["wrong"]), dimension
+    wrong = {(d, p) for d, p in data["wrong"]}
+    days = dx.every_date(1900, 2099, stride=50)
+    right = [(d, p) for d in days[::73] for p in PHRASINGS if (d.isoformat(), p) not in wrong][:20]
+    checked = [(datetime.date.fromisoformat(d), p) for d, p in sorted(wrong)[:20]] + right
+    model, meta = backend("torch").load_model(str(checkpoint))
+    src_tok, tgt_tok = tokenizers_from_meta(meta)
+    hypotheses = translate(backend("torch"), model, [date_source(d, p) for d, p in checked], src_tok, tgt_tok)
+    for (d, p), h in zip(checked, hypotheses):
+        ok = h.split() == date_target(d, "ko", PHRASINGS[p][2]).split()
+        assert ok == ((d.isoformat(), p) not in wrong), (d, p, h)
