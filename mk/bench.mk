@@ -41,3 +41,24 @@ bench: $(VENV_STAMP)
 	  for m in transformer bahdanau; do $(PY) benchmarks/numbers_exhaustive.py book/data/numbers-$$m-torch.npz --no-progress $(BENCH_CPU); echo; done; \
 	} | tee $(BENCH_RESULTS)
 	@echo "==> tables written to $(BENCH_RESULTS)"
+
+# Every day of 1900-2099 in every phrasing of the dates task (511,343 inputs per checkpoint) through the three
+# shipped dates checkpoints (PyTorch), then the Transformer's weights in TensorFlow (benchmarks/dates_exhaustive.py).
+# The JSON of each full run goes to benchmarks/results/dates_exhaustive_<model>_<framework>.json. Long: on one
+# loaded CPU core about an hour per run; BENCH_QUICK=1 scores every 97th day only (and writes no JSON).
+#
+#   make bench-dates                   every date, every checkpoint, torch; the Transformer in tf too
+#   make bench-dates BENCH_QUICK=1     a smoke run
+#   make bench-dates BENCH_THREADS=2   2 CPU threads per framework
+
+DATES_BENCH = $(PY) benchmarks/dates_exhaustive.py --no-progress $(if $(BENCH_QUICK),--stride 97,) \
+              $(if $(BENCH_THREADS),--threads $(BENCH_THREADS),)
+
+.PHONY: bench-dates
+
+bench-dates: $(VENV_STAMP)
+	export PYTHONUNBUFFERED=1 TF_CPP_MIN_LOG_LEVEL=3; \
+	for m in transformer bahdanau seq2seq; do \
+	  $(DATES_BENCH) --checkpoint book/data/dates-$$m-torch.npz || exit 1; echo; \
+	done; \
+	$(DATES_BENCH) --checkpoint book/data/dates-transformer-torch.npz --framework tf
