@@ -174,9 +174,9 @@ def _keras_weights(ckpt: Any) -> Weights:
     """A TensorFlow checkpoint's weights under their PyTorch names: the Keras model is built by its half, then
     each sublayer is found by the attribute path both halves share (txcourse.convert); a Dense kernel is
     transposed to PyTorch's (out, in)."""
-    from txcourse.tf.train import load_model  # TensorFlow: `txcourse export` imported it quietly before
+    from txcourse.backends import backend  # the one module that imports a half (`txcourse export`: quietly)
 
-    model, _ = load_model(ckpt)
+    model, _ = backend("tf").load_model(ckpt)
 
     def weight(name: str) -> np.ndarray:
         *path, leaf = name.split(".")

@@ -10,10 +10,13 @@ tokenizers, the same batches of padded ids, the same step limit
 (:func:`~txcourse.decoding.max_steps`), only the decoding loop is
 CTranslate2's (``Translator.translate_batch``, token strings in and out).
 
-Greedy decoding gives txcourse's outputs (tests/deploy). Beam search ranks
-by log P / |Y|^alpha in CTranslate2 and by log P / ((5 + |Y|) / 6)^alpha
-(Wu et al. 2016) in txcourse: the two agree for alpha = 0 only; alpha is
-passed as it is. Sampling is refused: CTranslate2's draws are not
+Greedy decoding gives txcourse's outputs (tests/deploy). Beam search: CTranslate2's
+length penalty divides log P by |Y|^alpha, txcourse's by ((5 + |Y|) / 6)^alpha
+(Wu et al. 2016), so the two agree for alpha = 0 only (on the numbers model,
+CTranslate2's own penalty at alpha 0.6 changes 7% of the outputs, for the
+worse: benchmarks/decode_engines.py). Here CTranslate2 searches by log P
+(alpha 0) and returns its ``beam_size`` finished hypotheses; the best by
+txcourse's penalty is kept. Sampling is refused: CTranslate2's draws are not
 txcourse's, seed for seed. ``ctranslate2`` is imported when a folder is
 loaded, not before.
 """
@@ -30,7 +33,7 @@ import numpy as np
 
 from txcourse.config import TransformerConfig
 from txcourse.data.prepare import tokenizers_from_meta
-from txcourse.decoding import check_beam, max_steps
+from txcourse.decoding import check_beam, length_penalty, max_steps
 from txcourse.deploy.ctranslate2 import FORMAT, META_FILE, import_ctranslate2
 from txcourse.errors import TxcourseError
 
@@ -82,8 +85,15 @@ class EngineOutput:
     attention: Optional[np.ndarray] = None
 
 
-def _run(model: ExportedModel, src: np.ndarray, max_len: Optional[int], pad_id: int, **options: Any) -> EngineOutput:
-    """One batch through ``translate_batch``: at most txcourse's number of steps, <eos> returned, no minimum."""
+def _run(
+    model: ExportedModel, src: np.ndarray, max_len: Optional[int], pad_id: int, alpha: float = 0.0, **options: Any
+) -> EngineOutput:
+    """One batch through ``translate_batch``: at most txcourse's number of steps, <eos> returned, no minimum.
+
+    The finished hypotheses come back ranked by log P (CTranslate2's ``length_penalty`` 0); each sentence's
+    best is then the one with the highest log P / lp(|Y|), lp the length penalty of Wu et al. (2016) that
+    txcourse's beam search ranks by (|Y| counting <eos>; alpha 0: the first).
+    """
     steps = max_steps(model, np.asarray(src).shape[1], max_len)
     results = model.translator.translate_batch(
         model.sources(src, pad_id),
@@ -92,10 +102,15 @@ def _run(model: ExportedModel, src: np.ndarray, max_len: Optional[int], pad_id: 
         return_end_token=True,
         return_scores=True,
         max_input_length=0,
+        length_penalty=0.0,
         **options,
     )
-    hypotheses = [result.hypotheses[0] for result in results]
-    scores = np.array([result.scores[0] for result in results], dtype=np.float32)  # (B,)
+    best = [
+        max(range(len(r.hypotheses)), key=lambda k: r.scores[k] / length_penalty(len(r.hypotheses[k]), alpha))
+        for r in results
+    ]
+    hypotheses = [result.hypotheses[k] for result, k in zip(results, best)]
+    scores = np.array([result.scores[k] for result, k in zip(results, best)], dtype=np.float32)  # (B,)
     return EngineOutput(model.tokens(hypotheses, pad_id), scores)
 
 
@@ -130,9 +145,9 @@ class EngineBackend:
         eos_id: int = 2,
         pad_id: int = 0,
     ) -> EngineOutput:
-        """Beam search ranked by log P / |Y|^alpha (CTranslate2's penalty; txcourse's for alpha = 0 only)."""
+        """Beam search by log P; the ``beam_size`` finished hypotheses re-ranked by log P / lp(|Y|) (see _run)."""
         check_beam(beam_size, length_penalty_alpha)
-        return _run(model, src, max_len, pad_id, beam_size=beam_size, length_penalty=length_penalty_alpha)
+        return _run(model, src, max_len, pad_id, length_penalty_alpha, beam_size=beam_size, num_hypotheses=beam_size)
 
     @staticmethod
     def sample_decode(model: ExportedModel, src: Any, **kwargs: Any) -> EngineOutput:
