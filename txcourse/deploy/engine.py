@@ -38,12 +38,7 @@ from txcourse.decoding import check_beam, length_penalty, max_steps
 from txcourse.deploy.ctranslate2 import FORMAT, META_FILE, import_ctranslate2
 from txcourse.errors import TxcourseError
 
-__all__ = ["ExportedModel", "EngineBackend", "EngineOutput", "load_exported", "is_exported", "engine_device"]
-
-
-def is_exported(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a folder (a CTranslate2 model exported by txcourse, or meant to be one)."""
-    return Path(path).is_dir()
+__all__ = ["ExportedModel", "EngineBackend", "EngineOutput", "load_exported", "engine_device", "read_header"]
 
 
 @dataclass
