@@ -31,7 +31,7 @@ PY       := $(VENV)/bin/python
 TORCH_SPEC      := torch==2.13.0
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 TORCH_PIP_ARGS  ?= auto
-EXTRAS          := tf,book,labs,test
+EXTRAS          := tf,book,labs,test,deploy
 
 DEPS_HASH  := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 VENV_STAMP := $(VENV)/.stamp-$(DEPS_HASH)

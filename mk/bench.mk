@@ -37,6 +37,8 @@ bench: $(VENV_STAMP)
 	  $(PY) benchmarks/gpu_mfu.py $(BENCH_FLAG); \
 	  echo; echo '### Data-parallel training on the CPU: 1 vs 2 torchrun processes'; echo; \
 	  $(PY) benchmarks/distributed_throughput.py $(if $(BENCH_QUICK),--steps 4,); \
+	  echo; echo '### Decoding engines: txcourse (PyTorch, TensorFlow) vs CTranslate2 float32 and int8, same weights'; echo; \
+	  $(PY) benchmarks/decode_engines.py $(BENCH_FLAG); \
 	  echo; echo '### Every number 0-999,999 through the shipped numbers checkpoints'; echo; \
 	  for m in transformer bahdanau; do $(PY) benchmarks/numbers_exhaustive.py book/data/numbers-$$m-torch.npz --no-progress $(BENCH_CPU); echo; done; \
 	} | tee $(BENCH_RESULTS)

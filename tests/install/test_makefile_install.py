@@ -290,7 +290,7 @@ def test_venv_created_on_a_fresh_clone(sandbox):
     assert result.returncode == 0, _outcome(result)
     assert sandbox.log("python3.log").count("-m venv .venv") == 1
     pip = sandbox.log("venv.log")
-    assert "-m pip install -c constraints.txt -e .[tf,book,labs,test]" in pip, pip
+    assert "-m pip install -c constraints.txt -e .[tf,book,labs,test,deploy]" in pip, pip
     assert list((sandbox.repo / ".venv").glob(".stamp-*")) and sandbox.apt_calls() == []
     again = sandbox.make("venv")  # up to date: nothing runs
     assert again.returncode == 0 and sandbox.log("venv.log") == pip, _outcome(again)

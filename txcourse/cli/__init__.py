@@ -1,4 +1,4 @@
-"""The command line: ``txcourse train | translate | evaluate | figures | grade`` (also ``python -m txcourse``).
+"""The command line: ``txcourse train | translate | evaluate | export | figures | grade`` (also ``python -m txcourse``).
 
 Every mistake of the user's (unknown task, missing checkpoint, a checkpoint
 of the other framework or model, a bad setting, a GPU that is not there, a
@@ -35,8 +35,8 @@ The modules, by role:
 * ``frameworks``: a checkpoint's model started in three phases (the
   checkpoint read once, its framework started: TensorFlow imported quietly,
   ``--threads``; the model built), and the options that choose it;
-* ``train``, ``translate``, ``evaluate``, ``figures``, ``grade``: one command
-  each (figures and grading code is imported inside its command only);
+* ``train``, ``translate``, ``evaluate``, ``export``, ``figures``, ``grade``: one
+  command each (figures, grading and export code is imported inside its command only);
 * ``errors``: which errors are the user's, the one line printed, and the
   report of a bug.
 """
@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from txcourse import __version__
-from txcourse.cli import evaluate, figures, grade, train, translate
+from txcourse.cli import evaluate, export, figures, grade, train, translate
 from txcourse.cli.errors import USER_ERRORS, error_line, report_bug, silence_stdout
 from txcourse.cli.options import OneLineParser
 
@@ -59,6 +59,7 @@ COMMANDS = {
     "train": train.train_command,
     "translate": translate.translate_command,
     "evaluate": evaluate.evaluate_command,
+    "export": export.export_command,
     "figures": figures.figures_command,
     "grade": grade.grade_command,
 }
@@ -94,12 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser of ``txcourse``: each command module adds its subcommand and options (``add_arguments``)."""
     parser = OneLineParser(
         prog="txcourse",
-        description="Train, run and evaluate the course's models; draw the book's figures; grade lab submissions.",
+        description="Train, run, evaluate and export the course's models; draw the book's figures; grade lab submissions.",
     )
     parser.add_argument("--version", action="version", version=f"txcourse {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (train, translate, evaluate, figures, grade):
+    for module in (train, translate, evaluate, export, figures, grade):
         command = module.add_arguments(sub)
         # after the command too (`txcourse train --debug`); SUPPRESS keeps a `txcourse --debug train` given before it
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)

@@ -83,11 +83,20 @@ def start_model(args: argparse.Namespace):
     start its framework (:func:`start_framework`: ``--threads``), build the model (the half checks the weights
     against the header as it loads them). ``--beam`` and ``--device`` are checked on the way.
 
+    A folder ``txcourse export`` wrote is loaded by its engine instead
+    (:func:`txcourse.deploy.engine.load_exported`): the same five things, decoded by CTranslate2.
+
     Returns ``(fw, model, meta, src_tok, tgt_tok)``.
     """
     from txcourse.data.prepare import tokenizers_from_meta
     from txcourse.training.checkpoint import load_checkpoint
 
+    if args.checkpoint.is_dir():
+        from txcourse.deploy.engine import load_exported
+
+        loaded = load_exported(args.checkpoint, args.framework, args.model, args.device, args.threads)
+        check_beam(args.beam, loaded[-1])
+        return loaded
     checkpoint = load_checkpoint(args.checkpoint, args.framework, args.model)  # framework None: the header's
     src_tok, tgt_tok = tokenizers_from_meta(checkpoint.meta)
     check_beam(args.beam, tgt_tok)
