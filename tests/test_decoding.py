@@ -95,3 +95,17 @@ def test_the_beam_step_returns_the_same_named_state_in_both_halves(fw):
     new = out[0]
     assert fw.numpy(new.sequences).shape == (2 * k, 1) and fw.numpy(new.ranked).shape == (2, k)
     assert set(fw.numpy(new.origin)[:k]) <= set(range(k)) and set(fw.numpy(new.origin)[k:]) <= set(range(k, 2 * k))
+
+
+def test_torch_cross_attention_cache_is_contiguous():
+    """The memory's keys and values are copied into (B, H, T_src, d_k) order once (issue 34), not at every step:
+    a view of the projection's (B, T_src, H, d_k) layout would be copied by each step's matmul."""
+    torch = pytest.importorskip("torch")
+    import txcourse.torch as tx
+
+    model = tx.Transformer(tiny_config(11, d_model=8, d_ff=16, max_len=12, dropout=0.0)).eval()
+    with torch.no_grad():
+        state = model.start_decoding(torch.tensor([[3, 4, 5], [6, 7, 0]]), True)
+    for layer in state["cache"]:
+        assert layer.cross_attn.key.is_contiguous() and layer.cross_attn.value.is_contiguous()
+        assert tuple(layer.cross_attn.key.shape) == (2, model.config.kv_heads, 3, model.config.d_k)
