@@ -2,10 +2,10 @@
 
 The reference is the plain loop: the sources in their given order, in batches of 128 (translate's batch size before
 issue 34), each decoded without the key/value cache (the whole prefix recomputed at every step, the slow way kept to
-compare). translate sorts the sources by length, decodes batches of 512 with the cache (whose memory keys and values
-are made contiguous once) and puts the outputs back in order: every output must be the reference's, on fresh
-numbers and on the dates test split, with the shipped checkpoints in both frameworks (TensorFlow: their converted
-twin).
+compare). translate sorts the sources by length, decodes batches of BATCH_SIZE (1024) with the cache (its memory
+keys and values made contiguous once) in inference mode and puts the outputs back in order: every output must be
+the reference's, on fresh numbers and on the dates test split, with the shipped checkpoints in both frameworks
+(TensorFlow: their converted twin).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ __all__ = [
 
 
 DIGIT_SEED = 1  # seed of the fresh numbers drawn by digit count (the task's splits use their own seed)
-BATCH_SIZE = 512  # sources per batch of greedy decoding and beam search: larger batches share each step's fixed cost
+BATCH_SIZE = 1024  # sources per batch of greedy decoding and beam search: larger batches share each step's fixed cost
 SAMPLING_BATCH_SIZE = 128  # sources per batch of sampling, each batch with its own seed
 
 
