@@ -95,3 +95,35 @@ def test_the_beam_step_returns_the_same_named_state_in_both_halves(fw):
     new = out[0]
     assert fw.numpy(new.sequences).shape == (2 * k, 1) and fw.numpy(new.ranked).shape == (2, k)
     assert set(fw.numpy(new.origin)[:k]) <= set(range(k)) and set(fw.numpy(new.origin)[k:]) <= set(range(k, 2 * k))
+
+
+def test_torch_cross_attention_cache_is_contiguous():
+    """The memory's keys and values are copied into (B, H, T_src, d_k) order once (issue 34), not at every step:
+    a view of the projection's (B, T_src, H, d_k) layout would be copied by each step's matmul."""
+    torch = pytest.importorskip("torch")
+    import txcourse.torch as tx
+
+    model = tx.Transformer(tiny_config(11, d_model=8, d_ff=16, max_len=12, dropout=0.0)).eval()
+    with torch.no_grad():
+        state = model.start_decoding(torch.tensor([[3, 4, 5], [6, 7, 0]]), True)
+    for layer in state["cache"]:
+        assert layer.cross_attn.key.is_contiguous() and layer.cross_attn.value.is_contiguous()
+        assert tuple(layer.cross_attn.key.shape) == (2, model.config.kv_heads, 3, model.config.d_k)
+
+
+@pytest.mark.parametrize("decoder", ["greedy_decode", "beam_search", "sample_decode"])
+def test_torch_decoders_run_in_inference_mode_and_return_ordinary_tensors(decoder):
+    """The steps run under torch.inference_mode (issue 34: cheaper per op than no_grad); what comes back is an
+    ordinary tensor, which a caller may change in place or feed to a model that trains."""
+    torch = pytest.importorskip("torch")
+    import txcourse.torch as tx
+
+    model = tx.Transformer(tiny_config(11, d_model=8, d_ff=16, max_len=12, dropout=0.0)).train()
+    modes = []
+    model.decoder.register_forward_hook(lambda *_: modes.append(torch.is_inference_mode_enabled()))
+    out = getattr(tx, decoder)(model, torch.tensor([[3, 4, 5], [6, 7, 0]]), max_len=4)
+    assert modes and all(modes) and model.training  # every step in inference mode; train mode restored
+    for tensor in (out.tokens, out.scores, out.attention):
+        assert not tensor.is_inference()
+    out.tokens[:, 0] = 0  # an inference tensor would refuse this outside inference mode
+    model(out.tokens, out.tokens).sum().backward()  # and refuse to be saved for backward

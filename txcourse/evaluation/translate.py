@@ -14,16 +14,27 @@ from typing import Any, Optional
 
 import numpy as np
 
+from txcourse import _validation as V
 from txcourse.data.batching import pad_sequences
 from txcourse.data.splits import TranslationSplits
 from txcourse.data.vocab import Tokenizer
 from txcourse.evaluation.metrics import LengthBucket, evaluate_translations, exact_match
 from txcourse.registry import Backend
 
-__all__ = ["DIGIT_SEED", "translate", "evaluate", "evaluate_by_phrasing", "evaluate_by_digit_count"]
+__all__ = [
+    "BATCH_SIZE",
+    "DIGIT_SEED",
+    "SAMPLING_BATCH_SIZE",
+    "translate",
+    "evaluate",
+    "evaluate_by_phrasing",
+    "evaluate_by_digit_count",
+]
 
 
 DIGIT_SEED = 1  # seed of the fresh numbers drawn by digit count (the task's splits use their own seed)
+BATCH_SIZE = 1024  # sources per batch of greedy decoding and beam search: larger batches share each step's fixed cost
+SAMPLING_BATCH_SIZE = 128  # sources per batch of sampling, each batch with its own seed
 
 
 def translate(
@@ -33,7 +44,7 @@ def translate(
     src_tok: Tokenizer,
     tgt_tok: Tokenizer,
     beam_size: int = 1,
-    batch_size: int = 128,
+    batch_size: Optional[int] = None,
     device: str = "cpu",
     length_penalty_alpha: float = 0.6,
     max_len: Optional[int] = None,
@@ -47,6 +58,14 @@ def translate(
     be 1). A batch of ``batch_size`` sources draws with ``seed``, the next
     batch with ``seed + 1``, and so on.
 
+    Greedy decoding and beam search take the sources by length, shortest
+    first, in batches of ``batch_size`` (default :data:`BATCH_SIZE`): a
+    batch of similar lengths pads less and its rows finish together; the
+    outputs come back in the order of ``sources``. Sampling keeps their
+    order, in batches of :data:`SAMPLING_BATCH_SIZE` by default (the batches
+    its seeds draw for). The default step limit is the batch's (2 T_src + 10
+    for its longest source).
+
     Each source goes through ``src_tok`` as in training (its normalisation
     included); words outside its vocabulary become ``<unk>`` (find them first
     with ``src_tok.unknown_words``). A source with no token left (empty,
@@ -59,14 +78,22 @@ def translate(
     for i, ids in enumerate(encoded):
         if not ids:
             raise ValueError(f"sources[{i}] = {sources[i]!r} has no words to translate; drop it from sources")
-    outputs: list[str] = []
-    for start in range(0, len(sources), batch_size):
-        src, _ = pad_sequences(encoded[start : start + batch_size], pad_id=src_tok.pad_id)
+    if batch_size is None:
+        batch_size = BATCH_SIZE if sampling is None else SAMPLING_BATCH_SIZE
+    V.check_positive("batch_size", batch_size)
+    order = list(range(len(sources)))
+    if sampling is None:  # batches of similar lengths: less padding, and rows that finish together
+        order.sort(key=lambda i: len(encoded[i]))
+    outputs = [""] * len(sources)
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        src, _ = pad_sequences([encoded[i] for i in rows], pad_id=src_tok.pad_id)
         drawing = None if sampling is None else {**sampling, "seed": sampling.get("seed", 0) + start // batch_size}
         out = _decode_batch(
             fw, model, fw.to_tensor(src, device), tgt_tok, beam_size, max_len, length_penalty_alpha, drawing
         )
-        outputs += [tgt_tok.decode(row.tolist()) for row in fw.to_numpy(out.tokens)]
+        for i, row in zip(rows, fw.to_numpy(out.tokens)):
+            outputs[i] = tgt_tok.decode(row.tolist())  # back in the order of sources
     return outputs
 
 

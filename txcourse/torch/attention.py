@@ -224,7 +224,7 @@ class MultiHeadAttention(nn.Module):
         """K W^K and V W^V split into heads: (B, T_k, D) -> a KVCache of (B, H_kv, T_k, d_k) each."""
         k = self.split_heads(self.w_k(key), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
         v = self.split_heads(self.w_v(value), self.num_kv_heads)  # (B, H_kv, T_k, d_k)
-        return KVCache(k, v)
+        return KVCache(k.contiguous(), v.contiguous())  # copied once: a cached memory is not copied at every step
 
     def _offset(self, cache: Optional[KVCache], memory: bool) -> int:
         """The position of the first query: the number of cached positions (0 without a cache)."""
