@@ -173,20 +173,41 @@ def int8_log_prob_gap(folder: Path, count: int = 1000) -> float:
     )
 
 
-def table(rows: list[dict[str, Any]], count: int) -> str:
-    """The markdown table: numbers/s, ratio to CTranslate2 float32 at the same threads, identical and correct."""
-    reference = {r["threads"]: max(r["rates"]) for r in rows if r["engine"] == "CTranslate2 float32"}
+def table(result: dict[str, Any]) -> str:
+    """The markdown table: numbers/s, ratio to CTranslate2 float32 at the SAME thread count, identical, correct.
+
+    A row marked * ran slower than the same engine at 1 thread: more threads than free cores (a loaded
+    machine). Where the CTranslate2 float32 row itself is marked, its thread count gets no ratios ("n/a"):
+    dividing by a collapsed rate would measure the load, not the engines.
+    """
+    rows = result["rows"]
+    alone = {r["engine"]: max(r["rates"]) for r in rows if r["threads"] == 1}
+    slowed = {
+        (r["engine"], r["threads"]) for r in rows if r["threads"] > 1 and max(r["rates"]) < alone.get(r["engine"], 0)
+    }
+    reference = {
+        r["threads"]: max(r["rates"])
+        for r in rows
+        if r["engine"] == "CTranslate2 float32" and ("CTranslate2 float32", r["threads"]) not in slowed
+    }
     lines = [
-        "| engine | threads | best batch | numbers/s | vs CTranslate2 float32 | identical to txcourse torch | correct |",
+        "| engine | threads | best batch | numbers/s | vs CTranslate2 float32, same threads | identical to txcourse torch "
+        "| correct |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         rate = max(r["rates"])
+        mark = " *" if (r["engine"], r["threads"]) in slowed else ""
+        ratio = f"{rate / reference[r['threads']]:.2f}x" if r["threads"] in reference else "n/a"
         lines.append(
-            f"| {r['engine']} | {r['threads']} | {r['batch']} | {rate:,.0f} | {rate / reference[r['threads']]:.2f}x | "
+            f"| {r['engine']} | {r['threads']} | {r['batch']} | {rate:,.0f}{mark} | {ratio} | "
             f"{100 * r['identical']:.2f}% | {100 * r['correct']:.2f}% |"
         )
-    return "\n".join(lines) + f"\n\n({count:,} numbers; best of the passes; CTranslate2 float32 = 1.00x)"
+    return "\n".join(lines) + (
+        f"\n\n({result['count']:,} numbers; batch sizes swept on the first {result['sweep_inputs']:,} "
+        f"({result.get('batch_sizes', BATCHES)}); best of {result['passes']} pass(es); ratios against CTranslate2 float32 at "
+        "the same thread count, n/a where that row is *; * slower than the same engine at 1 thread)"
+    )
 
 
 def plan(threads: list[int], skip_tf: bool) -> list[tuple[str, int]]:
@@ -223,6 +244,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         "count": args.count,
         "passes": args.passes,
         "sweep_inputs": args.sweep,
+        "batch_sizes": {kind: list(sizes) for kind, sizes in BATCHES.items()},
         "checkpoint": str(
             args.checkpoint.relative_to(ROOT) if args.checkpoint.is_relative_to(ROOT) else args.checkpoint
         ),
@@ -231,6 +253,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
         "rows": rows,
         "beam_alpha_0.6": beam,
         "int8_max_log_prob_gap": gap,
+        "int8_numbers": 200 if args.quick else 1000,
     }
 
 
@@ -262,7 +285,7 @@ def main() -> None:
         print(json.dumps(worker(engine, int(threads), Path(folder), args), ensure_ascii=False))
         return
     result = run_all(args)
-    print(table(result["rows"], args.count))
+    print(table(result))
     beam = result["beam_alpha_0.6"]
     print(
         f"\nbeam 4, alpha 0.6, {beam['count']:,} numbers: the exported model (CTranslate2's hypotheses re-ranked by "
