@@ -84,8 +84,8 @@ HOW_IT_WORKS = """
     has (`tx.positional_encoding`, `tx.scaled_dot_product_attention`, the heads of `tx.MultiHeadAttention`,
     `tx.EncoderLayer`, ...), write it yourself: while your answers are checked, txcourse's version of it
     raises, so code that calls it loses the points (the building blocks an exercise names, such as
-    `tx.MultiHeadAttention` inside your layer, are fine). The tests of a later exercise run with txcourse's versions of the earlier
-    pieces, so one mistake costs points once.
+    `tx.MultiHeadAttention` inside your layer, are fine). The tests of a later exercise run with
+    txcourse's versions of the earlier pieces, so one mistake costs points once.
 
     This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
     The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and
