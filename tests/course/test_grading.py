@@ -649,6 +649,32 @@ def test_committed_labs_are_complete():
                 assert len(tagged) == 1 and "SMOKE = True" in tagged[0].source, name
 
 
+def test_no_lab_sends_hidden_tests_to_the_students_kernel():
+    """Issue 30, item 4: the source notebooks (what nbgrader puts back into the student's test cells when it
+    grades) hold no hidden test, and labs/make_sources.py refuses one: a hidden check is a probe's, compared
+    in the grader's process."""
+    import importlib.util
+
+    for lab in grading.LABS:
+        for fw in grading.FRAMEWORKS:
+            path = LABS / "source" / lab / f"{grading.notebook_name(lab, fw)}.ipynb"
+            assert "HIDDEN TESTS" not in path.read_text(encoding="utf-8"), path
+            assert grading.hidden_test_lines(path) == set(), path
+    spec = importlib.util.spec_from_file_location("make_sources_hidden", LABS / "make_sources.py")
+    make_sources = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_sources)
+    from specs._cells import solution, tests
+
+    cells = [
+        solution("ex", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+        tests("test_f", 1, "assert f() == 1", probe="probe_emit('f', f())"),
+    ]
+    make_sources.check_cells("toy", cells)  # visible tests only: fine
+    hidden = "assert f() == 1\n### BEGIN HIDDEN TESTS\nassert f() > 0\n### END HIDDEN TESTS"
+    with pytest.raises(ValueError, match=r"toy/test_f \(torch\): hidden tests would run in the student's kernel"):
+        make_sources.check_cells("toy", [cells[0], tests("test_f", 1, hidden, probe="probe_emit('f', f())")])
+
+
 def test_checks_helpers():
     assert_close(normal(3, seed=0), normal(3, seed=0), 0.0, "same seed")
     with pytest.raises(AssertionError, match="largest difference"):
