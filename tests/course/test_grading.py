@@ -224,6 +224,9 @@ def toy_grades(tmp_path_factory):
     broken.cells[3].source = "1 / 0"  # raises: g is never defined
     submit("erin", broken)
     submit("frank", text="{ this is not a notebook")
+    shuffled = nbformat.from_dict(source)
+    shuffled.cells = shuffled.cells[::-1]  # every test before the code it tests, in the student's order
+    submit("sam", shuffled)
     (subs / "grace").mkdir()  # nothing submitted
 
     out = root / "grades" / "toy.csv"
@@ -292,6 +295,14 @@ def test_correct_submission_gets_full_marks(toy_grades):
     assert rows["alice"]["failed_tests"] == ""
     feedback = out.parent / rows["alice"]["feedback"]
     assert feedback.is_file() and "test_f" in feedback.read_text()
+
+
+def test_cells_in_another_order_are_graded_in_the_courses_order(toy_grades):
+    """Issue 30, item 1: a permutation of a correct notebook grades as the notebook in place, with a note."""
+    rows, _, _ = toy_grades
+    assert (rows["sam"]["score"], rows["sam"]["status"], rows["sam"]["failed_tests"]) == (5.0, "graded", "")
+    assert "cells put back in the course's order" in rows["sam"]["note"]
+    assert rows["alice"]["note"] == ""  # in place: nothing moved, nothing said
 
 
 def test_endless_loop_costs_only_its_tests(toy_grades):
