@@ -292,12 +292,13 @@ def test_each_probe_starts_from_the_students_definitions_only(capsys):
     moved up changes nothing."""
     master = _toy_master()
     student = copy_notebook(master)
-    student.cells[2].source = "def f(): return 1"
+    # the student's own globals() and dict() do not fool the snapshot nor the restore
+    student.cells[2].source = "def f(): return 1\n\nglobals = lambda: {}\ndict = lambda *a, **k: {}"
     student.cells[4].source = "def g(): return f() + 1"
     student.cells.insert(2, student.cells.pop(5))  # test_b moved right after the setup
     probes = {
         "test_a": "f = lambda: 2  # the grader's own piece, in the student's name\nhelper = 5\nprobe_emit('a', f())",
-        "test_b": "probe_emit('b', g())\nprobe_emit('helper_left', 'helper' in globals())",
+        "test_b": "probe_emit('b', g())\nprobe_emit('helper_left', 'helper' in (lambda: 0).__globals__)",
     }
     nb, positions = probe_notebook(student, master, probes, 3)
     namespace: dict = {}

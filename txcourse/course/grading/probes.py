@@ -174,11 +174,16 @@ def _grading(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 # Taken once after the student's cells: the names every probe starts from. Restored before each probe, in
 # the same namespace object (the student's functions look their globals up there), so that nothing a probe
-# assigns or defines -- a helper, a reference piece put in a student's name -- reaches a later probe.
-SNAPSHOT = "__txprobe_names__ = dict(globals())  # the student's definitions: each probe starts from these"
+# assigns or defines -- a helper, a course piece put in a student's name -- reaches a later probe. The
+# namespace is reached as ``(lambda: 0).__globals__`` and copied with ``{**...}``, no name the student's code
+# could have shadowed (``globals``, ``dict``). A student's code can still undo the restore in its own kernel
+# (an input transformer that drops the line); what stops that from paying is the order: the probes run in
+# the master's order, and a probe that puts course pieces in the student's names (week 3's multi-head probe
+# judges exercise 4 alone) puts in only pieces of earlier exercises, whose probes have run already.
+SNAPSHOT = "__txprobe_names__ = {**(lambda: 0).__globals__}  # the student's definitions: every probe starts from these"
 RESTORE = (
     '(lambda g, s: (g.clear(), g.update(s), g.__setitem__("__txprobe_names__", s)))'
-    "(globals(), __txprobe_names__)  # a fresh namespace: the student's definitions only"
+    "((lambda: 0).__globals__, __txprobe_names__)  # a fresh namespace: the student's definitions only"
 )
 
 
