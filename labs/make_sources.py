@@ -32,7 +32,8 @@ from txcourse.registry import FRAMEWORK_NAMES  # noqa: E402
 
 FRAMEWORKS = FRAMEWORK_NAMES  # subpackage -> name in prose
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+HIDDEN_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")  # none in any lab: hidden checks are the probes'
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", *HIDDEN_MARKERS)
 
 
 def render(source, fw: str, lab: str) -> str:
@@ -86,6 +87,13 @@ def check_cells(lab: str, cells: list[Cell]) -> None:
             # a read-only cell there would make it fail (KeyError in OverwriteCells).
             if previous is None or previous.kind not in ("solution", "tests"):
                 raise ValueError(f"{lab}/{cell.grade_id}: a test cell must follow a solution or test cell")
+        if cell.kind in ("tests", "solution"):
+            for fw in FRAMEWORKS:
+                if any(m in render(cell.source, fw, lab) for m in HIDDEN_MARKERS):
+                    raise ValueError(
+                        f"{lab}/{cell.grade_id} ({fw}): hidden tests would run in the student's kernel, which can "
+                        f"read and print them; put the check in the cell's probe (the grader compares its values)"
+                    )
         if cell.kind == "solution":
             for fw in FRAMEWORKS:
                 if "### BEGIN SOLUTION" not in render(cell.source, fw, lab):

@@ -224,6 +224,9 @@ def toy_grades(tmp_path_factory):
     broken.cells[3].source = "1 / 0"  # raises: g is never defined
     submit("erin", broken)
     submit("frank", text="{ this is not a notebook")
+    shuffled = nbformat.from_dict(source)
+    shuffled.cells = shuffled.cells[::-1]  # every test before the code it tests, in the student's order
+    submit("sam", shuffled)
     (subs / "grace").mkdir()  # nothing submitted
 
     out = root / "grades" / "toy.csv"
@@ -292,6 +295,14 @@ def test_correct_submission_gets_full_marks(toy_grades):
     assert rows["alice"]["failed_tests"] == ""
     feedback = out.parent / rows["alice"]["feedback"]
     assert feedback.is_file() and "test_f" in feedback.read_text()
+
+
+def test_cells_in_another_order_are_graded_in_the_courses_order(toy_grades):
+    """Issue 30, item 1: a permutation of a correct notebook grades as the notebook in place, with a note."""
+    rows, _, _ = toy_grades
+    assert (rows["sam"]["score"], rows["sam"]["status"], rows["sam"]["failed_tests"]) == (5.0, "graded", "")
+    assert "cells put back in the course's order" in rows["sam"]["note"]
+    assert rows["alice"]["note"] == ""  # in place: nothing moved, nothing said
 
 
 def test_endless_loop_costs_only_its_tests(toy_grades):
@@ -647,6 +658,32 @@ def test_committed_labs_are_complete():
             if lab in grading.TRAINING_LABS:
                 tagged = [c for c in source.cells if "parameters" in c.metadata.get("tags", [])]
                 assert len(tagged) == 1 and "SMOKE = True" in tagged[0].source, name
+
+
+def test_no_lab_sends_hidden_tests_to_the_students_kernel():
+    """Issue 30, item 4: the source notebooks (what nbgrader puts back into the student's test cells when it
+    grades) hold no hidden test, and labs/make_sources.py refuses one: a hidden check is a probe's, compared
+    in the grader's process."""
+    import importlib.util
+
+    for lab in grading.LABS:
+        for fw in grading.FRAMEWORKS:
+            path = LABS / "source" / lab / f"{grading.notebook_name(lab, fw)}.ipynb"
+            assert "HIDDEN TESTS" not in path.read_text(encoding="utf-8"), path
+            assert grading.hidden_test_lines(path) == set(), path
+    spec = importlib.util.spec_from_file_location("make_sources_hidden", LABS / "make_sources.py")
+    make_sources = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_sources)
+    from specs._cells import solution, tests
+
+    cells = [
+        solution("ex", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+        tests("test_f", 1, "assert f() == 1", probe="probe_emit('f', f())"),
+    ]
+    make_sources.check_cells("toy", cells)  # visible tests only: fine
+    hidden = "assert f() == 1\n### BEGIN HIDDEN TESTS\nassert f() > 0\n### END HIDDEN TESTS"
+    with pytest.raises(ValueError, match=r"toy/test_f \(torch\): hidden tests would run in the student's kernel"):
+        make_sources.check_cells("toy", [cells[0], tests("test_f", 1, hidden, probe="probe_emit('f', f())")])
 
 
 def test_checks_helpers():

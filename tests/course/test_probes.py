@@ -19,6 +19,8 @@ nbformat = pytest.importorskip("nbformat")
 
 from txcourse.course.grading.probes import (  # noqa: E402
     PREAMBLE,
+    RESTORE,
+    SNAPSHOT,
     compare,
     load_probes,
     probe_notebook,
@@ -119,8 +121,10 @@ def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_pr
         "x = 3  # a cell of their own",
         "plot(f)  # a course cell the probes do not need, edited",  # not the skipped source: it runs
     ]
-    assert sources[5] == "PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 5
-    assert sources[6] == "PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 6
+    assert sources[5] == SNAPSHOT  # the student's definitions, taken once
+    assert sources[6] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 6
+    assert sources[7] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 7
+    assert len(sources) == 8
     assert not any("pass  # emptied test" in s or "assert" in s for s in sources)
     assert all(c.cell_type == "code" for c in nb.cells)  # the markdown left out
 
@@ -229,3 +233,144 @@ def test_every_probe_passes_the_solution_and_fails_the_blank_notebook(lab, fw, t
     blank = _probe_run(lab, fw, ROOT / "labs" / "release" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
     verdicts = compare(blank, reference)
     assert all(verdicts.values()), f"probes the blank notebook passes: {[g for g, w in verdicts.items() if not w]}"
+
+
+def _meta(grade_id, **kw):
+    return {"nbgrader": {"grade_id": grade_id, **kw}}
+
+
+def _toy_master():
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# title", id="cell-00"),
+            new_code_cell("import numpy as np", id="setup", metadata=_meta("setup", locked=True)),
+            new_code_cell("def f(): ...", id="ex1", metadata=_meta("ex1", solution=True)),
+            new_code_cell("assert f() == 1", id="test_a", metadata=_meta("test_a", grade=True, locked=True, points=1)),
+            new_code_cell("def g(): ...", id="ex2", metadata=_meta("ex2", solution=True)),
+            new_code_cell("assert g() == 2", id="test_b", metadata=_meta("test_b", grade=True, locked=True, points=1)),
+            new_code_cell("print(f(), g())", id="cell-06"),
+        ]
+    )
+
+
+def test_cells_go_back_to_the_masters_order():
+    import random
+
+    from txcourse.course.grading.submissions import in_master_order
+
+    master = _toy_master()
+    honest = copy_notebook(master)
+    assert not in_master_order(honest, master)  # in place: nothing moves
+    assert [c.id for c in honest.cells] == [c.id for c in master.cells]
+    rng = random.Random(0)
+    for _ in range(20):  # any permutation comes back to the master's order
+        shuffled = copy_notebook(master)
+        rng.shuffle(shuffled.cells)
+        in_master_order(shuffled, master)
+        assert [c.id for c in shuffled.cells] == [c.id for c in master.cells]
+    moved = copy_notebook(master)
+    test_b = moved.cells.pop(5)
+    moved.cells.insert(2, test_b)  # the second test moved up, right after the setup
+    from nbformat.v4 import new_code_cell
+
+    moved.cells.insert(5, new_code_cell("helper = 1  # the student's own cell, after their ex1", id="mine"))
+    assert in_master_order(moved, master)
+    assert [c.id for c in moved.cells] == ["cell-00", "setup", "ex1", "test_a", "mine", "ex2", "test_b", "cell-06"]
+
+
+def copy_notebook(nb):
+    import copy
+
+    return copy.deepcopy(nb)
+
+
+def test_each_probe_starts_from_the_students_definitions_only(capsys):
+    """The probe notebook run cell by cell in one namespace (as a kernel runs it): a probe that puts its own
+    function in a student's name, or defines a helper, leaves nothing for the next probe, and a test cell
+    moved up changes nothing."""
+    master = _toy_master()
+    student = copy_notebook(master)
+    # the student's own globals() and dict() do not fool the snapshot nor the restore
+    student.cells[2].source = "def f(): return 1\n\nglobals = lambda: {}\ndict = lambda *a, **k: {}"
+    student.cells[4].source = "def g(): return f() + 1"
+    student.cells.insert(2, student.cells.pop(5))  # test_b moved right after the setup
+    probes = {
+        "test_a": "f = lambda: 2  # the grader's own piece, in the student's name\nhelper = 5\nprobe_emit('a', f())",
+        "test_b": "probe_emit('b', g())\nprobe_emit('helper_left', 'helper' in (lambda: 0).__globals__)",
+    }
+    nb, positions = probe_notebook(student, master, probes, 3)
+    namespace: dict = {}
+    outputs = []
+    for cell in nb.cells:
+        exec(compile(cell.source, "<cell>", "exec"), namespace)  # noqa: S102 - the course's own cells
+        outputs.append(capsys.readouterr().out)
+    executed = _executed(outputs)
+    got = read_probe_outputs(executed, positions)
+    assert float(got["test_a"]["a"][1]) == 2.0  # the probe's own f, inside the probe
+    assert float(got["test_b"]["b"][1]) == 2.0  # the student's g with the student's f, not the probe's
+    assert not bool(got["test_b"]["helper_left"][1])
+    assert list(positions) == ["test_a", "test_b"]  # the master's order, not the student's
+
+
+def _week3_student(fw, written, move_multi_head, delete=()):
+    """A week-3 notebook: the release version with the solutions of ``written`` (grade ids) filled in from the
+    source and the cells of ``delete`` removed; ``move_multi_head``: Exercise 4's test cell moved up right
+    after the setup (issue 30)."""
+    lab = "week3_attention"
+    source = nbformat.read(ROOT / "labs" / "source" / lab / f"{lab}_{fw}.ipynb", as_version=4)
+    student = nbformat.read(ROOT / "labs" / "release" / lab / f"{lab}_{fw}.ipynb", as_version=4)
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if "nbgrader" in c.metadata}
+    for cell in student.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in written:
+            lines = solutions[grade_id].splitlines()
+            cell.source = "\n".join(
+                line for line in lines if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
+            )
+    student.cells = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in delete]
+    if move_multi_head:
+        ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in student.cells]
+        test = student.cells.pop(ids.index("test_multi_head_attention"))
+        student.cells.insert(ids.index("setup") + 1, test)
+    return student
+
+
+@pytest.mark.timeout(900)
+def test_week3_moved_cell_and_permutations_give_the_scores_in_place(tmp_path):
+    """Issue 30: with Exercise 4's test cell moved up and exercises 1 and 3 not written, the probes passed every
+    test (the multi-head probe left the grader's pieces in the student's names). Now the moved notebook gets
+    the verdicts of the same notebook in place (only what it wrote), and a shuffled honest notebook passes all."""
+    import random
+
+    pytest.importorskip("torch")
+    lab, fw, seed = "week3_attention", "torch", 20261127
+    everything = ("scaled_dot_product_attention", "masks", "heads", "multi_head_attention")
+    honest = _week3_student(fw, everything, False)
+    shuffled = copy_notebook(honest)
+    random.Random(1).shuffle(shuffled.cells)
+    attack_ids = ("masks", "multi_head_attention")  # exercises 2 and 4 written, 1 and 3 not (deleted)
+    unwritten = ("scaled_dot_product_attention", "heads")
+    runs = {}
+    for name, nb in (
+        ("honest", honest),
+        ("shuffled", shuffled),
+        ("attack in place", _week3_student(fw, attack_ids, False, unwritten)),
+        ("attack moved", _week3_student(fw, attack_ids, True, unwritten)),
+    ):
+        path = tmp_path / f"{name.replace(' ', '_')}.ipynb"
+        nbformat.write(nb, path)
+        runs[name] = _probe_run(lab, fw, path, seed, tmp_path)
+    reference = _probe_run(lab, fw, ROOT / "labs" / "source" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
+    verdicts = {name: {g: bool(why) for g, why in compare(got, reference).items()} for name, got in runs.items()}
+    assert not any(verdicts["honest"].values()), compare(runs["honest"], reference)
+    assert verdicts["shuffled"] == verdicts["honest"]
+    failed = sorted(g for g, bad in verdicts["attack moved"].items() if bad)
+    assert verdicts["attack moved"] == verdicts["attack in place"], failed
+    assert failed == [
+        "test_attention_mask",
+        "test_attention_matches_reference",
+        "test_attention_notes_example",
+        "test_heads",
+    ]  # exercises 1 and 3, not written: their points lost; exercises 2 and 4 kept

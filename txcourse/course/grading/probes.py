@@ -6,11 +6,12 @@ Python can make that kernel report anything (an input transformer that blanks th
 *probe* (``tests(..., probe=...)`` in ``labs/specs``; ``labs/make_sources.py`` writes them to
 ``labs/probes/<lab>.json``, which is never released nor bound into the sandbox):
 
-1. :func:`probe_notebook` builds a notebook from the student's: their code cells as they are (the
-   locked ones restored from the master copy), each graded test cell replaced by its probe, a probe
-   whose test cell was deleted added at the end. A probe calls the student's definitions on inputs
-   drawn from ``PROBE_SEED``, a number the grader draws afresh for each run, and prints plain arrays
-   (``probe_emit(key, value, tol)``: ``np.save`` bytes in base64, one line each).
+1. :func:`probe_notebook` builds a notebook from the student's: their code cells in the *master's*
+   order of cells (the locked ones restored from the master copy, the test cells left out), then each
+   probe in a namespace of its own, restored from a snapshot of the student's definitions (so no
+   probe's helpers reach a later probe or the student's names), in the master's order. A probe calls
+   the student's definitions on inputs drawn from ``PROBE_SEED``, a number the grader draws afresh for
+   each run, and prints plain arrays (``probe_emit(key, value, tol)``: ``np.save`` bytes in base64, one line each).
 2. It runs in a sandboxed kernel of its own in which ``txcourse`` is a redacted copy
    (:func:`redacted_package`): the functions and methods the lab asks the student to write raise
    there (no source, no ``__pycache__``), so "write it yourself" holds whatever the student's code does.
@@ -171,15 +172,51 @@ def _grading(cell: Mapping[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+# Taken once after the student's cells: the names every probe starts from. Restored before each probe, in
+# the same namespace object (the student's functions look their globals up there), so that nothing a probe
+# assigns or defines -- a helper, a course piece put in a student's name -- reaches a later probe. The
+# namespace is reached as ``(lambda: 0).__globals__`` and copied with ``{**...}``, no name the student's code
+# could have shadowed (``globals``, ``dict``). A student's code can still undo the restore in its own kernel
+# (an input transformer that drops the line); what stops that from paying is the order: the probes run in
+# the master's order, and a probe that puts course pieces in the student's names (week 3's multi-head probe
+# judges exercise 4 alone) puts in only pieces of earlier exercises, whose probes have run already.
+SNAPSHOT = "__txprobe_names__ = {**(lambda: 0).__globals__}  # the student's definitions: every probe starts from these"
+RESTORE = (
+    '(lambda g, s: (g.clear(), g.update(s), g.__setitem__("__txprobe_names__", s)))'
+    "((lambda: 0).__globals__, __txprobe_names__)  # a fresh namespace: the student's definitions only"
+)
+
+
+def _course_cells(student: Any, master: Any, locked: Mapping[str, str], probes: Mapping[str, str]) -> list[str]:
+    """The sources of the student's code cells in the master's order (a locked cell with the master's
+    source), without the test cells: those of probes run later, the others not at all."""
+    from txcourse.course.grading.submissions import in_master_order
+
+    ordered = copy.deepcopy(student)
+    in_master_order(ordered, master)
+    sources = []
+    for cell in ordered.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = _grading(cell)
+        grade_id = meta.get("grade_id")
+        if meta.get("grade") and (grade_id in probes or grade_id in locked):
+            continue
+        sources.append(locked.get(grade_id, cell.source) if meta.get("locked") else cell.source)
+    return sources
+
+
 def probe_notebook(
     student: Any, master: Any, probes: Mapping[str, str], seed: int, skip: frozenset[str] = frozenset()
 ) -> tuple[Any, dict[str, int]]:
-    """The notebook whose run checks the student's answers: :data:`PREAMBLE`, then the student's code
-    cells in their order (a locked cell of the master, matched by grade id, with the master's source), each
-    graded test cell replaced by its probe (``PROBE_SEED = seed`` first), and at the end the probes of
-    test cells the student deleted. Markdown and raw cells are left out, and so is a cell whose source is
-    exactly one of ``skip`` (course cells the probes do not need: a training run, a plot). Returns the
-    notebook and grade id -> index of its probe cell."""
+    """The notebook whose run checks the student's answers: :data:`PREAMBLE`; the student's code cells in
+    the *master's* order (:func:`~txcourse.course.grading.submissions.in_master_order`; a locked cell of
+    the master, matched by grade id, with the master's source), without the test cells; :data:`SNAPSHOT`;
+    then one cell per probe, in the order of the master's test cells, each starting with :data:`RESTORE`
+    (the names of the snapshot, nothing a probe left) and ``PROBE_SEED = seed``. A probe whose test cell the
+    student deleted or moved runs all the same, in its place. Markdown and raw cells are left out, and so
+    is a cell whose source is exactly one of ``skip`` (course cells the probes do not need: a training
+    run, a plot). Returns the notebook and grade id -> index of its probe cell."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -189,29 +226,14 @@ def probe_notebook(
         if c.cell_type == "code" and _grading(c).get("locked") and _grading(c).get("grade_id")
     }
     cells = [new_code_cell(PREAMBLE)]
+    cells += [new_code_cell(source) for source in _course_cells(student, master, locked, probes) if source not in skip]
+    cells.append(new_code_cell(SNAPSHOT))
+    order = [_grading(c).get("grade_id") for c in master.cells if _grading(c).get("grade_id") in probes]
     positions: dict[str, int] = {}
-
-    def add_probe(grade_id: str) -> None:
-        positions[grade_id] = len(cells)
-        cells.append(new_code_cell(f"PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
-
-    for cell in student.cells:
-        if cell.cell_type != "code":
-            continue
-        meta = _grading(cell)
-        grade_id = meta.get("grade_id")
-        if meta.get("grade") and grade_id in probes:
-            if grade_id not in positions:
-                add_probe(grade_id)
-            continue
-        if meta.get("grade") and grade_id in locked:
-            continue  # a test cell without a probe: nothing of it runs here
-        source = locked.get(grade_id, cell.source) if meta.get("locked") else cell.source
-        if source not in skip:
-            cells.append(new_code_cell(source))
-    for grade_id in probes:
+    for grade_id in [*order, *probes]:
         if grade_id not in positions:
-            add_probe(grade_id)
+            positions[grade_id] = len(cells)
+            cells.append(new_code_cell(f"{RESTORE}\nPROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
     nb = new_notebook(cells=cells, metadata=copy.deepcopy(dict(master.metadata)))
     nbformat.validate(nb)
     return nb, positions
@@ -268,10 +290,12 @@ def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[st
         problem = ""
         if set(got) != set(expected):
             missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
-            problem = f"printed {sorted(got)}, expected {sorted(expected)}" + (
+            # the expected keys are the course's; the student's own keys are counted, never echoed (a key
+            # is text the student's code chose: it must not carry anything into the note or the feedback)
+            problem = f"printed {len(got)} value(s), expected {sorted(expected)}" + (
                 f" (missing {missing})" if missing else ""
             )
-            problem += f" (unexpected {extra})" if extra else ""
+            problem += f" ({len(extra)} unexpected)" if extra else ""
         for key, (tol, want) in expected.items():
             if problem:
                 break
