@@ -19,7 +19,6 @@ LONG_FUNCTIONS = {
     # the grading pipeline, restructured together with the red-team issue (intake -> masters -> dispatch -> collect)
     "course/grading/grade.py::grade_submissions",
     "course/grading/workspace.py::grade_one",
-    "course/grading/sandbox.py::kernel_argv",
     # teaching code: the tiled (flash) attention loop reads as one algorithm, as in the paper
     "torch/tiled.py::tiled_attention",
     "tf/tiled.py::tiled_attention",

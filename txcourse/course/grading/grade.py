@@ -31,6 +31,7 @@ from txcourse.course.grading.sandbox import (
     find_bwrap,
     parse_size,
 )
+from txcourse.course.grading.sanitize import csv_row, failure_reasons
 from txcourse.course.grading.submissions import (
     STUDENT_ID,
     TOOL_FOLDERS,
@@ -182,7 +183,8 @@ def grade_submissions(
     if not students:
         raise ValueError(f"{submissions} holds no student folders (expected <student>/{lab}_torch.ipynb ...)")
     notebooks = sorted(p.stem for p in (labs_dir / "source" / lab).glob("*.ipynb"))
-    box = Sandbox(find_bwrap(bwrap_path), memory_bytes) if sandbox else None
+    cores = max(1.0, (os.cpu_count() or 1) / jobs)  # each sandbox's CPU quota: an equal share (issue 30)
+    box = Sandbox(find_bwrap(bwrap_path), memory_bytes, cpus=cores) if sandbox else None
     if box is not None and len(tempfile.gettempdir()) > 60:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5 < 108 bytes
         raise ValueError(
             f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
@@ -347,7 +349,7 @@ def grade_submissions(
             except Exception as error:  # noqa: BLE001 - report it with the submission, grade the others
                 result = {"status": f"error: {type(error).__name__}: {str(error).splitlines()[0][:200]}"}
             html = result.pop("html", None)
-            failures = result.pop("probe_failures", {})
+            failures = failure_reasons(result.pop("probe_failures", {}))  # cleaned, cut (issue 30)
             if failures:
                 checked = "checked outside the notebook: " + "; ".join(f"{g}: {w}" for g, w in failures.items())
                 result["note"] = "; ".join(n for n in (task.note, checked) if n)
@@ -396,7 +398,7 @@ def grade_submissions(
         with open(out_csv, "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows(csv_row(r, CSV_FIELDS) for r in rows)  # no control characters (issue 30)
         say(f"wrote {out_csv} ({len(rows)} rows)")
     except BaseException:
         groups.kill_all()
@@ -417,6 +419,7 @@ def add_verdict_banner(html: Path, failures: dict[str, str], result: dict[str, A
     notebook failed, and the score that counts (the page's own cell scores are nbgrader's)."""
     import html as html_lib
 
+    failures = failure_reasons(failures)  # issue 30: no control characters, each reason cut
     rows = "".join(f"<li><code>{html_lib.escape(g)}</code>: {html_lib.escape(w)}</li>" for g, w in failures.items())
     banner = (
         '<div style="border:2px solid #b00;padding:8px;margin:8px"><b>Checked outside your notebook</b>: '

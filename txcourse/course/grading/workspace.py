@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import txcourse
-from txcourse.course.grading.nbgrader_run import last_error, read_scores, run_tool
+from txcourse.course.grading.nbgrader_run import last_error, oversized_outputs, read_scores, run_tool
 from txcourse.course.grading.sandbox import ProcessGroups, Sandbox, write_kernelspec
 from txcourse.course.grading.verdict import (
     MAX_PROBE_OUT,
@@ -196,11 +196,17 @@ def grade_one(
         for folder in (scratch, probe_scratch):  # what the student's code left: never read, thrown away
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+        if runtime_root is not None:  # the runtime folders (connection files, sockets), emptied: issue 30
+            for name in (tag, f"{tag}p"):
+                shutil.rmtree(runtime_root / name, ignore_errors=True)
     scores = read_scores(ws, lab, task.student)
     score = scores.get(task.name)
     out: dict[str, Any] = {"seconds": run.seconds}
+    too_big = oversized_outputs(ws, lab, task.student)  # issue 30: nothing over its cap is read
     if run.timed_out:
         out["status"] = f"timeout: the notebook ran past --notebook-timeout {notebook_timeout} s"
+    elif too_big:
+        out["status"] = f"error: {too_big}"
     elif score is None:
         out["status"] = "error: nbgrader could not grade it: " + last_error(task.log)
     else:
@@ -239,12 +245,15 @@ def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool, p
     if feedback:
         steps.append(("generate_feedback", lambda: api.generate_feedback(lab, student, force=True)))
     for name, step in steps:
+        if oversized_outputs(Path(os.getcwd()), lab, student):  # issue 30: not loaded, 0 points (grade_one)
+            print(f"[txcourse.course.grading] {oversized_outputs(Path(os.getcwd()), lab, student)}", flush=True)
+            return 1
         print(f"[txcourse.course.grading] nbgrader {name} {lab} --student={student}", flush=True)
         result = step()
         print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
         if not result.get("success"):
             return 1
-    if probe:
+    if probe and not oversized_outputs(Path(os.getcwd()), lab, student):
         print(f"[txcourse.course.grading] probes {lab} --student={student}", flush=True)
         run_student_probes(Path(os.getcwd()), cell_timeout)
     return 0
