@@ -157,10 +157,15 @@ def empty_folder(folder: str) -> None:
             os.unlink(path)
 
 
+_ESCAPED = [chr(c) for c in range(32)] + ['"', "\\"]  # written as \u00XX (or \n, \", \\) in a notebook file
+
+
 def output_chars(content: Any, depth: int = 0) -> int:
-    """Characters in a message's content: the length of every string in it (keys too), 8 per other value."""
+    """Bytes a message's content takes in a notebook file, about: every string in it (keys too) in UTF-8
+    with JSON's escapes (a control character 6 bytes), 8 per other value."""
     if isinstance(content, str):
-        return len(content)
+        size = len(content) if content.isascii() else len(content.encode("utf-8", "surrogatepass"))
+        return size + 5 * sum(content.count(c) for c in _ESCAPED[:32]) + sum(content.count(c) for c in _ESCAPED[32:])
     if isinstance(content, dict) and depth < 8:
         return sum(len(str(k)) + output_chars(v, depth + 1) for k, v in content.items())
     if isinstance(content, (list, tuple)) and depth < 8:
