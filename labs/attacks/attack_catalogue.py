@@ -314,7 +314,7 @@ ATTACKS = [
     ),
     Attack(
         "bloated_notebook",
-        "a 40 MB comment and 32 MB of escaped output: the autograded notebook is over its cap, never loaded",
+        "a 40 MB comment and 32 MB of output: the autograded notebook is over its cap, never loaded",
         "error",
         layout="bloated",
     ),

@@ -8,11 +8,11 @@ nbclient gives up waiting for the cell's last output and raises, and the whole n
 
 :class:`RestartingExecute` waits ``iopub_timeout`` seconds after the interrupt; when the kernel has
 still not answered, it restarts the kernel (killing what runs in it and in its sandbox) and records a
-``CellTimeoutError`` on that cell. The kernel's runtime folder (connection file and sockets) is the one
-folder besides its scratch folder that a sandboxed kernel can write, and starting a kernel writes the
-connection file there, unconfined: with ``sandboxed_runtime`` set (the grader's workspaces set it), the
-folder is emptied after the old kernel is dead and before the new one starts, removing without following
-whatever the student's code left there (a symlink named like the connection file would otherwise be
+``CellTimeoutError`` on that cell. The kernel's runtime folder (connection file and sockets) is read-only
+inside the sandbox (the launcher makes the sockets), and starting a kernel writes the connection file there,
+unconfined: with ``sandboxed_runtime`` set (the grader's workspaces set it), the folder is still emptied
+after the old kernel is dead and before the new one starts, removing without following whatever is there
+(should anything of the student's ever get there, a symlink named like the connection file would otherwise be
 written through). The cells after it run in the fresh kernel, where what the earlier
 cells defined is gone: the tests after the hung cell fail, the tests before it keep their points.
 Standard nbgrader otherwise; ``labs/nbgrader_config.py`` puts it in place of nbgrader's Execute.
@@ -127,7 +127,15 @@ class RestartingExecute(Execute):
             return None
         return {**msg, "msg_type": kind, "header": {**msg["header"], "msg_type": kind}, "content": content}
 
+    async def _async_handle_timeout(self, timeout, cell=None):
+        self.raise_on_iopub_timeout = self._raise_on_iopub  # the cell timed out: nbgrader's handling
+        return await super()._async_handle_timeout(timeout, cell)
+
     async def _async_poll_for_reply(self, msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive):
+        # A cell that replied in time but whose last IOPub messages were lost (a frame over max_message drops
+        # the connection, and what the kernel sends meanwhile) keeps its reply: only a cell that timed out
+        # raises on the IOPub timeout (nbgrader's raise_on_iopub_timeout), which restarts its kernel below.
+        self._raise_on_iopub, self.raise_on_iopub_timeout = self.raise_on_iopub_timeout, False
         try:
             return await super()._async_poll_for_reply(
                 msg_id, cell, timeout, task_poll_output_msg, task_poll_kernel_alive
@@ -135,6 +143,8 @@ class RestartingExecute(Execute):
         except CellTimeoutError as error:
             if "IOPub" not in str(error) or not self.interrupt_on_timeout:
                 raise  # not the interrupted cell that never went idle
+        finally:
+            self.raise_on_iopub_timeout = self._raise_on_iopub
         self.log.error("The kernel ignored the interrupt: restarting it")
         task_poll_kernel_alive.cancel()
         task_poll_output_msg.cancel()

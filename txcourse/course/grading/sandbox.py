@@ -9,8 +9,10 @@ sandbox (:meth:`Sandbox.kernel_argv`):
 
 - sees a new, empty root with, read-only, only the system (``/usr`` and the ``/bin``, ``/lib``
   links, a few files of ``/etc``, the CPU list of ``/sys``), the Python installation and virtual
-  environment, and the ``txcourse`` package folder; the folder of its connection file is the only
-  writable host folder. Its working folder (at the path of the autograded notebook's folder) is a
+  environment, the ``txcourse`` package folder and the folder of its connection file (the runtime
+  folder: the launcher makes the kernel's Unix sockets there and passes them in as open file
+  descriptors, so no host folder is writable inside: a ``posix_fallocate`` there fails at 0 bytes).
+  Its working folder (at the path of the autograded notebook's folder) is a
   private, size-limited tmpfs (``WORK_SIZE``), thrown away with the sandbox: nothing the student's
   code writes or plants there (a symlink, a 5 GB file) reaches the host folder nbgrader writes
   into; ``/tmp`` and ``/dev/shm`` are small private tmpfs too. The instructor's course
@@ -24,18 +26,27 @@ sandbox (:meth:`Sandbox.kernel_argv`):
   (:data:`_LAUNCH`): where this process may make cgroups (:func:`cgroup_parents`: cgroup v1
   ``memory`` and ``pids`` controllers, or a cgroup v2 subtree delegated with both), the whole sandbox
   gets one: ``--memory`` bytes for all its processes together (tmpfs pages included) and at most
-  ``processes`` tasks (threads count); always ``RLIMIT_AS`` (``--memory`` per process: a 20 GB
+  ``processes`` tasks (threads count), and, where the ``cpu`` controller is there too, a quota of
+  ``cpus`` cores (``txcourse grade`` gives each an equal share: cores / ``--jobs``); without it each
+  sandbox is pinned to its share of the cores (an affinity, which the student's code can undo:
+  :mod:`~txcourse.course.grading.cgroups`). Always ``RLIMIT_AS`` (``--memory`` per process: a 20 GB
   allocation is a clean ``MemoryError``) and ``RLIMIT_FSIZE`` (largest file). Without a usable
   cgroup the memory limit is per process only and the process count is ``RLIMIT_NPROC``, which
-  Linux does not enforce for root (:func:`confinement` says which holds);
+  Linux does not enforce for root (:func:`confinement` says which holds). The kernel's own stdout
+  and stderr (its file descriptors 1 and 2, which ipykernel keeps a copy of) are a pipe to a drain
+  outside the sandbox that passes ``KERNEL_LOG_CAP`` bytes per kernel to the log and discards the rest;
 - has a clean environment, bwrap's own included: ``bwrap`` is executed with only ``PATH`` and the
   run's marker (inside, ``/proc/1/environ`` is bwrap's), the kernel with the variables of
   ``_PASS_ENV`` (``--clearenv``, ``--setenv``); no grader variable (a token) is visible inside;
-- caps what a cell prints (:data:`_KERNEL_BOOT`, run in the kernel before ipykernel starts): past
-  ``OUTPUT_CAP`` characters of stdout and stderr in one cell (Python's writes and the file
-  descriptors' alike) the rest is dropped with one line saying so, before it is sent to nbgrader,
-  so a cell printing 1 GiB cannot grow the grader. A student who rewrites ipykernel's classes can
-  lift that cap; it only bounds what the grader holds, never a score.
+- caps what a cell sends (:data:`_KERNEL_BOOT`, run in the kernel before ipykernel starts): past
+  ``OUTPUT_CAP`` characters of output in one cell (stdout and stderr, Python's writes and the file
+  descriptors' alike, results and displays) the rest is dropped with one line saying so, before it is
+  sent to nbgrader; a result or display over the cap becomes that line. A student who rewrites
+  ipykernel's classes can lift that cap; the grader's own caps then hold
+  (:class:`~txcourse.course.grading.execute.RestartingExecute`: no message frame over ``max_message``
+  bytes, at most ``cell_output_cap`` per cell and ``notebook_output_cap`` per notebook), and the files
+  the workspace writes are size-checked before they are loaded
+  (:func:`~txcourse.course.grading.nbgrader_run.oversized_outputs`).
 
 :class:`ProcessGroups` keeps track of every process group started for a grading run and of a
 marker in their environment, so an interrupted run can end them all (:meth:`ProcessGroups.kill_all`).
