@@ -301,12 +301,13 @@ ATTACKS = [
     ),
     Attack(
         "cpu_hog",
-        "200 busy processes (each sandbox has its share of the cores: a neighbour's cells stay on time)",
+        "200 busy processes, a session each (each sandbox has its share of the cores: a neighbour stays on time)",
         "zero",
         cell=(
             "import os, time\n"
             "for _ in range(200):\n"
             "    if os.fork() == 0:\n"
+            "        os.setsid()\n"
             "        while True:\n"
             "            pass\n"
             "time.sleep(10)"

@@ -25,7 +25,9 @@ notebook all of them, every feedback page is small, the log of ``fdwriter`` is u
 process grows past :data:`WORKSPACE_PEAK` (nor, but the bloater's, past :data:`HONEST_TIMES` the honest one's),
 and the disk loses less than 1 GiB.
 
-``test_cpu_quota_keeps_the_neighbour_on_time``: a notebook that starts 200 busy processes graded beside one
+``test_cpu_quota_keeps_the_neighbour_on_time``: a notebook that starts 200 busy processes (each in a session
+of its own: Linux's scheduler autogroups share the CPU between sessions, so without that 200 processes in
+the sandbox's one session would be one share among others, cgroup or not) graded beside one
 whose ``f`` cell needs 3 s of CPU within a 30 s cell timeout (interrupted, ``f`` is never defined): the
 neighbour keeps full marks because each
 sandbox has its equal share of the cores (cgroup cpu quota, or the affinity fallback).
@@ -241,6 +243,7 @@ CPU_HOG = """
 import os, time
 for _ in range(200):
     if os.fork() == 0:
+        os.setsid()  # a session each: Linux's autogroups would otherwise share the CPU by session, not process
         while True:
             pass
 time.sleep(20)
