@@ -174,3 +174,40 @@ def test_the_sandbox_gets_its_cpu_quota_and_its_log_cap(tmp_path):
         b"[txcourse grade: kernel log cut at 65536 bytes]\n"
     )
     assert json.loads(json.dumps(box._launch_settings({})))["cgroups"] == []  # no marker: no cgroup
+
+
+def test_the_grader_caps_outputs_keeps_errors_and_results(monkeypatch):
+    """RestartingExecute (nbgrader's side): past the cell's cap one note, then nothing; an error is kept
+    (shortened: it fails the test cell); a result stays a result; the notebook's cap holds across cells."""
+    from nbformat.v4 import new_code_cell
+
+    from txcourse.course.grading.execute import OUTPUT_CUT, RestartingExecute
+
+    client = RestartingExecute(cell_output_cap=1000, notebook_output_cap=2500)
+    client.reset_execution_trackers()
+    client.clear_before_next_output = False  # set by nbclient when it starts a cell
+
+    def msg(kind, content):
+        return {"msg_type": kind, "header": {"msg_type": kind}, "parent_header": {"msg_id": "m"}, "content": content}
+
+    def stream(n):
+        return msg("stream", {"name": "stdout", "text": "s" * n})
+
+    cell = new_code_cell("")
+    for _ in range(3):
+        client.process_message(stream(400), cell, 0)
+    client.process_message(msg("display_data", {"data": {"text/plain": "d" * 5000}, "metadata": {}}), cell, 0)
+    client.process_message(
+        msg("execute_result", {"data": {"text/plain": "r" * 5000}, "metadata": {}, "execution_count": 1}), cell, 0
+    )
+    client.process_message(msg("error", {"ename": "E" * 9000, "evalue": "v", "traceback": ["t" * 9000] * 50}), cell, 0)
+    kinds = [o.output_type for o in cell.outputs]
+    assert kinds == ["stream", "stream", "stream", "execute_result", "error"], kinds
+    assert cell.outputs[2].text.startswith("[txcourse grade: output cut by the grader")
+    assert cell.outputs[3].data == {"text/plain": OUTPUT_CUT.format(cell=1000, notebook=2500)}
+    error = cell.outputs[4]
+    assert len(error.ename) == 4000 and len(error.traceback) == 21 and "output cut" in error.traceback[-1]
+    other = new_code_cell("")  # the next cell: its own cap, but the kept error spent the notebook's
+    client.process_message(stream(900), other, 1)
+    client.process_message(stream(900), other, 1)
+    assert [o.text[:40] for o in other.outputs] == ["[txcourse grade: output cut by the grade"]
