@@ -281,8 +281,8 @@ def test_oversized_outputs_names_the_file_over_its_cap(tmp_path):
     assert nbgrader_run.oversized_outputs(tmp_path, "lab", "s") == ""
     with open(graded / "lab_torch.ipynb", "wb") as f:
         f.truncate(nbgrader_run.GRADED_CAP + 1)  # sparse: no disk used
-    assert nbgrader_run.oversized_outputs(tmp_path, "lab", "s").startswith("the autograded notebook is 64 MB")
+    assert nbgrader_run.oversized_outputs(tmp_path, "lab", "s").startswith("the autograded notebook is 64.0 MB")
     (graded / "lab_torch.ipynb").unlink()
     with open(tmp_path / "probe-out.ipynb", "wb") as f:
         f.truncate(nbgrader_run.PROBE_NOTEBOOK_CAP + (1 << 20))
-    assert nbgrader_run.oversized_outputs(tmp_path, "lab", "s").startswith("the executed probe notebook is 65 MB")
+    assert nbgrader_run.oversized_outputs(tmp_path, "lab", "s").startswith("the executed probe notebook is 65.0 MB")

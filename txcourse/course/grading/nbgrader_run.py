@@ -220,7 +220,7 @@ def oversized_outputs(course: Path, lab: str, student: str) -> str:
         except OSError:
             continue
         if size > cap:
-            return f"{what} is {size / 2**20:.0f} MB, over its {cap >> 20} MB cap (too much output): not read, 0 points"
+            return f"{what} is {size / 2**20:.1f} MB, over its {cap >> 20} MB cap (too much output): not read, 0 points"
     return ""
 
 
