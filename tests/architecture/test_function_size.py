@@ -16,8 +16,6 @@ MARKER = "long-function:"
 
 # The marked exceptions, each with its reason at the function.
 LONG_FUNCTIONS = {
-    # the sandbox's command line, restructured with the red-team issue's caps (issue 30, item 6)
-    "course/grading/sandbox.py::kernel_argv",
     # teaching code: the tiled (flash) attention loop reads as one algorithm, as in the paper
     "torch/tiled.py::tiled_attention",
     "tf/tiled.py::tiled_attention",

@@ -549,9 +549,10 @@ def test_notebook_timeout_kills_the_notebook(tmp_path):
 def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     """A cell that ignores SIGINT and sleeps past the cell timeout: the kernel is restarted, the test before
     it keeps its points, the test after it fails, the notebook is graded (not an error), nothing keeps running.
-    With nbgrader's own Execute the whole notebook was an error with 0 points. The cell also replaces the
+    With nbgrader's own Execute the whole notebook was an error with 0 points. The cell also tries to replace the
     kernel's connection file by a link to a host path, which the restart (unconfined) must not write through, and
-    its sockets by folders, which would keep the new kernel from starting unless the restart clears them."""
+    its sockets by folders, which would keep the new kernel from starting unless the restart cleared them: the
+    runtime folder is read-only inside the sandbox now (issue 30), so each try is refused."""
     need_sandbox()
     labs, source = toy_course(tmp_path)
     token = uuid.uuid4().hex
@@ -560,9 +561,13 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     stubborn.cells[3].source = (
         f"import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         f"import json\nfrom ipykernel import get_connection_file\nconnection = get_connection_file()\n"
-        f"info = json.load(open(connection))\nos.remove(connection)\nos.symlink({str(planted)!r}, connection)\n"
+        f"info = json.load(open(connection))\ntry:\n    os.remove(connection)\n"
+        f"    os.symlink({str(planted)!r}, connection)\n"
+        f"except OSError as err:\n    print('PLANT REFUSED', err.errno, flush=True)\n"
         f"for name in ('shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port'):\n"
-        f"    socket_path = f\"{{info['ip']}}-{{info[name]}}\"\n    os.remove(socket_path)\n    os.mkdir(socket_path)\n"
+        f"    socket_path = f\"{{info['ip']}}-{{info[name]}}\"\n    try:\n"
+        f"        os.remove(socket_path)\n        os.mkdir(socket_path)\n"
+        f"    except OSError as err:\n        print('PLANT REFUSED', err.errno, flush=True)\n"
         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
         f"time.sleep(3600)\n\ndef g(x):\n    return x + 1"
     )
@@ -589,6 +594,9 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     assert not planted.exists() and not planted.is_symlink(), "the restart wrote through the planted link"
     feedback = (tmp_path / row["feedback"]).read_text(encoding="utf-8")
     assert "the kernel was restarted" in feedback, "the feedback does not say why the later tests failed"
+    # issue 30: the runtime folder is read-only inside the sandbox (the launcher makes the sockets); the restart
+    # still empties it (execute.empty_folder), should anything get there
+    assert feedback.count("PLANT REFUSED 30") == 6, "the kernel could change its runtime folder"
 
 
 def _cmdline(pid: int) -> bytes:

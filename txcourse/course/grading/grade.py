@@ -54,6 +54,7 @@ from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, copy_config
 from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
 from txcourse.course.grading.probes import load_probes
 from txcourse.course.grading.sandbox import DEFAULT_MEMORY, ProcessGroups, Sandbox, find_bwrap
+from txcourse.course.grading.sanitize import csv_row, failure_reasons
 from txcourse.course.grading.submissions import (
     STUDENT_ID,
     TOOL_FOLDERS,
@@ -213,7 +214,8 @@ def open_run(options: GradingOptions) -> GradingRun:
     (no student folder, a long ``TMPDIR``) or SandboxUnavailable before anything runs."""
     students, refused = student_folders(options)
     notebooks = sorted(p.stem for p in options.source.glob("*.ipynb"))
-    box = Sandbox(find_bwrap(options.bwrap_path), options.memory) if options.sandbox else None
+    cores = max(1.0, (os.cpu_count() or 1) / options.jobs)  # each sandbox's CPU quota: an equal share (issue 30)
+    box = Sandbox(find_bwrap(options.bwrap_path), options.memory, cpus=cores) if options.sandbox else None
     if box is not None and len(tempfile.gettempdir()) > MAX_TMPDIR:  # <tmp>/txgrade-XXXXXXXX/rt/<n>/k-5
         raise ValueError(
             f"the temporary folder {tempfile.gettempdir()!r} is too long for the sandboxed kernels' "
@@ -421,7 +423,7 @@ def collect(run: GradingRun, task: GradeTask, result: dict[str, Any]) -> None:
     (with the verdict at its top), the log's path; then say how it went."""
     out_dir = run.options.out_csv.parent
     html = result.pop("html", None)
-    failures = result.pop("probe_failures", {})
+    failures = failure_reasons(result.pop("probe_failures", {}))  # cleaned, cut (issue 30)
     if failures:
         checked = "checked outside the notebook: " + "; ".join(f"{g}: {w}" for g, w in failures.items())
         result["note"] = "; ".join(n for n in (task.note, checked) if n)
@@ -462,7 +464,7 @@ def write_csv(run: GradingRun) -> None:
     with open(out_csv, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(run.rows)
+        writer.writerows(csv_row(r, CSV_FIELDS) for r in run.rows)  # no control characters (issue 30)
     run.say(f"wrote {out_csv} ({len(run.rows)} rows)")
 
 
@@ -471,6 +473,7 @@ def add_verdict_banner(html: Path, failures: dict[str, str], result: dict[str, A
     notebook failed, and the score that counts (the page's own cell scores are nbgrader's)."""
     import html as html_lib
 
+    failures = failure_reasons(failures)  # issue 30: no control characters, each reason cut
     rows = "".join(f"<li><code>{html_lib.escape(g)}</code>: {html_lib.escape(w)}</li>" for g, w in failures.items())
     banner = (
         '<div style="border:2px solid #b00;padding:8px;margin:8px"><b>Checked outside your notebook</b>: '

@@ -42,6 +42,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from txcourse.course.grading.sanitize import probe_lines
+
 __all__ = [
     "PROBE_LINE",
     "LabProbes",
@@ -256,11 +258,11 @@ def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[
             out[grade_id] = "the probe did not run"
             continue
         values: dict[str, tuple[float, np.ndarray]] = {}
-        problem = None
-        for key, tol, data in _LINE.findall(_stdout(nb.cells[index])):
+        lines, problem = probe_lines(_stdout(nb.cells[index]))  # the grammar of a line (issue 30)
+        problem = problem or None
+        for key, tolerance, data in lines:
             try:
                 array = np.load(io.BytesIO(base64.b64decode(data, validate=True)), allow_pickle=False)
-                tolerance = float(tol)
             except (ValueError, binascii.Error, OSError, EOFError) as error:
                 problem = f"{key}: not a plain array ({type(error).__name__})"
                 break

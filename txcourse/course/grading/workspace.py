@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 import txcourse
 from txcourse.course.grading.context import GradeTask, GradingRun
-from txcourse.course.grading.nbgrader_run import ToolRun, last_error, read_scores, run_tool
+from txcourse.course.grading.nbgrader_run import ToolRun, last_error, oversized_outputs, read_scores, run_tool
 from txcourse.course.grading.sandbox import write_kernelspec
 from txcourse.course.grading.verdict import (
     MAX_PROBE_OUT,
@@ -106,6 +106,9 @@ def grade_one(run: GradingRun, task: GradeTask) -> dict[str, Any]:
         for folder in (scratch, probe_scratch):  # what the student's code left: never read, thrown away
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+        if run.runtime_root is not None:  # the runtime folders (connection files, sockets), emptied: issue 30
+            for name in (str(task.index), f"{task.index}p"):
+                shutil.rmtree(run.runtime_root / name, ignore_errors=True)
     return workspace_result(run, task, done, positions)
 
 
@@ -197,6 +200,10 @@ def workspace_result(run: GradingRun, task: GradeTask, done: ToolRun, positions:
     if done.timed_out:
         out["status"] = f"timeout: the notebook ran past --notebook-timeout {run.options.notebook_timeout} s"
         return out
+    too_big = oversized_outputs(ws, lab, task.student)  # issue 30: nothing over its cap is read
+    if too_big:
+        out["status"] = f"error: {too_big}"
+        return out
     if score is None:
         out["status"] = "error: nbgrader could not grade it: " + last_error(task.log)
         return out
@@ -235,12 +242,15 @@ def grade_workspace(lab: str, student: str, cell_timeout: int, feedback: bool, p
     if feedback:
         steps.append(("generate_feedback", lambda: api.generate_feedback(lab, student, force=True)))
     for name, step in steps:
+        if oversized_outputs(Path(os.getcwd()), lab, student):  # issue 30: not loaded, 0 points (grade_one)
+            print(f"[txcourse.course.grading] {oversized_outputs(Path(os.getcwd()), lab, student)}", flush=True)
+            return 1
         print(f"[txcourse.course.grading] nbgrader {name} {lab} --student={student}", flush=True)
         result = step()
         print(result.get("log", ""), result.get("error", ""), sep="\n", flush=True)
         if not result.get("success"):
             return 1
-    if probe:
+    if probe and not oversized_outputs(Path(os.getcwd()), lab, student):
         print(f"[txcourse.course.grading] probes {lab} --student={student}", flush=True)
         run_student_probes(Path(os.getcwd()), cell_timeout)
     return 0
