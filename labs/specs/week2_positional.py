@@ -1,6 +1,11 @@
 """Week 2 lab: sinusoidal positional encoding (Vaswani et al. 2017, Sec. 3.5) and rotary positions (Su et al. 2021)."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from txcourse.course.grading.allowlist import setup_allow
+
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the setup's helpers only; the rest
+# (positional_encoding, the rotary tables, PositionalEncoding, the plots' NumPy helpers) raises.
+ALLOW = {fw: setup_allow(fw) for fw in ("torch", "tf")}
 
 # While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them.
 REDACT = {

@@ -1,6 +1,26 @@
 """Week 4 lab: the encoder layer (Vaswani et al. 2017, Sec. 3.1 and 3.3)."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from txcourse.course.grading.allowlist import setup_allow
+
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
+# (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
+# initialisers) and tx.EncoderLayer's constructor (the probes read the shapes of its weights); its forward
+# pass, the decoder's layers, the fused and tiled attention and the rest raise.
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        f"txcourse.{fw}.encoder:EncoderLayer.__init__",
+        f"txcourse.{fw}.init:linear",
+        f"txcourse.{fw}.init:layer_norm",
+    ]
+    for fw in ("torch", "tf")
+}
 
 # While the probes run (txcourse/course/grading/probes.py), these raise: the exercise asks for the layer's
 # forward pass (its __init__ stays: the probes build one only to read the shapes of its weights).

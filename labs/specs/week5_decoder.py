@@ -2,6 +2,25 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 from specs.week4_encoder import RUN
+from txcourse.course.grading.allowlist import setup_allow
+
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
+# (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
+# initialisers); tx.DecoderLayer (its constructor included), the encoder's layer, the fused and tiled
+# attention and the rest raise.
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        f"txcourse.{fw}.init:linear",
+        f"txcourse.{fw}.init:layer_norm",
+    ]
+    for fw in ("torch", "tf")
+}
 
 # While the probes run (txcourse/course/grading/probes.py), these raise: exercise 1 asks for the layer, and the
 # hidden tests forbid any call of tx.DecoderLayer (its constructor included: no_calls_to(tx.DecoderLayer)). The

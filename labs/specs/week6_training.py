@@ -1,6 +1,33 @@
 """Week 6 lab (GPU): the label-smoothed loss, greedy decoding, top-p filtering, and training a Transformer on `numbers`."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
+from txcourse.course.grading.allowlist import setup_allow
+
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the Transformer and its parts (a greedy
+# decoder calls start_decoding, decode_step and project, or the model on the whole prefix); the loss, every
+# decoder (greedy, beam, sampling), the Trainer and filter_logits raise. The cells that train, evaluate and plot
+# are left out of the probe run (in_probe_run=False).
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.model:Transformer.*",
+        f"txcourse.{fw}.encoder:Encoder.*",
+        f"txcourse.{fw}.encoder:EncoderLayer.*",
+        f"txcourse.{fw}.decoder:Decoder.*",
+        f"txcourse.{fw}.decoder:DecoderLayer.*",
+        f"txcourse.{fw}.embedding:TransformerEmbedding.*",
+        f"txcourse.{fw}.positional:PositionalEncoding.*",
+        f"txcourse.{fw}.positional:positional_encoding",
+        f"txcourse.{fw}.residual:residual",
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        *(f"txcourse.{fw}.init:{name}" for name in ("linear", "embedding", "layer_norm")),
+    ]
+    for fw in ("torch", "tf")
+}
 
 # While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them. The
 # greedy step and beam search go too, since beam_search(beam_size=1) is greedy decoding (its docstring
