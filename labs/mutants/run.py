@@ -36,8 +36,12 @@ from txcourse.course import grading  # noqa: E402
 
 def apply_edits(source: str, edits: list[tuple[str, str]], where: str) -> str:
     """``source`` with each ``old`` replaced by ``new`` (every occurrence; a multi-line ``new`` takes
-    the indentation of the line it replaces into); ValueError if an ``old`` is not there."""
+    the indentation of the line it replaces into; an empty ``old`` appends ``new``); ValueError if an
+    ``old`` is not there."""
     for old, new in edits:
+        if old == "":  # appended to the cell (a stub's wrapper)
+            source += new
+            continue
         if old not in source:
             raise ValueError(f"{where}: {old!r} is not in the solution cell (the catalogue is out of date)")
         lines = []

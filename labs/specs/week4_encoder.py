@@ -85,6 +85,7 @@ PROBE_TOKENS = """
 
 PROBE_PARTS = (
     PROBE_SIZES,
+    PROBE_WEIGHTS,
     """
     # The attributes the tests copy weights into, their kinds, the output shape, and post-LN: with
     # LayerNorm's initial gain 1 and bias 0 every output row has mean 0 and variance 1 (whatever the
@@ -103,6 +104,10 @@ PROBE_PARTS = (
     rows = to_numpy(out).reshape(batch * length, d_model).astype(np.float64)
     probe_emit("mean of each output row", rows.mean(-1), 1e-5)
     probe_emit("variance of each output row", rows.var(-1), 1e-3)
+    # and the output itself, with weights drawn from the seed (the reference: the solution's layer with them)
+    probe_weights(rng, layer, d_model, num_heads, d_ff)
+    x = tensor(rng.standard_normal((batch, length, d_model)), "float32")
+    probe_emit("output with weights drawn from the seed", run(layer, x), 1e-5)
 """,
 )
 

@@ -31,23 +31,6 @@ REDACT = {
 }
 
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
-PROBE_PARTS = """
-    rng = np.random.default_rng(PROBE_SEED)
-    num_heads = int(rng.integers(1, 5))
-    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 5)), int(rng.integers(4, 50))
-    layer = DecoderLayer(d_model, num_heads, d_ff)
-    names = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm",
-             "dropout")
-    probe_emit("has the attributes", np.array([hasattr(layer, name) for name in names]), 0)
-    probe_emit("self_attn is not cross_attn",
-               np.array(getattr(layer, "self_attn", None) is not getattr(layer, "cross_attn", None)), 0)
-    for batch, t_tgt, t_src in ((1, 9, 2), tuple(int(n) for n in rng.integers(1, 8, 3))):
-        out = run(layer, tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32"),
-                  tensor(rng.standard_normal((batch, t_src, d_model)), "float32"))
-        probe_emit(f"output shape, x ({batch}, {t_tgt}, {d_model}), memory ({batch}, {t_src}, {d_model})",
-                   np.array(tuple(out.shape)), 0)
-"""
-
 # Fresh weights for the six sublayers, by name (the test copies a tx.DecoderLayer's; its constructor is redacted
 # here): txcourse's sublayers hold their weights in the same order in any correct layer.
 SET_WEIGHTS = {
@@ -86,6 +69,32 @@ HALF_DROPOUT = {
         object.__setattr__(mine, "dropout", HalfDropout())  # Keras: no new sublayer on a built layer
     """,
 }
+PROBE_PARTS = (
+    """
+    SUBLAYERS = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm")
+    """,
+    SET_WEIGHTS,
+    """
+    rng = np.random.default_rng(PROBE_SEED)
+    num_heads = int(rng.integers(1, 5))
+    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 5)), int(rng.integers(4, 50))
+    layer = DecoderLayer(d_model, num_heads, d_ff)
+    names = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm",
+             "dropout")
+    probe_emit("has the attributes", np.array([hasattr(layer, name) for name in names]), 0)
+    probe_emit("self_attn is not cross_attn",
+               np.array(getattr(layer, "self_attn", None) is not getattr(layer, "cross_attn", None)), 0)
+    for batch, t_tgt, t_src in ((1, 9, 2), tuple(int(n) for n in rng.integers(1, 8, 3))):
+        x = tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32")
+        memory = tensor(rng.standard_normal((batch, t_src, d_model)), "float32")
+        out = run(layer, x, memory)
+        probe_emit(f"output shape, x ({batch}, {t_tgt}, {d_model}), memory ({batch}, {t_src}, {d_model})",
+                   np.array(tuple(out.shape)), 0)
+    # and the output itself, with weights drawn from the seed (the reference: the solution's layer with them)
+    set_weights(layer, rng)
+    probe_emit("output with weights drawn from the seed", run(layer, x, memory), 1e-5)
+    """,
+)
 PROBE_MATCHES = (
     """
     rng = np.random.default_rng(PROBE_SEED)

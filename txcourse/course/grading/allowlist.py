@@ -12,8 +12,9 @@ lab allows it. Kept as well, without being listed:
 
 - what runs when the package is imported (a function named in a decorator or in a module-level or
   class-level statement, such as ``register`` or ``_inference``): importing must work;
-- the *private* functions and methods (a name with a leading underscore) that a kept function names in
-  its body (by name: an over-approximation, private helpers only). A *public* helper a kept function
+- the *private* functions and methods (a name with a leading underscore, or any name of a private module such
+  as ``txcourse._validation``) that a kept function names in its body (by name: an over-approximation,
+  private helpers only). A *public* helper a kept function
   calls must be listed: :func:`public_units` of a copy is what the allow-list says, and no more
   (``tests/course/test_allowlist.py``).
 
@@ -183,8 +184,8 @@ def expand(allow: Iterable[str], every: Mapping[str, Unit]) -> set[str]:
 
 
 def kept_units(package: Path, allow: Iterable[str]) -> set[str]:
-    """The units the copy keeps: the allowed ones, those that importing runs, and the private units the
-    kept ones name (transitively)."""
+    """The units the copy keeps: the allowed ones, those that importing runs, and the private units (not
+    :attr:`Unit.public`) the kept ones name (transitively)."""
     every = units(package)
     by_bare: dict[str, list[str]] = {}
     for name, unit in every.items():
@@ -196,11 +197,10 @@ def kept_units(package: Path, allow: Iterable[str]) -> set[str]:
     todo = list(kept)
     while todo:
         for bare in _names(every[todo.pop()].node):
-            if bare.startswith("_") and not (bare.startswith("__") and bare.endswith("__")):
-                for name in by_bare.get(bare, ()):
-                    if name not in kept:
-                        kept.add(name)
-                        todo.append(name)
+            for name in by_bare.get(bare, ()):
+                if name not in kept and not every[name].public:  # a private helper (or one of a private module)
+                    kept.add(name)
+                    todo.append(name)
     return kept
 
 
