@@ -86,16 +86,17 @@ FORBIDDEN_KIND = {
     "week6_training": "loss",
 }
 
-# txcourse's version where the catalogue has no calls_tx_* mutant: code appended to the solution cell.
+# txcourse's version where the catalogue has no calls_tx_* mutant: code appended to the solution cell. None
+# for week 5's decoder mask (txcourse builds it inline in Transformer.decode, from tx.look_ahead_mask and
+# tx.padding_mask, which the exercise allows) and future_leak (txcourse has none).
 TXCOURSE = {
+    ("week2_positional", "ex2 worked table"): """
+        worked_table = to_numpy(tx.positional_encoding(4, 4)).astype(np.float64)
+    """,
     ("week3_attention", "ex4 multi-head"): """
         def multi_head_attention(mha, query, key, value, mask=None):
             result = mha(query, key, value, mask, return_weights=True)
             return result.output, result.weights
-    """,
-    ("week5_decoder", "ex2 decoder mask"): """
-        def decoder_self_attention_mask(tgt, pad_id=0):
-            return tx.padding_mask(tgt, pad_id) | tx.look_ahead_mask(tgt.shape[1])
     """,
 }
 
@@ -156,7 +157,7 @@ def _edits(lab: str, exercise: str, kind: str, sources: dict[str, str]) -> dict 
         existing = [
             m
             for m in MUTANTS
-            if m.lab == lab and m.exercise == exercise and m.name.startswith(("calls_tx", "subclasses_tx", "calls_pos"))
+            if m.lab == lab and m.exercise == exercise and m.name.startswith(("calls_tx", "subclasses_tx"))
         ]
         if existing:
             return {fw: existing[0].edits_for(fw) for fw in existing[0].frameworks()}

@@ -32,6 +32,7 @@ __all__ = [
     "FORBIDDEN",
     "HIDING",
     "HIDING_BUILTINS",
+    "FORBIDDEN_IN_CELL",
     "PATCHED",
     "Finding",
     "source_findings",
@@ -97,6 +98,12 @@ FORBIDDEN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("*top_k*", ()),
         ("Trainer", ()),
     ],
+}
+
+# Names one exercise's cell may not use at all, not even the student's own function of that name: the worked
+# table is worked out by hand, not computed with positional_encoding (yours or txcourse's).
+FORBIDDEN_IN_CELL: dict[tuple[str, str], list[str]] = {
+    ("week2_positional", "worked_table"): ["positional_encoding", "PositionalEncoding"],
 }
 
 # What hides a call: built-ins (as plain names) and names or attributes no exercise needs.
@@ -225,10 +232,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
-def source_findings(source: str, lab: str, aliases: Mapping[str, str]) -> list[Finding]:
-    """Why the code ``source`` (one cell) is refused in ``lab``: forbidden names, strings that spell them, and
-    every way of hiding a call (:data:`HIDING`). Empty for an honest cell. A cell that does not parse (IPython
-    syntax) is refused too: the grader cannot read it."""
+def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
+    """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
+    ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
+    spell them, and every way of hiding a call (:data:`HIDING`, :data:`HIDING_BUILTINS`). Empty for an honest
+    cell. A cell that does not parse (IPython syntax) is refused too: the grader cannot read it."""
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
@@ -240,11 +248,14 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str]) -> list[F
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
 
+    banned = FORBIDDEN_IN_CELL.get((lab, cell or ""), [])
     for node in ast.walk(tree):
         if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
             path = _dotted(node, aliases)
             name = node.attr if isinstance(node, ast.Attribute) else node.id
-            if name in HIDING:
+            if name in banned:
+                add(node, f"uses {name}, which this exercise asks you to do without")
+            elif name in HIDING:
                 add(node, f"{name} ({HIDING[name]})")
             elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
                 add(node, f"{name} ({HIDING_BUILTINS[name]})")
@@ -336,7 +347,7 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
     out: dict[str, str] = {}
     for grade_id, source, original in student:
         known = {_reason(f) for f in source_findings(original, lab, aliases)} if original else set()
-        found = [f for f in source_findings(source, lab, aliases) if _reason(f) not in known]
+        found = [f for f in source_findings(source, lab, aliases, grade_id) if _reason(f) not in known]
         if not found:
             continue
         where = f"exercise cell {grade_id}" if grade_id else "a cell you added"
