@@ -233,19 +233,6 @@ PROBE_TRANSLATES = (
 # (a constant loss has no gradient; a loss off by a factor moves the weights by a different step).
 PROBE_TRAINING = (
     PROBE_DECODE_MODELS,
-    """
-    # test_training_worked judges a training run (txcourse's Trainer): its probe trains a few steps with your loss
-    rng = np.random.default_rng(PROBE_SEED + 7)
-    model, config = random_transformer(rng)
-    src = padded_sources(rng, config, 4)
-    lengths = rng.integers(1, 7, 4)
-    tgt = rng.integers(4, config.tgt_vocab_size, (4, 8))
-    tgt[np.arange(8)[None, :] >= lengths[:, None]] = PAD_ID
-    tgt_in = np.concatenate([np.full((4, 1), SOS_ID), tgt[:, :-1]], axis=1)
-    losses, logits = train_steps(model, tensor(src), tensor(tgt_in), tensor(tgt), steps=3)
-    probe_emit("the loss at each of 3 steps trained with your loss", np.array(losses), 1e-4)
-    probe_emit("the logits after them", logits, 1e-3)
-    """,
     {
         "torch": """
         def train_steps(model, src, tgt_in, tgt_out, steps):
@@ -274,7 +261,22 @@ PROBE_TRAINING = (
             return losses, model(src, tgt_in, training=False)
     """,
     },
+    """
+    # test_training_worked judges a training run (txcourse's Trainer): its probe trains a few steps with your loss
+    rng = np.random.default_rng(PROBE_SEED + 7)
+    model, config = random_transformer(rng)
+    src = padded_sources(rng, config, 4)
+    lengths = rng.integers(1, 7, 4)
+    tgt = rng.integers(4, config.tgt_vocab_size, (4, 8))
+    tgt[np.arange(8)[None, :] >= lengths[:, None]] = PAD_ID
+    tgt_in = np.concatenate([np.full((4, 1), SOS_ID), tgt[:, :-1]], axis=1)
+    losses, logits = train_steps(model, tensor(src), tensor(tgt_in), tensor(tgt), steps=3)
+    probe_emit("the loss at each of 3 steps trained with your loss", np.array(losses), 1e-4)
+    probe_emit("the logits after them", logits, 1e-3)
+    """,
 )
+
+
 # Top-p: every top_p is kept at least 1e-3 away from the running totals of the sorted probabilities, where
 # correct answers may round either way.
 PROBE_TOP_P_VALUES = """

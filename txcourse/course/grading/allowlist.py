@@ -18,7 +18,7 @@ lab allows it. Kept as well, without being listed:
   calls must be listed: :func:`public_units` of a copy is what the allow-list says, and no more
   (``tests/course/test_allowlist.py``).
 
-``txcourse/course`` (the grader) and ``txcourse/cli`` are left out of the copy altogether. Standard library only.
+``txcourse/course`` (the grader), ``txcourse/cli`` and ``txcourse/__main__.py`` are left out of the copy. Standard library only.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _files(package: Path) -> list[Path]:
     return sorted(
         p
         for p in package.rglob("*.py")
-        if "__pycache__" not in p.parts and p.relative_to(package).parts[0] not in ABSENT
+        if "__pycache__" not in p.parts and p.relative_to(package).parts[0] not in (*ABSENT, "__main__.py")
     )
 
 
@@ -240,7 +240,7 @@ def allowlisted_package(package: Path, names: Iterable[str], dest: Path) -> Path
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 
     def skip(folder: str, entries: list[str]) -> set[str]:
-        top = {name for name in entries if Path(folder) == package and name in ABSENT}
+        top = {name for name in entries if Path(folder) == package and (name in ABSENT or name == "__main__.py")}
         return set(ignore(folder, entries)) | top
 
     shutil.copytree(package, out, ignore=skip, symlinks=False)

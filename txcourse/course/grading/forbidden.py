@@ -214,6 +214,12 @@ def _dotted(node: ast.AST, aliases: Mapping[str, str]) -> Optional[str]:
     return ".".join(["?", *reversed(parts)]) if parts else None
 
 
+def _root_name(node: ast.AST) -> Optional[str]:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
 def _matches(path: str, rules: Iterable[tuple[str, tuple[str, ...]]]) -> Optional[str]:
     last, root = path.rsplit(".", 1)[-1], path.split(".")[0]
     for pattern, allowed_roots in rules:
@@ -260,8 +266,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
             elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
                 add(node, f"{name} ({HIDING_BUILTINS[name]})")
             elif path and (isinstance(node, ast.Attribute) or node.id in aliases):
-                if isinstance(node, ast.Attribute) and path.split(".")[0] in ("self", "cls"):
-                    continue
+                if _root_name(node) in ("self", "cls"):
+                    continue  # the student's own object
                 if _matches(path, rules):
                     add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
