@@ -13,7 +13,9 @@ data cell assigns):
 - ``txcourse``: txcourse's own version (the catalogue's ``calls_tx_*`` / ``subclasses_tx_*`` edit, or
   :data:`TXCOURSE` where the catalogue has none);
 - ``forbidden``: the right answer, with a call of a framework built-in the lab forbids beside it
-  (``F.scaled_dot_product_attention``, ``keras.layers.MultiHeadAttention``, ``F.cross_entropy``).
+  (``F.scaled_dot_product_attention``, ``keras.layers.MultiHeadAttention``, ``F.cross_entropy``);
+
+and the red team's stubs of issue 30 (:data:`EXTRA`: an encoder layer that is only its last LayerNorm).
 
 The wrappers compute the solution first: a stub has the right shapes, and only the values, or where they
 came from, give it away. ``labs/mutants/run.py`` grades them as students are graded (``make mutants``);
@@ -98,6 +100,17 @@ TXCOURSE = {
             result = mha(query, key, value, mask, return_weights=True)
             return result.output, result.weights
     """,
+}
+
+
+# The stubs of issue 30's red team, beside the generated ones (appended to the solution cell).
+EXTRA = {
+    ("week4_encoder", "ex1 EncoderLayer"): {
+        "last_layer_norm_only": {
+            "torch": "EncoderLayer.forward = lambda self, x, *args, **kwargs: self.feed_forward_norm(x)",
+            "tf": "EncoderLayer.call = lambda self, x, *args, **kwargs: self.feed_forward_norm(x)",
+        }
+    },
 }
 
 
@@ -189,6 +202,10 @@ def stub_mutants(solution_sources: dict[tuple[str, str], dict[str, str]]) -> lis
                 edits = _edits(lab, exercise, kind, sources)
                 if edits is not None:
                     out.append(Mutant(lab, exercise, f"stub_{kind}", edits, "stub"))
+            for name, code in EXTRA.get((lab, exercise), {}).items():
+                out.append(
+                    Mutant(lab, exercise, f"stub_{name}", {fw: [("", "\n\n" + c)] for fw, c in code.items()}, "stub")
+                )
     return out
 
 

@@ -256,3 +256,50 @@ def _other_dunder(name):
     """A dunder method the run-time enumeration does not list (it lists the ones that make or call)."""
     last = name.rsplit(".", 1)[-1]
     return last.startswith("__") and last not in ("__init__", "__call__", "__post_init__", "__init_subclass__")
+
+
+ATTACK = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import txcourse.torch.sample as sample
+import txcourse.torch.tiled as tiled
+import txcourse.torch as tx
+assert sample.__file__.startswith(sys.argv[1])
+sample.filter_logits = lambda logits, **kw: logits  # the red team's patch: sampling becomes arg-max
+
+
+class Model:  # what the decoders' wrapper touches before the decoder runs
+    training = False
+
+    def eval(self):
+        return self
+
+    def train(self, mode=True):
+        return self
+
+
+for name, call in (
+    ("sample_decode.__wrapped__", lambda: sample.sample_decode.__wrapped__(Model(), None)),
+    ("sample_decode", lambda: sample.sample_decode(Model(), None)),
+    ("tiled_attention", lambda: tiled.tiled_attention(None, None, None)),
+    ("greedy_decode.__wrapped__", lambda: tx.greedy_decode.__wrapped__(Model(), None)),
+    ("beam_search", lambda: tx.beam_search(Model(), None)),
+):
+    try:
+        call()
+    except RuntimeError as error:
+        assert "write it yourself" in str(error), (name, error)
+        print("refused", name)
+    else:
+        print("RAN", name)
+"""
+
+
+def test_the_week_6_attack_through_wrapped_raises(copies):
+    """The red team's greedy decoder (sample_decode reached through __wrapped__, filter_logits patched to
+    arg-max) and tiled_attention raise in week 6's probe run."""
+    pytest.importorskip("torch")
+    root = str(copies("week6_training", "torch").parent)
+    done = subprocess.run([sys.executable, "-c", ATTACK, root], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("refused") == 5 and "RAN" not in done.stdout, done.stdout
