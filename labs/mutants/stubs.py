@@ -93,6 +93,7 @@ FORBIDDEN_KIND = {
 # tx.padding_mask, which the exercise allows) and future_leak (txcourse has none).
 TXCOURSE = {
     ("week2_positional", "ex2 worked table"): """
+        del worked_table  # the solution's table must not survive a call that raises
         worked_table = to_numpy(tx.positional_encoding(4, 4)).astype(np.float64)
     """,
     ("week3_attention", "ex4 multi-head"): """
