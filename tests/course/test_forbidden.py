@@ -82,6 +82,7 @@ HONEST = [
     "x = self.split_heads(y)",  # the student's own method
     "import sys, warnings\nprint('to stderr', file=sys.stderr)",
     "out = padding_mask(tokens)",  # the student's own function
+    "n = sum(1 for m in self.modules())",  # nn.Module.modules, not sys.modules
 ]
 
 

@@ -113,11 +113,9 @@ HIDING_BUILTINS: dict[str, str] = {
 }
 HIDING: dict[str, str] = {
     **dict.fromkeys(("importlib", "import_module", "__builtins__", "builtins"), "imports by string"),
+    **dict.fromkeys(("attrgetter", "methodcaller", "__getattribute__", "__dict__"), "reaches names by string"),
     **dict.fromkeys(
-        ("attrgetter", "methodcaller", "__getattribute__", "__dict__", "modules"), "reaches names by string"
-    ),
-    **dict.fromkeys(
-        ("threading", "Thread", "_thread", "concurrent", "ThreadPoolExecutor", "ProcessPoolExecutor", "Timer"),
+        ("threading", "Thread", "_thread", "concurrent", "ThreadPoolExecutor", "ProcessPoolExecutor"),
         "runs code in another thread",
     ),
     **dict.fromkeys(("multiprocessing", "asyncio", "run_in_executor", "subprocess", "Popen"), "runs code elsewhere"),
@@ -142,6 +140,7 @@ HIDING: dict[str, str] = {
         "reaches into code objects",
     ),
 }
+HIDING_IN: dict[str, tuple[str, str]] = {"modules": ("sys", "reaches names by string")}  # sys.modules, not nn's
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
 
 # The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
@@ -248,6 +247,7 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     except SyntaxError as error:
         return [Finding(f"code the grader cannot read (line {error.lineno})")]
     rules = FORBIDDEN.get(lab, [])
+    aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
     found: list[Finding] = []
 
@@ -265,6 +265,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                 add(node, f"{name} ({HIDING[name]})")
             elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
                 add(node, f"{name} ({HIDING_BUILTINS[name]})")
+            elif name in HIDING_IN and path and path.split(".")[0] == HIDING_IN[name][0]:
+                add(node, f"{path} ({HIDING_IN[name][1]})")
             elif path and (isinstance(node, ast.Attribute) or node.id in aliases):
                 if _root_name(node) in ("self", "cls"):
                     continue  # the student's own object
