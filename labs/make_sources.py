@@ -137,9 +137,13 @@ def probes(lab: str, spec) -> dict | None:
     redact = getattr(spec, "REDACT", None)
     if not isinstance(redact, dict) or set(redact) != set(FRAMEWORKS):
         raise ValueError(f"{lab}: a lab with probes needs REDACT = {{'torch': [...], 'tf': [...]}}")
+    allow = getattr(spec, "ALLOW", None)
+    if not isinstance(allow, dict) or set(allow) != set(FRAMEWORKS):
+        raise ValueError(f"{lab}: a lab with probes needs ALLOW = {{'torch': [...], 'tf': [...]}}")
     skipped = [c for c in spec.CELLS if not c.in_probe_run]
     return {
         "lab": lab,
+        "allow": {fw: list(allow[fw]) for fw in FRAMEWORKS},
         "redact": {fw: list(redact[fw]) for fw in FRAMEWORKS},
         "probes": {fw: {c.grade_id: render(c.probe, fw, lab) for c in cells} for fw in FRAMEWORKS},
         "skip": {fw: [render(c.source, fw, lab) for c in skipped] for fw in FRAMEWORKS},

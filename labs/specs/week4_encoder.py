@@ -1,7 +1,29 @@
 """Week 4 lab: the encoder layer (Vaswani et al. 2017, Sec. 3.1 and 3.3)."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
+from txcourse.course.grading.allowlist import setup_allow
 
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
+# (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
+# initialisers) and tx.EncoderLayer's constructor (the probes read the shapes of its weights); its forward
+# pass, the decoder's layers, the fused and tiled attention and the rest raise.
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        f"txcourse.{fw}.encoder:EncoderLayer.__init__",
+        f"txcourse.{fw}.init:linear",
+        f"txcourse.{fw}.init:layer_norm",
+    ]
+    for fw in ("torch", "tf")
+}
+
+# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
+# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
 # While the probes run (txcourse/course/grading/probes.py), these raise: the exercise asks for the layer's
 # forward pass (its __init__ stays: the probes build one only to read the shapes of its weights).
 REDACT = {
@@ -65,6 +87,7 @@ PROBE_TOKENS = """
 
 PROBE_PARTS = (
     PROBE_SIZES,
+    PROBE_WEIGHTS,
     """
     # The attributes the tests copy weights into, their kinds, the output shape, and post-LN: with
     # LayerNorm's initial gain 1 and bias 0 every output row has mean 0 and variance 1 (whatever the
@@ -83,6 +106,10 @@ PROBE_PARTS = (
     rows = to_numpy(out).reshape(batch * length, d_model).astype(np.float64)
     probe_emit("mean of each output row", rows.mean(-1), 1e-5)
     probe_emit("variance of each output row", rows.var(-1), 1e-3)
+    # and the output itself, with weights drawn from the seed (the reference: the solution's layer with them)
+    probe_weights(rng, layer, d_model, num_heads, d_ff)
+    x = tensor(rng.standard_normal((batch, length, d_model)), "float32")
+    probe_emit("output with weights drawn from the seed", run(layer, x), 1e-5)
 """,
 )
 

@@ -2,7 +2,28 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 from specs.week4_encoder import RUN
+from txcourse.course.grading.allowlist import setup_allow
 
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
+# (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
+# initialisers); tx.DecoderLayer (its constructor included), the encoder's layer, the fused and tiled
+# attention and the rest raise.
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        f"txcourse.{fw}.init:linear",
+        f"txcourse.{fw}.init:layer_norm",
+    ]
+    for fw in ("torch", "tf")
+}
+
+# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
+# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
 # While the probes run (txcourse/course/grading/probes.py), these raise: exercise 1 asks for the layer, and the
 # hidden tests forbid any call of tx.DecoderLayer (its constructor included: no_calls_to(tx.DecoderLayer)). The
 # masks (tx.look_ahead_mask, tx.padding_mask) stay: exercise 2 may use them. future_leak has no txcourse twin.
@@ -12,23 +33,6 @@ REDACT = {
 }
 
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
-PROBE_PARTS = """
-    rng = np.random.default_rng(PROBE_SEED)
-    num_heads = int(rng.integers(1, 5))
-    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 5)), int(rng.integers(4, 50))
-    layer = DecoderLayer(d_model, num_heads, d_ff)
-    names = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm",
-             "dropout")
-    probe_emit("has the attributes", np.array([hasattr(layer, name) for name in names]), 0)
-    probe_emit("self_attn is not cross_attn",
-               np.array(getattr(layer, "self_attn", None) is not getattr(layer, "cross_attn", None)), 0)
-    for batch, t_tgt, t_src in ((1, 9, 2), tuple(int(n) for n in rng.integers(1, 8, 3))):
-        out = run(layer, tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32"),
-                  tensor(rng.standard_normal((batch, t_src, d_model)), "float32"))
-        probe_emit(f"output shape, x ({batch}, {t_tgt}, {d_model}), memory ({batch}, {t_src}, {d_model})",
-                   np.array(tuple(out.shape)), 0)
-"""
-
 # Fresh weights for the six sublayers, by name (the test copies a tx.DecoderLayer's; its constructor is redacted
 # here): txcourse's sublayers hold their weights in the same order in any correct layer.
 SET_WEIGHTS = {
@@ -67,6 +71,32 @@ HALF_DROPOUT = {
         object.__setattr__(mine, "dropout", HalfDropout())  # Keras: no new sublayer on a built layer
     """,
 }
+PROBE_PARTS = (
+    """
+    SUBLAYERS = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm")
+    """,
+    SET_WEIGHTS,
+    """
+    rng = np.random.default_rng(PROBE_SEED)
+    num_heads = int(rng.integers(1, 5))
+    d_model, d_ff = num_heads * 2 * int(rng.integers(1, 5)), int(rng.integers(4, 50))
+    layer = DecoderLayer(d_model, num_heads, d_ff)
+    names = ("self_attn", "self_attn_norm", "cross_attn", "cross_attn_norm", "feed_forward", "feed_forward_norm",
+             "dropout")
+    probe_emit("has the attributes", np.array([hasattr(layer, name) for name in names]), 0)
+    probe_emit("self_attn is not cross_attn",
+               np.array(getattr(layer, "self_attn", None) is not getattr(layer, "cross_attn", None)), 0)
+    for batch, t_tgt, t_src in ((1, 9, 2), tuple(int(n) for n in rng.integers(1, 8, 3))):
+        x = tensor(rng.standard_normal((batch, t_tgt, d_model)), "float32")
+        memory = tensor(rng.standard_normal((batch, t_src, d_model)), "float32")
+        out = run(layer, x, memory)
+        probe_emit(f"output shape, x ({batch}, {t_tgt}, {d_model}), memory ({batch}, {t_src}, {d_model})",
+                   np.array(tuple(out.shape)), 0)
+    # and the output itself, with weights drawn from the seed (the reference: the solution's layer with them)
+    set_weights(layer, rng)
+    probe_emit("output with weights drawn from the seed", run(layer, x, memory), 1e-5)
+    """,
+)
 PROBE_MATCHES = (
     """
     rng = np.random.default_rng(PROBE_SEED)

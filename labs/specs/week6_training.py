@@ -1,7 +1,36 @@
 """Week 6 lab (GPU): the label-smoothed loss, greedy decoding, top-p filtering, and training a Transformer on `numbers`."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
+from txcourse.course.grading.allowlist import setup_allow
 
+# The probe run's txcourse (txcourse/course/grading/allowlist.py): the Transformer and its parts (a greedy
+# decoder calls start_decoding, decode_step and project, or the model on the whole prefix); the loss, every
+# decoder (greedy, beam, sampling), the Trainer and filter_logits raise. The cells that train, evaluate and plot
+# are left out of the probe run (in_probe_run=False).
+ALLOW = {
+    fw: [
+        *setup_allow(fw),
+        f"txcourse.{fw}.model:Transformer.*",
+        f"txcourse.{fw}.encoder:Encoder.*",
+        f"txcourse.{fw}.encoder:EncoderLayer.*",
+        f"txcourse.{fw}.decoder:Decoder.*",
+        f"txcourse.{fw}.decoder:DecoderLayer.*",
+        f"txcourse.{fw}.embedding:TransformerEmbedding.*",
+        f"txcourse.{fw}.positional:PositionalEncoding.*",
+        f"txcourse.{fw}.positional:positional_encoding",
+        f"txcourse.{fw}.residual:residual",
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        *(f"txcourse.{fw}.init:{name}" for name in ("linear", "embedding", "layer_norm")),
+    ]
+    for fw in ("torch", "tf")
+}
+
+# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
+# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
 # While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them. The
 # greedy step and beam search go too, since beam_search(beam_size=1) is greedy decoding (its docstring
 # says so). Nothing the probe run keeps needs them: the cells that train, evaluate and plot (txcourse's
@@ -199,20 +228,57 @@ PROBE_TRANSLATES = (
     probe_emit("translations", greedy_decode(Nudged(model, ends), tensor(src), max_len=max_len), 0)
     """,
 )
-# test_training_worked judges a training run, which cannot be re-judged without training again. The
-# Trainer uses txcourse's loss, not yours (a wrong loss costs points in Exercise 1 only); what the run
-# needs of yours is that the cell before it can call your loss on a batch: the probe checks that it gives
-# a finite number (float() of it) there.
+# test_training_worked judges a training run, which cannot be re-judged without training again, and the
+# Trainer uses txcourse's loss. Its probe trains with YOUR loss instead: three SGD steps of a small random
+# Transformer (dropout off) on a padded batch from the seed, the reference doing the same with the solution's
+# loss. The losses of the steps and the logits after them match only if your loss and its gradient are right
+# (a constant loss has no gradient; a loss off by a factor moves the weights by a different step).
 PROBE_TRAINING = (
-    PROBE_LOSS_BATCH,
+    PROBE_DECODE_MODELS,
+    {
+        "torch": """
+        def train_steps(model, src, tgt_in, tgt_out, steps):
+            model.eval()  # no dropout: the same steps in both runs
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+            losses = []
+            for _ in range(steps):
+                loss = label_smoothed_loss(model(src, tgt_in), tgt_out, smoothing=0.1)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(float(loss))
+            with torch.no_grad():
+                return losses, model(src, tgt_in)
+    """,
+        "tf": """
+        def train_steps(model, src, tgt_in, tgt_out, steps):
+            optimizer = keras.optimizers.SGD(learning_rate=0.5)
+            losses = []
+            for _ in range(steps):
+                with tf.GradientTape() as tape:
+                    loss = label_smoothed_loss(model(src, tgt_in, training=False), tgt_out, smoothing=0.1)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                losses.append(float(loss))
+            return losses, model(src, tgt_in, training=False)
+    """,
+    },
     """
-    # test_training_worked judges a training run (txcourse's Trainer): its probe checks that your loss runs there
+    # test_training_worked judges a training run (txcourse's Trainer): its probe trains a few steps with your loss
     rng = np.random.default_rng(PROBE_SEED + 7)
-    x, y = loss_batch(rng)
-    probe_emit("your loss on a batch is a finite number",
-               np.array(bool(np.isfinite(float(label_smoothed_loss(tensor(x), tensor(y), smoothing=0.1))))))
+    model, config = random_transformer(rng)
+    src = padded_sources(rng, config, 4)
+    lengths = rng.integers(1, 7, 4)
+    tgt = rng.integers(4, config.tgt_vocab_size, (4, 8))
+    tgt[np.arange(8)[None, :] >= lengths[:, None]] = PAD_ID
+    tgt_in = np.concatenate([np.full((4, 1), SOS_ID), tgt[:, :-1]], axis=1)
+    losses, logits = train_steps(model, tensor(src), tensor(tgt_in), tensor(tgt), steps=3)
+    probe_emit("the loss at each of 3 steps trained with your loss", np.array(losses), 1e-4)
+    probe_emit("the logits after them", logits, 1e-3)
     """,
 )
+
+
 # Top-p: every top_p is kept at least 1e-3 away from the running totals of the sorted probabilities, where
 # correct answers may round either way.
 PROBE_TOP_P_VALUES = """
