@@ -126,17 +126,14 @@ def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
 
 
 def probes(lab: str, spec) -> dict | None:
-    """The content of ``labs/probes/<lab>.json`` (redacted names and each test cell's probe per
-    framework), or None when no test cell of the lab has a probe."""
+    """The content of ``labs/probes/<lab>.json`` (the probe run's allow-list and each test cell's
+    probe per framework), or None when no test cell of the lab has a probe."""
     cells = [c for c in spec.CELLS if c.kind == "tests"]
     if not any(c.probe is not None for c in cells):
         return None
     missing = [c.grade_id for c in cells if c.probe is None]
     if missing:
         raise ValueError(f"{lab}: test cells without a probe: {missing} (all or none of a lab's tests have one)")
-    redact = getattr(spec, "REDACT", None)
-    if not isinstance(redact, dict) or set(redact) != set(FRAMEWORKS):
-        raise ValueError(f"{lab}: a lab with probes needs REDACT = {{'torch': [...], 'tf': [...]}}")
     allow = getattr(spec, "ALLOW", None)
     if not isinstance(allow, dict) or set(allow) != set(FRAMEWORKS):
         raise ValueError(f"{lab}: a lab with probes needs ALLOW = {{'torch': [...], 'tf': [...]}}")
@@ -144,7 +141,6 @@ def probes(lab: str, spec) -> dict | None:
     return {
         "lab": lab,
         "allow": {fw: list(allow[fw]) for fw in FRAMEWORKS},
-        "redact": {fw: list(redact[fw]) for fw in FRAMEWORKS},
         "probes": {fw: {c.grade_id: render(c.probe, fw, lab) for c in cells} for fw in FRAMEWORKS},
         "skip": {fw: [render(c.source, fw, lab) for c in skipped] for fw in FRAMEWORKS},
     }

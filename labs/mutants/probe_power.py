@@ -36,7 +36,7 @@ import stubs  # noqa: E402
 from catalogue import EXERCISES  # noqa: E402
 
 from txcourse.course.grading.allowlist import package_for_lab  # noqa: E402
-from txcourse.course.grading.forbidden import forbidden_findings, forbidden_prelude  # noqa: E402
+from txcourse.course.grading.forbidden import forbidden_findings  # noqa: E402
 from txcourse.course.grading.probes import compare, load_probes, probe_notebook, read_probe_outputs  # noqa: E402
 
 SEED = 20261127
@@ -62,9 +62,8 @@ def measure(lab: str, fw: str, mutants: list, work: Path, timeout: int = 300) ->
     master = nbformat.read(LABS_DIR / "source" / lab / f"{name}.ipynb", as_version=4)
     points = _points(master)
     copy = package_for_lab(Path(txcourse.__file__).resolve().parent, LABS_DIR, lab, work / "pkg")
-    nb, positions = probe_notebook(master, master, probes.for_notebook(name), SEED, probes.skipped(name))
-    nb.cells.insert(1, new_code_cell(forbidden_prelude(lab, fw)))
-    positions = {g: i + 1 for g, i in positions.items()}
+    forbid = (lab, fw)  # the prelude, as the grader's probe run has it
+    nb, positions = probe_notebook(master, master, probes.for_notebook(name), SEED, probes.skipped(name), forbid)
     solutions = [c.source for c in master.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
     restore = new_code_cell("\n\n".join(solutions))
     stub_positions = []

@@ -17,8 +17,9 @@ Kinds (with the nbgrader metadata ``labs/make_sources.py`` gives them):
   What a hidden test would check goes into the probe: the grader compares the probe's values with the
   reference in its own process, so the student's kernel never receives the check's code.
 
-A spec with probes also sets ``REDACT = {"torch": [...], "tf": [...]}``: the txcourse functions and
-methods (``"txcourse.torch.positional:positional_encoding"``) that raise while probes run.
+A spec with probes also sets ``ALLOW = {"torch": [...], "tf": [...]}``: the txcourse functions and methods
+(``"txcourse.torch.init:linear"``, ``"txcourse.torch.attention:MultiHeadAttention.__init__"``) the probe run's
+copy of txcourse keeps (``txcourse/course/grading/allowlist.py``); everything else raises there.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def solution(grade_id: str, source: Source) -> Cell:
 
 def tests(grade_id: str, points: int, source: Source, probe: Optional[Source] = None) -> Cell:
     """A graded test cell. ``probe``: code the grader runs in the student's place instead of this cell,
-    with txcourse's versions of the lab's exercises redacted (the spec's ``REDACT``), printing plain
+    with only the spec's ``ALLOW`` of txcourse working (the rest raises), printing plain
     arrays with ``probe_emit(key, value, tol)`` from inputs drawn with ``PROBE_SEED``; the same probe after
     the solution cells is the reference (``txcourse/course/grading/probes.py``)."""
     return Cell("tests", source, grade_id, points, probe=probe)

@@ -10,14 +10,6 @@ ALLOW = {
     for fw in ("torch", "tf")
 }
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), txcourse's additive attention raises.
-REDACT = {
-    "torch": ["txcourse.torch.seq2seq:BahdanauAttention.forward"],
-    "tf": ["txcourse.tf.seq2seq:BahdanauAttention.call"],
-}
-
 # The probes: the student's BahdanauAttention with weights and inputs drawn from PROBE_SEED (the same in the
 # reference run, where the layer is the solution's), its context and weights printed as plain arrays.
 PROBE_SETUP = {

@@ -7,19 +7,6 @@ from txcourse.course.grading.allowlist import setup_allow
 # (positional_encoding, the rotary tables, PositionalEncoding, the plots' NumPy helpers) raises.
 ALLOW = {fw: setup_allow(fw) for fw in ("torch", "tf")}
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them.
-REDACT = {
-    fw: [
-        f"txcourse.{fw}.positional:positional_encoding",
-        f"txcourse.{fw}.rotary:rotary_tables",
-        f"txcourse.{fw}.rotary:rotate_pairs",
-        f"txcourse.{fw}.rotary:apply_rotary",
-    ]
-    for fw in ("torch", "tf")
-}
-
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
 PROBE_TABLE = """
     rng = np.random.default_rng(PROBE_SEED)

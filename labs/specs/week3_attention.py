@@ -11,23 +11,6 @@ ALLOW = {
     for fw in ("torch", "tf")
 }
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them.
-REDACT = {
-    fw: [
-        f"txcourse.{fw}.attention:scaled_dot_product_attention",
-        f"txcourse.{fw}.attention:fused_attention",
-        f"txcourse.{fw}.tiled:tiled_attention",
-        f"txcourse.{fw}.masks:padding_mask",
-        f"txcourse.{fw}.masks:look_ahead_mask",
-        f"txcourse.{fw}.attention:MultiHeadAttention.split_heads",
-        f"txcourse.{fw}.attention:MultiHeadAttention.merge_heads",
-        f"txcourse.{fw}.attention:MultiHeadAttention.{'forward' if fw == 'torch' else 'call'}",
-    ]
-    for fw in ("torch", "tf")
-}
-
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
 PROBE_ATTENTION = """
     rng = np.random.default_rng(PROBE_SEED)

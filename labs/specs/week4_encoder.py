@@ -22,15 +22,6 @@ ALLOW = {
     for fw in ("torch", "tf")
 }
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), these raise: the exercise asks for the layer's
-# forward pass (its __init__ stays: the probes build one only to read the shapes of its weights).
-REDACT = {
-    "torch": ["txcourse.torch.encoder:EncoderLayer.forward"],
-    "tf": ["txcourse.tf.encoder:EncoderLayer.call"],
-}
-
 # The probes: what the grader checks outside the student's process (fresh sizes and inputs from PROBE_SEED).
 # Sizes of a layer: H heads of width 4..8 (a d_model of 4 or more: a LayerNorm row of 2 or 3 values can have a
 # variance near its eps by chance, where the outputs depend on the layer's random initial weights), an FFN of
@@ -169,7 +160,8 @@ PROBE_PADDING = (
 """,
 )
 
-# The stand-in for the dropout that halves its input in training mode (as in the hidden test).
+# The stand-in for the dropout that halves its input in training mode: with it, the training-mode output says
+# where the layer applies its dropout (the grader compares it with the reference's in its own process).
 PROBE_HALF = {
     "torch": """
         class HalfDropout(nn.Module):

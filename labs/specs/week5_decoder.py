@@ -22,16 +22,6 @@ ALLOW = {
     for fw in ("torch", "tf")
 }
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), these raise: exercise 1 asks for the layer, and the
-# hidden tests forbid any call of tx.DecoderLayer (its constructor included: no_calls_to(tx.DecoderLayer)). The
-# masks (tx.look_ahead_mask, tx.padding_mask) stay: exercise 2 may use them. future_leak has no txcourse twin.
-REDACT = {
-    "torch": ["txcourse.torch.decoder:DecoderLayer.__init__", "txcourse.torch.decoder:DecoderLayer.forward"],
-    "tf": ["txcourse.tf.decoder:DecoderLayer.__init__", "txcourse.tf.decoder:DecoderLayer.call"],
-}
-
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
 # Fresh weights for the six sublayers, by name (the test copies a tx.DecoderLayer's; its constructor is redacted
 # here): txcourse's sublayers hold their weights in the same order in any correct layer.

@@ -29,23 +29,6 @@ ALLOW = {
     for fw in ("torch", "tf")
 }
 
-# REDACT: the names the current verdict.prepare_probes redacts; superseded by ALLOW above (delete both this and
-# the "redact" key of labs/probes once prepare_probes calls txcourse.course.grading.allowlist.package_for_lab).
-# While the probes run (txcourse/course/grading/probes.py), these raise: the exercises ask for them. The
-# greedy step and beam search go too, since beam_search(beam_size=1) is greedy decoding (its docstring
-# says so). Nothing the probe run keeps needs them: the cells that train, evaluate and plot (txcourse's
-# Trainer, evaluate and greedy_decode) are left out of it (in_probe_run=False).
-REDACT = {
-    fw: [
-        f"txcourse.{fw}.loss:label_smoothed_cross_entropy",
-        f"txcourse.{fw}.decode:greedy_decode",
-        f"txcourse.{fw}.decode:_greedy_step",
-        f"txcourse.{fw}.decode:beam_search",
-        f"txcourse.{fw}.sample:filter_logits",
-    ]
-    for fw in ("torch", "tf")
-}
-
 # The probes: what the grader checks outside the student's process (fresh inputs from PROBE_SEED).
 # A batch for the loss: (B, T, V) float32 logits, targets (B, T) with real tokens first and pad_id after
 # (every row keeps at least one real token, one row at least ends with padding).

@@ -626,6 +626,33 @@ def _descendants(root: int) -> dict[int, bytes]:
     return found
 
 
+@pytest.mark.timeout(600)
+def test_forbidden_source_scores_its_exercise_0_and_is_flagged(tmp_path, monkeypatch):
+    """A solution cell that hides a call (here: a thread) loses its exercise's test cells, whatever nbgrader
+    says; the CSV's ``forbidden`` column names them and the note says why; the honest notebook keeps all."""
+    from txcourse.course.grading import forbidden
+
+    monkeypatch.setitem(forbidden.FORBIDDEN, "toy", [])  # the toy lab as a course lab: the hiding rules apply
+    labs, source = toy_course(tmp_path)
+    subs = tmp_path / "submissions"
+    threaded = nbformat.from_dict(source)
+    threaded.cells[1].source = "import threading\n\ndef f(x):\n    return 2 * x"  # right; a thread hides a call
+    for student, nb in (("honest", source), ("threads", threaded)):
+        (subs / student).mkdir(parents=True)
+        nbformat.write(nb, subs / student / "toy_torch.ipynb")
+    out = tmp_path / "grades" / "toy.csv"
+    rows = grading.grade_submissions(subs, "toy", out, timeout=20, labs_dir=labs, verbose=False, jobs=1, sandbox=False)
+    rows = {r["student"]: r for r in rows}
+    assert (rows["honest"]["score"], rows["honest"]["forbidden"], rows["honest"]["note"]) == (5.0, "", "")
+    flagged = rows["threads"]
+    assert (flagged["status"], flagged["score"], flagged["max_score"]) == ("graded", 3.0, 5.0)
+    assert flagged["forbidden"] == "test_f" and flagged["failed_tests"] == "test_f"
+    assert "threading" in flagged["note"] and "test_f" in flagged["note"] and "test_g" not in flagged["note"]
+    with open(out, newline="", encoding="utf-8") as f:
+        written = {r["student"]: r for r in csv.DictReader(f)}
+    assert written["threads"]["forbidden"] == "test_f" and written["threads"]["score"] == "3.0"
+
+
 def test_grade_rejects_a_missing_folder(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         grading.grade_submissions(tmp_path / "nope", "week3_attention", tmp_path / "out.csv", labs_dir=LABS)

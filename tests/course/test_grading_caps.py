@@ -57,7 +57,11 @@ from txcourse.course.grading import nbgrader_run, sandbox, sanitize  # noqa: E40
 WORKSPACE_PEAK = 1 << 20  # kB of any workspace process (nbgrader, unconfined): the bloater holds its 40 MB source
 HONEST_TIMES = 1.5  # an attack's workspace process against the honest one's (140 MB), but the sender's and bloater's
 SENDER_TIMES = 5.0  # the sender makes it receive and cut 92 MB of messages: measured 4.0x (558 MB, loaded machine)
-PROBES = {"redact": {}, "probes": {"torch": {"test_f": "probe_emit('f(3)', f(3) * 1.0)\n"}}, "skip": {}}
+PROBES = {
+    "allow": {"torch": [], "tf": []},
+    "probes": {"torch": {"test_f": "probe_emit('f(3)', f(3) * 1.0)\n"}},
+    "skip": {},
+}
 
 RESULT = "'x' * (150 << 20)"
 SENDER = """

@@ -1,4 +1,4 @@
-"""The verdict outside the student's process (txcourse/course/grading/probes.py): redaction, the probe
+"""The verdict outside the student's process (txcourse/course/grading/probes.py): the probe
 notebook, reading and comparing probe outputs. The end-to-end runs are the attack catalogue's
 (labs/attacks, `make test-mutants` and `make mutants`) and tests/course/test_grading_sandbox.py."""
 
@@ -8,8 +8,6 @@ import base64
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 
+from txcourse.course.grading.allowlist import load_allow, package_for_lab  # noqa: E402
 from txcourse.course.grading.probes import (  # noqa: E402
     PREAMBLE,
     RESTORE,
@@ -25,7 +24,6 @@ from txcourse.course.grading.probes import (  # noqa: E402
     load_probes,
     probe_notebook,
     read_probe_outputs,
-    redacted_package,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,46 +41,6 @@ def _executed(texts):
 
     cells = [new_code_cell("", outputs=[new_output("stream", name="stdout", text=t)]) for t in texts]
     return new_notebook(cells=cells)
-
-
-def test_redacted_package_raises_where_asked_and_nowhere_else(tmp_path):
-    import txcourse
-
-    names = ["txcourse.torch.positional:positional_encoding", "txcourse.torch.attention:MultiHeadAttention.split_heads"]
-    copy = redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path)
-    assert not list(copy.rglob("__pycache__")) and not list(copy.rglob("*.pyc"))
-    source = (copy / "torch" / "positional.py").read_text()
-    assert "write it yourself" in source and "angle_rates" not in source.split("def positional_encoding")[1][:2000]
-    script = (
-        "import txcourse, txcourse.torch as tx, numpy as np\n"
-        f"assert txcourse.__file__.startswith({str(copy)!r}), txcourse.__file__\n"
-        "try:\n    tx.positional_encoding(4, 4)\nexcept RuntimeError as e:\n    print('RAISED', e)\n"
-        "mha = tx.MultiHeadAttention(8, 2)\n"
-        "try:\n    mha.split_heads(np.zeros((1, 2, 8)))\nexcept RuntimeError:\n    print('RAISED split')\n"
-        "print('mask', tx.look_ahead_mask(3).shape)\n"
-    )
-    pytest.importorskip("torch")
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,  # not the repository: `python -c` puts the working folder first on sys.path
-    )
-    assert out.returncode == 0, out.stderr
-    assert "RAISED txcourse's positional_encoding" in out.stdout and "write it yourself" in out.stdout
-    assert "RAISED split" in out.stdout and "mask torch.Size([3, 3])" in out.stdout  # the rest works
-
-
-def test_redacting_a_name_that_is_not_there_is_an_error(tmp_path):
-    import txcourse
-
-    package = Path(txcourse.__file__).resolve().parent
-    with pytest.raises(ValueError, match="not defined in txcourse.torch.positional"):
-        redacted_package(package, ["txcourse.torch.positional:no_such_function"], tmp_path / "a")
-    with pytest.raises(ValueError, match="txcourse.module:function"):
-        redacted_package(package, ["positional_encoding"], tmp_path / "b")
 
 
 def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_probes():
@@ -173,8 +131,7 @@ def test_compare_by_tolerance_shape_kind_and_finiteness():
 
 
 def test_committed_probe_files_are_what_the_specs_make():
-    """labs/probes/<lab>.json: one probe per test cell of each framework, the redacted names resolve."""
-    import txcourse
+    """labs/probes/<lab>.json: one probe per test cell of each framework, an allow-list, no "redact"."""
 
     found = sorted((ROOT / "labs" / "probes").glob("*.json"))
     assert found, "no lab has probes"
@@ -188,12 +145,13 @@ def test_committed_probe_files_are_what_the_specs_make():
             assert sorted(probes.probes[fw]) == sorted(tests), path.stem
             assert all("probe_emit(" in source for source in probes.probes[fw].values())
         assert json.loads(path.read_text())["lab"] == path.stem
-    names = sorted({n for path in found for fw, ns in load_probes(ROOT / "labs", path.stem).redact.items() for n in ns})
-    redacted_package(Path(txcourse.__file__).resolve().parent, names, Path(__import__("tempfile").mkdtemp()))
+        assert "redact" not in json.loads(path.read_text()), path.stem  # the allow-list replaced it
+        assert set(load_allow(ROOT / "labs", path.stem)) == {"torch", "tf"}, path.stem
 
 
 def _probe_run(lab, fw, student_path, seed, tmp_path):
-    """The probe notebook of ``student_path`` run unconfined with the redacted package (as the reference is)."""
+    """The probe notebook of ``student_path`` run unconfined with the lab's allow-listed package and the
+    forbidden prelude (as the reference is)."""
     import txcourse
     from txcourse.course.grading.verdict import execute_notebook, unconfined_kernel
 
@@ -201,11 +159,10 @@ def _probe_run(lab, fw, student_path, seed, tmp_path):
     name = f"{lab}_{fw}"
     copy = tmp_path / "redacted" / "txcourse"
     if not copy.exists():
-        names = sorted({n for ns in probes.redact.values() for n in ns})
-        redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path / "redacted")
+        package_for_lab(Path(txcourse.__file__).resolve().parent, ROOT / "labs", lab, tmp_path / "redacted")
     master = nbformat.read(ROOT / "labs" / "source" / lab / f"{name}.ipynb", as_version=4)
     student = nbformat.read(student_path, as_version=4)
-    nb, positions = probe_notebook(student, master, probes.for_notebook(name), seed, probes.skipped(name))
+    nb, positions = probe_notebook(student, master, probes.for_notebook(name), seed, probes.skipped(name), (lab, fw))
     import shutil
     import tempfile
 

@@ -230,9 +230,7 @@ def setup_allow(fw: str) -> list[str]:
 def allowlisted_package(package: Path, names: Iterable[str], dest: Path) -> Path:
     """A copy of the ``txcourse`` folder ``package`` in ``dest/txcourse`` (Python files and package data,
     no ``__pycache__``, no ``course/`` nor ``cli/``) in which every function and method raises "write it
-    yourself" except those of the allow-list ``names`` and what :func:`kept_units` adds. The drop-in for
-    :func:`~txcourse.course.grading.probes.redacted_package` (same arguments: the allow-list instead of the
-    names to redact). Returns the new package folder."""
+    yourself" except those of the allow-list ``names`` and what :func:`kept_units` adds. Returns the new package folder."""
     package, out = Path(package), Path(dest) / "txcourse"
     if out.exists():
         raise FileExistsError(f"{out} exists already")

@@ -30,7 +30,7 @@ writable one, ``memory`` bytes of address space, and every process it forks ends
 this raises :class:`~txcourse.course.grading.sandbox.SandboxUnavailable`, and ``sandbox=False`` grades
 unconfined. A lab with probes (``labs_dir/probes/<lab>.json``) is also judged outside the students'
 processes (:mod:`~txcourse.course.grading.probes`): a test cell keeps nbgrader's points only when its
-probe, run in a second sandboxed kernel with txcourse's versions of the exercises redacted, prints what
+probe, run in a second sandboxed kernel whose txcourse keeps only the lab's allow-list, prints what
 the same probe prints after the course's solutions, on inputs drawn from a seed drawn for this run
 (``probe_seed`` fixes it).
 """
@@ -51,6 +51,7 @@ from typing import Any, Optional
 
 from txcourse.course.grading.context import MAX_TMPDIR, GradeTask, GradingOptions, GradingRun
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, copy_config
+from txcourse.course.grading.forbidden import FORBIDDEN, forbidden_findings
 from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
 from txcourse.course.grading.probes import load_probes
 from txcourse.course.grading.sandbox import DEFAULT_MEMORY, ProcessGroups, Sandbox, find_bwrap
@@ -94,6 +95,7 @@ CSV_FIELDS = (
     "feedback",
     "log",
     "note",
+    "forbidden",  # the test cells scored 0 for what the lab forbids in the source (issue 30): read them
 )
 DEFAULT_NOTEBOOK_TIMEOUT = 1800  # seconds per notebook, all cells and the kernel's start included
 
@@ -345,6 +347,9 @@ def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> 
         return None
     repeated = drop_duplicate_grade_ids(nb)
     moved = in_master_order(nb, run.master_notebooks[name])
+    found = forbidden_source(run, name, nb)
+    if found:
+        row["forbidden_cells"] = found  # applied by collect (the scores come later)
     notes = [row["note"]]
     if repeated:
         copies = ", ".join(repr(r) for r in repeated)
@@ -353,6 +358,40 @@ def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> 
         notes.append("cells put back in the course's order (graded and checked there)")
     row["note"] = "; ".join(n for n in notes if n)
     return nbformat.writes(nb).encode("utf-8") if repeated or moved else data
+
+
+def forbidden_source(run: GradingRun, name: str, nb: Any) -> dict[str, str]:
+    """``{test cell grade id: reason}``: the tests of the exercises whose source uses or hides what the lab
+    forbids (:func:`~txcourse.course.grading.forbidden.forbidden_findings`, in this process, on the
+    notebook in the master's order; only for the course's labs, :data:`~txcourse.course.grading.forbidden.
+    FORBIDDEN`); source the grader cannot walk counts against every test."""
+    master = run.master_notebooks[name]
+    if run.lab not in FORBIDDEN:
+        return {}  # a lab of no course week (a test's toy lab): nothing forbidden
+    try:
+        return forbidden_findings(nb, run.lab, name.rsplit("_", 1)[-1], master)
+    except (RecursionError, ValueError, TypeError, AttributeError) as error:
+        why = f"code the grader cannot read ({type(error).__name__})"
+        tests = [c.metadata.get("nbgrader", {}).get("grade_id") for c in master.cells]
+        return {g: why for g, c in zip(tests, master.cells) if g and c.metadata["nbgrader"].get("grade")}
+
+
+def apply_forbidden(result: dict[str, Any], found: dict[str, str]) -> None:
+    """Each test cell of ``found`` (:func:`forbidden_source`) scores 0 in ``result``, the CSV's ``forbidden``
+    column lists them and the note says why (reasons cleaned and cut, :func:`~txcourse.course.grading.
+    sanitize.failure_reasons`)."""
+    reasons = failure_reasons(found)
+    result["forbidden"] = ";".join(sorted(found))
+    if "cells" in result:
+        cells = dict(result["cells"])
+        for grade_id in found:
+            if grade_id in cells:
+                cells[grade_id] = (0.0, cells[grade_id][1])
+        result["cells"] = cells
+        result["score"] = sum(score for score, _ in cells.values())
+        result["failed_tests"] = ";".join(g for g, (score, top) in cells.items() if score < top)
+    said = "scored 0 for what the lab forbids: " + "; ".join(f"{g}: {w}" for g, w in reasons.items())
+    result["note"] = "; ".join(n for n in (result.get("note", ""), said) if n)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -427,6 +466,10 @@ def collect(run: GradingRun, task: GradeTask, result: dict[str, Any]) -> None:
     if failures:
         checked = "checked outside the notebook: " + "; ".join(f"{g}: {w}" for g, w in failures.items())
         result["note"] = "; ".join(n for n in (task.note, checked) if n)
+    found = run.statuses[task.student, task.name].pop("forbidden_cells", None)
+    if found:
+        result.setdefault("note", task.note)
+        apply_forbidden(result, found)
     if html is not None:
         dest = run.options.feedback_root / task.student / f"{task.name}.html"
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -427,8 +427,8 @@ class Sandbox:
         ``env`` is the grader's environment: the variables of ``_PASS_ENV`` are passed on to the kernel,
         the rest dropped; bwrap itself gets only ``PATH`` and ``MARKER``. With ``MARKER`` in ``env``
         (:meth:`ProcessGroups.env`) and a usable cgroup the sandbox gets its own (removed by
-        :meth:`ProcessGroups.done`). With ``package_copy`` (a redacted copy,
-        :func:`~txcourse.course.grading.probes.redacted_package`) that folder is bound at the package's
+        :meth:`ProcessGroups.done`). With ``package_copy`` (the probe run's copy,
+        :func:`~txcourse.course.grading.allowlist.package_for_lab`) that folder is bound at the package's
         path instead of the package: the original is not visible inside."""
         python = Path(sys.prefix) / "bin" / "python"
         args = [*self._system_args(), *self._folder_args(workdir, runtime, package_copy), *_env_args(env, python)]

@@ -151,7 +151,8 @@ def write_probe_run(run: GradingRun, task: GradeTask, env: dict[str, str]) -> tu
 
     student = nbformat.reads(task.data.decode("utf-8"), as_version=4)
     probes, skip = probing.probes.for_notebook(task.name), probing.probes.skipped(task.name)
-    probe_nb, positions = probe_notebook(student, run.master_notebooks[task.name], probes, probing.seed, skip)
+    forbid = (run.lab, task.name.rsplit("_", 1)[-1])  # what the lab forbids raises first (issue 30)
+    probe_nb, positions = probe_notebook(student, run.master_notebooks[task.name], probes, probing.seed, skip, forbid)
     nbformat.write(probe_nb, ws / PROBE_IN)
     if run.box is None:  # unconfined (--no-sandbox): the redacted copy first on the kernel's path
         probe_runtime = ws / "probe-runtime"
