@@ -32,7 +32,8 @@ from txcourse.registry import FRAMEWORK_NAMES  # noqa: E402
 
 FRAMEWORKS = FRAMEWORK_NAMES  # subpackage -> name in prose
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+HIDDEN_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")  # none in any lab: hidden checks are the probes'
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", *HIDDEN_MARKERS)
 
 
 def render(source, fw: str, lab: str) -> str:
@@ -86,6 +87,13 @@ def check_cells(lab: str, cells: list[Cell]) -> None:
             # a read-only cell there would make it fail (KeyError in OverwriteCells).
             if previous is None or previous.kind not in ("solution", "tests"):
                 raise ValueError(f"{lab}/{cell.grade_id}: a test cell must follow a solution or test cell")
+        if cell.kind in ("tests", "solution"):
+            for fw in FRAMEWORKS:
+                if any(m in render(cell.source, fw, lab) for m in HIDDEN_MARKERS):
+                    raise ValueError(
+                        f"{lab}/{cell.grade_id} ({fw}): hidden tests would run in the student's kernel, which can "
+                        f"read and print them; put the check in the cell's probe (the grader compares its values)"
+                    )
         if cell.kind == "solution":
             for fw in FRAMEWORKS:
                 if "### BEGIN SOLUTION" not in render(cell.source, fw, lab):
@@ -118,21 +126,21 @@ def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
 
 
 def probes(lab: str, spec) -> dict | None:
-    """The content of ``labs/probes/<lab>.json`` (redacted names and each test cell's probe per
-    framework), or None when no test cell of the lab has a probe."""
+    """The content of ``labs/probes/<lab>.json`` (the probe run's allow-list and each test cell's
+    probe per framework), or None when no test cell of the lab has a probe."""
     cells = [c for c in spec.CELLS if c.kind == "tests"]
     if not any(c.probe is not None for c in cells):
         return None
     missing = [c.grade_id for c in cells if c.probe is None]
     if missing:
         raise ValueError(f"{lab}: test cells without a probe: {missing} (all or none of a lab's tests have one)")
-    redact = getattr(spec, "REDACT", None)
-    if not isinstance(redact, dict) or set(redact) != set(FRAMEWORKS):
-        raise ValueError(f"{lab}: a lab with probes needs REDACT = {{'torch': [...], 'tf': [...]}}")
+    allow = getattr(spec, "ALLOW", None)
+    if not isinstance(allow, dict) or set(allow) != set(FRAMEWORKS):
+        raise ValueError(f"{lab}: a lab with probes needs ALLOW = {{'torch': [...], 'tf': [...]}}")
     skipped = [c for c in spec.CELLS if not c.in_probe_run]
     return {
         "lab": lab,
-        "redact": {fw: list(redact[fw]) for fw in FRAMEWORKS},
+        "allow": {fw: list(allow[fw]) for fw in FRAMEWORKS},
         "probes": {fw: {c.grade_id: render(c.probe, fw, lab) for c in cells} for fw in FRAMEWORKS},
         "skip": {fw: [render(c.source, fw, lab) for c in skipped] for fw in FRAMEWORKS},
     }

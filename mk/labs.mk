@@ -11,12 +11,16 @@
 #                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
 #                    each notebook's kernel runs in bubblewrap (bwrap)
 #   make sandbox-deps   install bubblewrap when `bwrap` is missing (a prerequisite of the above)
-#   make mutants     grade every mutant of labs/mutants/catalogue.py (wrong answers and shortcuts, one
-#                    exercise each) like a student's notebook: each must lose points on its exercise,
+#   make mutants     measure the probes' power (labs/mutants/probe_power.py: every stub of labs/mutants/stubs.py,
+#                    zeros / its input / random / a constant / txcourse's version / a forbidden built-in, must
+#                    keep no point of its exercise, both frameworks), then
+#                    grade every mutant of labs/mutants/catalogue.py and every stub (wrong answers and shortcuts, one
+#                    exercise each) like a student's notebook: each must lose points on its exercise (a stub all),
 #                    the solutions and the correct variants keep full marks, no feedback shows hidden tests
 #                    and every attack of labs/attacks/attack_catalogue.py (hostile submissions: each must get its
 #                    expected outcome, the solution beside it full marks, the host files unchanged)
-#   make test-mutants   the same for the subsets marked in both catalogues (part of `make test`)
+#   make test-mutants   the same for the subsets marked in both catalogues, and the probes' power on weeks 3
+#                    and 4 (part of `make test`)
 
 LABS_DIR      := labs
 LABS_BUILD    := _build/labs
@@ -57,10 +61,12 @@ test-python test-labs: export TXCOURSE_SANDBOX_TESTS = 1
 
 # Mutants are graded as students are: in the sandbox (sandbox-deps); the runner fails without bwrap.
 mutants: $(VENV_STAMP) sandbox-deps
+	$(PY) $(LABS_DIR)/mutants/probe_power.py
 	$(PY) $(LABS_DIR)/mutants/run.py --jobs $(LABS_JOBS) --out _build/mutants $(MUTANT_ARGS)
 	rm -rf _build/attacks && $(PY) $(LABS_DIR)/attacks/run.py --jobs $(LABS_JOBS) --out _build/attacks
 
 test-mutants: $(VENV_STAMP) sandbox-deps
+	$(PY) $(LABS_DIR)/mutants/probe_power.py --subset
 	$(PY) $(LABS_DIR)/mutants/run.py --subset --jobs $(LABS_JOBS) --out _build/mutants-subset --quiet $(MUTANT_ARGS)
 	rm -rf _build/attacks-subset && $(PY) $(LABS_DIR)/attacks/run.py --subset --jobs $(LABS_JOBS) --out _build/attacks-subset --quiet
 

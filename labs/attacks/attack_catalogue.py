@@ -3,9 +3,13 @@
 Every attack starts from the blank student notebook of a lab (labs/release: no exercise solved) and adds
 something: code at the top of the first exercise cell (``code``), a new unmarked cell before the first
 test (``cell``), a change of the notebook's JSON (``notebook``), or a file layout (``layout``: the
-submission is a link, or too big). A blank notebook earns 0, so whatever an attack earns it earned
-without solving. ``labs/attacks/run.py`` grades them exactly as students are (``grade_submissions``,
-the sandbox, ``--jobs``), beside the lab's solution, and checks the host afterwards.
+submission is a link, too big, or "bloated": under the submission limit, its autograded notebook over
+``GRADED_CAP``). The attacks on the host (issue 30, item 6) expect "zero" (or "error" for the bloated
+notebook) and, like every attack, leave the host's files as they were; tests/course/test_grading_caps.py
+grades the same attacks on the toy lab and measures the grader's memory, the disk and a neighbour's
+cells. A blank notebook earns 0, so whatever an attack earns it earned without solving.
+``labs/attacks/run.py`` grades them exactly as students are (``grade_submissions``, the sandbox,
+``--jobs``), beside the lab's solution, and checks the host afterwards.
 
 Expected outcomes (``expect``):
 
@@ -44,7 +48,7 @@ class Attack:
     code: str = ""  # put at the top of the lab's first exercise cell
     cell: str = ""  # a new cell without nbgrader metadata, before the first test cell
     notebook: Optional[Callable] = None  # nb -> None, edits the notebook node
-    layout: str = ""  # "link-to-solution", "huge"
+    layout: str = ""  # "link-to-solution", "huge", "bloated"
     subset: bool = False
     labs: tuple[str, ...] = field(default=LABS)
     open_in: tuple[str, ...] = ()  # labs where it is still a hole: their tests have no probes yet
@@ -238,4 +242,81 @@ ATTACKS = [
         layout="link-to-solution",
     ),
     Attack("huge", "a notebook over the size limit (60 MB of output)", "refused", layout="huge"),
+    # --- harm to the host and the neighbours: every channel capped (issue 30, item 6) ---
+    Attack(
+        "result_150mb",
+        "a cell whose result is a 150 MB string (the kernel sends one line instead)",
+        "zero",
+        cell="'x' * (150 << 20)",
+    ),
+    Attack(
+        "session_send_flood",
+        "the kernel's session.send around the kernel's cap: 72 MB of streams, a 100 MB frame, a 20 MB display",
+        "zero",
+        cell=(
+            "_k = get_ipython().kernel\n"
+            "for _ in range(12):\n"
+            "    _k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': 'q' * (6 << 20)},"
+            " parent=_k.get_parent())\n"
+            "_k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': 'w' * (100 << 20)},"
+            " parent=_k.get_parent())\n"
+            "_k.session.send(_k.iopub_socket, 'display_data', {'data': {'text/plain': 'd' * (20 << 20)},"
+            " 'metadata': {}, 'transient': {}}, parent=_k.get_parent())"
+        ),
+    ),
+    Attack(
+        "original_stdout_flood",
+        "300 MB written to the kernel's original stdout file descriptor (a drain passes 1 MiB to the log)",
+        "zero",
+        cell=(
+            "import os, sys\nfor _ in range(300):\n    os.write(sys.stdout._original_stdstream_copy, b'z' * (1 << 20))"
+        ),
+    ),
+    Attack(
+        "fallocate_runtime",
+        "posix_fallocate of three 1 GiB files in the runtime folder (read-only), the working folder and /tmp",
+        "zero",
+        cell=(
+            "import os\n"
+            "from ipykernel.kernelapp import IPKernelApp\n"
+            "for _folder in (os.path.dirname(IPKernelApp.instance().connection_file), '.', '/tmp'):\n"
+            "    for _i in range(3):\n"
+            "        try:\n"
+            "            _fd = os.open(os.path.join(_folder, f'big{_i}'), os.O_CREAT | os.O_WRONLY, 0o600)\n"
+            "            os.posix_fallocate(_fd, 0, 1 << 30)\n"
+            "        except OSError as err:\n"
+            "            print('refused', _folder, err)\n"
+            "            break"
+        ),
+    ),
+    Attack(
+        "forged_probe_lines",
+        "forged @txprobe lines (a 12 KB key, ANSI escapes) printed before every cell's output",
+        "zero",
+        cell=(
+            "import sys\n"
+            "_key = '\\x1b[31m' + 'K' * 12000 + '\\x1b]0;title\\x07'\n"
+            "get_ipython().events.register('pre_run_cell', lambda *a: print('@txprobe', _key, '0.0', 'AAAA'))"
+        ),
+    ),
+    Attack(
+        "cpu_hog",
+        "200 busy processes, a session each (each sandbox has its share of the cores: a neighbour stays on time)",
+        "zero",
+        cell=(
+            "import os, time\n"
+            "for _ in range(200):\n"
+            "    if os.fork() == 0:\n"
+            "        os.setsid()\n"
+            "        while True:\n"
+            "            pass\n"
+            "time.sleep(10)"
+        ),
+    ),
+    Attack(
+        "bloated_notebook",
+        "a 40 MB comment and 32 MB of output: the autograded notebook is over its cap, never loaded",
+        "error",
+        layout="bloated",
+    ),
 ]

@@ -65,6 +65,12 @@ def place(attack: Attack, lab: str, fw: str, folder: Path) -> None:
         code = next(c for c in nb.cells if c.cell_type == "code")
         code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * (60 << 20))]
         nbformat.write(nb, target)
+    elif attack.layout == "bloated":  # 40 MB of source, 4 cells of 8 M characters of output
+        nb = attack_notebook(Attack(attack.name, "", "zero", cell="print('x' * (8 << 20))"), lab, fw)
+        at = next(i for i, c in enumerate(nb.cells) if c.source == "print('x' * (8 << 20))")
+        nb.cells[at : at + 1] = [nbformat.v4.new_code_cell("print('x' * (8 << 20))") for _ in range(4)]
+        nb.cells[at].source = "# " + "b" * (40 << 20) + "\n" + nb.cells[at].source
+        nbformat.write(nb, target)
     elif attack.layout:
         raise ValueError(f"{attack.name}: unknown layout {attack.layout!r}")
     else:

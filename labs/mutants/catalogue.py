@@ -60,10 +60,15 @@ EXERCISES = {
         "ex2 decoder mask": ("decoder_mask", ("test_decoder_mask",)),
         "ex3 future_leak": ("future_leak", ("test_future_leak_detects_leaks", "test_decoder_does_not_look_ahead")),
     },
-    "week6_training": {  # test_training_worked judges txcourse's Trainer, no exercise
+    "week6_training": {  # test_training_worked: nbgrader judges txcourse's Trainer, its probe trains with your loss
         "ex1 label smoothing": (
             "label_smoothed_loss",
-            ("test_loss_without_smoothing", "test_loss_matches_reference", "test_loss_ignores_padding"),
+            (
+                "test_loss_without_smoothing",
+                "test_loss_matches_reference",
+                "test_loss_ignores_padding",
+                "test_training_worked",
+            ),
         ),
         "ex2 greedy decoding": ("greedy_decode", ("test_greedy_decode", "test_your_decoder_translates")),
         "ex3 top-p": ("top_p_filter", ("test_top_p_worked", "test_top_p_matches_reference")),

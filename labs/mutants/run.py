@@ -3,7 +3,9 @@
 For each lab, one ``txcourse grade`` run (txcourse.course.grading.grade_submissions: a workspace per notebook,
 the bubblewrap sandbox where ``bwrap`` works) grades the unchanged solution and every mutant as students
 of their own, ``--jobs`` at a time. A mutant is *caught* when it loses points on the tests of its own
-exercise; a correct variant (kind "correct") must keep full marks, the solution too. Every feedback file
+exercise; a stub (kind "stub", labs/mutants/stubs.py: zeros, its input, random values, a constant,
+txcourse's version, a forbidden built-in) must lose *every* point of it; a correct variant (kind "correct")
+must keep full marks, the solution too. Every feedback file
 is searched for hidden test code (txcourse.course.grading.feedback_leaks).
 
     python labs/mutants/run.py              # every mutant (make mutants)
@@ -30,14 +32,19 @@ LABS_DIR = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from catalogue import EXERCISES, MUTANTS, Mutant  # noqa: E402
+from stubs import solution_sources, stub_mutants  # noqa: E402
 
 from txcourse.course import grading  # noqa: E402
 
 
 def apply_edits(source: str, edits: list[tuple[str, str]], where: str) -> str:
     """``source`` with each ``old`` replaced by ``new`` (every occurrence; a multi-line ``new`` takes
-    the indentation of the line it replaces into); ValueError if an ``old`` is not there."""
+    the indentation of the line it replaces into; an empty ``old`` appends ``new``); ValueError if an
+    ``old`` is not there."""
     for old, new in edits:
+        if old == "":  # appended to the cell (a stub's wrapper)
+            source += new
+            continue
         if old not in source:
             raise ValueError(f"{where}: {old!r} is not in the solution cell (the catalogue is out of date)")
         lines = []
@@ -119,6 +126,8 @@ def grade_lab(
         graded = row["status"] == grading.GRADED
         if kind == "wrong":
             ok = graded and lost_here > 0
+        elif kind == "stub":  # a stub must lose every point of its exercise
+            ok = graded and lost_here == sum(top for cell, (_, top) in cells.items() if cell in tests) > 0
         else:
             ok = graded and row["score"] == row["max_score"]
         results.append(
@@ -144,7 +153,12 @@ def format_table(results: list[dict]) -> str:
     head = ("lab", "fw", "exercise", "mutant", "kind", "lost on its exercise", "lost elsewhere", "caught / ok")
     rows = [head]
     for r in results:
-        verdict = ("yes" if r["ok"] else "NO") if r["kind"] == "wrong" else ("full marks" if r["ok"] else "LOST POINTS")
+        if r["kind"] == "stub":
+            verdict = "all lost" if r["ok"] else "KEPT POINTS"
+        elif r["kind"] == "wrong":
+            verdict = "yes" if r["ok"] else "NO"
+        else:
+            verdict = "full marks" if r["ok"] else "LOST POINTS"
         if r["status"] != grading.GRADED:
             verdict += f" ({r['status'][:60]})"
         if r["leaks"]:
@@ -168,12 +182,12 @@ def format_table(results: list[dict]) -> str:
 
 
 def summary(results: list[dict]) -> str:
-    wrong = [r for r in results if r["kind"] == "wrong"]
+    wrong = [r for r in results if r["kind"] in ("wrong", "stub")]
     caught = sum(r["ok"] for r in wrong)
     lines = [
         f"{caught} of {len(wrong)} wrong answers caught; "
-        f"{sum(r['ok'] for r in results if r['kind'] != 'wrong')} of "
-        f"{sum(r['kind'] != 'wrong' for r in results)} correct notebooks (solutions and correct variants) "
+        f"{sum(r['ok'] for r in results if r['kind'] not in ('wrong', 'stub'))} of "
+        f"{sum(r['kind'] not in ('wrong', 'stub') for r in results)} correct notebooks (solutions and correct variants) "
         f"with full marks; {sum(bool(r['leaks']) for r in results)} feedback files with hidden tests"
     ]
     per = {}
@@ -192,6 +206,7 @@ def main(argv=None) -> int:
     parser.add_argument("--lab", action="append", choices=sorted(EXERCISES), help="only this lab (repeatable)")
     parser.add_argument("--framework", action="append", choices=grading.FRAMEWORKS, help="only this framework")
     parser.add_argument("--mutant", action="append", help="only the mutant of this name (repeatable)")
+    parser.add_argument("--no-stubs", action="store_true", help="without the stub mutants of labs/mutants/stubs.py")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks graded at the same time")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell")
     parser.add_argument(
@@ -205,10 +220,13 @@ def main(argv=None) -> int:
     out = Path(args.out or tempfile.mkdtemp(prefix="txmutants-")).resolve()
     start = time.perf_counter()
     results = []
+    every = list(MUTANTS)
+    if not args.subset and not args.no_stubs:  # make mutants: every stub too (each must lose all its points)
+        every += stub_mutants(solution_sources(LABS_DIR))
     for lab in args.lab or sorted(EXERCISES):
         chosen = [
             m
-            for m in MUTANTS
+            for m in every
             if m.lab == lab and (not args.subset or m.subset) and (not args.mutant or m.name in args.mutant)
         ]
         fws = tuple(fw for fw in frameworks if not args.subset or any(fw in m.subset for m in chosen))

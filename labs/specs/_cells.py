@@ -12,10 +12,14 @@ Kinds (with the nbgrader metadata ``labs/make_sources.py`` gives them):
 - ``readonly``: locked (restored from the master copy when grading);
 - ``parameters``: read-only and tagged ``parameters`` for papermill;
 - ``solution``: the student's cell, with a ``### BEGIN SOLUTION`` region;
-- ``tests``: a graded, locked test cell worth ``points``, with its ``probe`` (see :func:`tests`).
+- ``tests``: a graded, locked test cell worth ``points``, with its ``probe`` (see :func:`tests`). Its
+  source holds visible tests only: no ``### BEGIN HIDDEN TESTS`` (``labs/make_sources.py`` refuses one).
+  What a hidden test would check goes into the probe: the grader compares the probe's values with the
+  reference in its own process, so the student's kernel never receives the check's code.
 
-A spec with probes also sets ``REDACT = {"torch": [...], "tf": [...]}``: the txcourse functions and
-methods (``"txcourse.torch.positional:positional_encoding"``) that raise while probes run.
+A spec with probes also sets ``ALLOW = {"torch": [...], "tf": [...]}``: the txcourse functions and methods
+(``"txcourse.torch.init:linear"``, ``"txcourse.torch.attention:MultiHeadAttention.__init__"``) the probe run's
+copy of txcourse keeps (``txcourse/course/grading/allowlist.py``); everything else raises there.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def solution(grade_id: str, source: Source) -> Cell:
 
 def tests(grade_id: str, points: int, source: Source, probe: Optional[Source] = None) -> Cell:
     """A graded test cell. ``probe``: code the grader runs in the student's place instead of this cell,
-    with txcourse's versions of the lab's exercises redacted (the spec's ``REDACT``), printing plain
+    with only the spec's ``ALLOW`` of txcourse working (the rest raises), printing plain
     arrays with ``probe_emit(key, value, tol)`` from inputs drawn with ``PROBE_SEED``; the same probe after
     the solution cells is the reference (``txcourse/course/grading/probes.py``)."""
     return Cell("tests", source, grade_id, points, probe=probe)
@@ -70,18 +74,19 @@ def tests(grade_id: str, points: int, source: Source, probe: Optional[Source] = 
 HOW_IT_WORKS = """
     **How this lab works.** Each *Exercise* cell holds `raise NotImplementedError("write your code here")`:
     replace that line with your code, keeping the names and arguments. The cell after an exercise tests it
-    with `assert`s; more tests, hidden here, run when your notebook is graded, so keep your code general
-    rather than fitted to the visible checks. Do not edit or delete the test cells and the read-only
+    with `assert`s. When your notebook is graded, your code is also checked outside your notebook, on fresh
+    inputs the grader draws for each grading (against what the course's solutions give), so keep your code
+    general rather than fitted to the visible checks. Do not edit or delete the test cells and the read-only
     cells: grading restores them from the master copy. Before you submit, run everything from the top
     (*Kernel → Restart Kernel and Run All Cells*).
 
     Grading judges the `assert`s only: a warning or anything your code writes to stderr never costs points
     (the grader shows it as ordinary output). Where an exercise asks you to write something `txcourse` also
     has (`tx.positional_encoding`, `tx.scaled_dot_product_attention`, the heads of `tx.MultiHeadAttention`,
-    `tx.EncoderLayer`, ...), write it yourself: the hidden tests check that your code does not call
-    txcourse's version of it (the building blocks an exercise names, such as `tx.MultiHeadAttention` inside
-    your layer, are fine). The tests of a later exercise run with txcourse's versions of the earlier
-    pieces, so one mistake costs points once.
+    `tx.EncoderLayer`, ...), write it yourself: while your answers are checked, txcourse's version of it
+    raises, so code that calls it loses the points (the building blocks an exercise names, such as
+    `tx.MultiHeadAttention` inside your layer, are fine). The tests of a later exercise run with
+    txcourse's versions of the earlier pieces, so one mistake costs points once.
 
     This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
     The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and

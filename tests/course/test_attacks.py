@@ -82,3 +82,37 @@ def test_digest_sees_a_changed_file_and_a_new_link(tmp_path):
     after = attacks_run.digest(tmp_path)
     assert before[str(tmp_path / "a")] != after[str(tmp_path / "a")]
     assert after[str(tmp_path / "b")] == "link /etc/passwd"
+
+
+def test_bloated_layout_is_under_the_submission_limit_and_would_outgrow_the_graded_cap(tmp_path):
+    """The bloated notebook is accepted (under MAX_NOTEBOOK_BYTES) and its source and the output the grader
+    keeps (4 cells of 8 M characters, up to its notebook cap) are more than GRADED_CAP: nbgrader's feedback
+    step and the grader must not load it."""
+    from txcourse.course.grading import execute, nbgrader_run, submissions
+
+    attack = next(a for a in ATTACKS if a.layout == "bloated")
+    assert attack.expect == "error"
+    attacks_run.place(attack, "week2_positional", "torch", tmp_path)
+    path = tmp_path / "week2_positional_torch.ipynb"
+    size = path.stat().st_size
+    assert 40 << 20 < size < submissions.MAX_NOTEBOOK_BYTES, size
+    printing = [c for c in nbformat.read(path, as_version=4).cells if "print('x' * (8 << 20))" in c.source]
+    assert len(printing) == 4
+    kept = execute.RestartingExecute().notebook_output_cap
+    assert size + kept > nbgrader_run.GRADED_CAP, (size, kept)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "result_150mb",
+        "session_send_flood",
+        "original_stdout_flood",
+        "fallocate_runtime",
+        "forged_probe_lines",
+        "cpu_hog",
+    ],
+)
+def test_host_attacks_are_listed_with_their_outcome(name):
+    attack = next(a for a in ATTACKS if a.name == name)
+    assert attack.expect == "zero" and attack.cell and set(attack.labs) == set(LABS)

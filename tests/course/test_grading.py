@@ -224,6 +224,9 @@ def toy_grades(tmp_path_factory):
     broken.cells[3].source = "1 / 0"  # raises: g is never defined
     submit("erin", broken)
     submit("frank", text="{ this is not a notebook")
+    shuffled = nbformat.from_dict(source)
+    shuffled.cells = shuffled.cells[::-1]  # every test before the code it tests, in the student's order
+    submit("sam", shuffled)
     (subs / "grace").mkdir()  # nothing submitted
 
     out = root / "grades" / "toy.csv"
@@ -292,6 +295,14 @@ def test_correct_submission_gets_full_marks(toy_grades):
     assert rows["alice"]["failed_tests"] == ""
     feedback = out.parent / rows["alice"]["feedback"]
     assert feedback.is_file() and "test_f" in feedback.read_text()
+
+
+def test_cells_in_another_order_are_graded_in_the_courses_order(toy_grades):
+    """Issue 30, item 1: a permutation of a correct notebook grades as the notebook in place, with a note."""
+    rows, _, _ = toy_grades
+    assert (rows["sam"]["score"], rows["sam"]["status"], rows["sam"]["failed_tests"]) == (5.0, "graded", "")
+    assert "cells put back in the course's order" in rows["sam"]["note"]
+    assert rows["alice"]["note"] == ""  # in place: nothing moved, nothing said
 
 
 def test_endless_loop_costs_only_its_tests(toy_grades):
@@ -538,9 +549,10 @@ def test_notebook_timeout_kills_the_notebook(tmp_path):
 def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     """A cell that ignores SIGINT and sleeps past the cell timeout: the kernel is restarted, the test before
     it keeps its points, the test after it fails, the notebook is graded (not an error), nothing keeps running.
-    With nbgrader's own Execute the whole notebook was an error with 0 points. The cell also replaces the
+    With nbgrader's own Execute the whole notebook was an error with 0 points. The cell also tries to replace the
     kernel's connection file by a link to a host path, which the restart (unconfined) must not write through, and
-    its sockets by folders, which would keep the new kernel from starting unless the restart clears them."""
+    its sockets by folders, which would keep the new kernel from starting unless the restart cleared them: the
+    runtime folder is read-only inside the sandbox now (issue 30), so each try is refused."""
     need_sandbox()
     labs, source = toy_course(tmp_path)
     token = uuid.uuid4().hex
@@ -549,9 +561,13 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     stubborn.cells[3].source = (
         f"import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
         f"import json\nfrom ipykernel import get_connection_file\nconnection = get_connection_file()\n"
-        f"info = json.load(open(connection))\nos.remove(connection)\nos.symlink({str(planted)!r}, connection)\n"
+        f"info = json.load(open(connection))\ntry:\n    os.remove(connection)\n"
+        f"    os.symlink({str(planted)!r}, connection)\n"
+        f"except OSError as err:\n    print('PLANT REFUSED', err.errno, flush=True)\n"
         f"for name in ('shell_port', 'iopub_port', 'stdin_port', 'control_port', 'hb_port'):\n"
-        f"    socket_path = f\"{{info['ip']}}-{{info[name]}}\"\n    os.remove(socket_path)\n    os.mkdir(socket_path)\n"
+        f"    socket_path = f\"{{info['ip']}}-{{info[name]}}\"\n    try:\n"
+        f"        os.remove(socket_path)\n        os.mkdir(socket_path)\n"
+        f"    except OSError as err:\n        print('PLANT REFUSED', err.errno, flush=True)\n"
         f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}'])\n"
         f"time.sleep(3600)\n\ndef g(x):\n    return x + 1"
     )
@@ -578,6 +594,9 @@ def test_cell_that_ignores_the_interrupt_fails_only_later_tests(tmp_path):
     assert not planted.exists() and not planted.is_symlink(), "the restart wrote through the planted link"
     feedback = (tmp_path / row["feedback"]).read_text(encoding="utf-8")
     assert "the kernel was restarted" in feedback, "the feedback does not say why the later tests failed"
+    # issue 30: the runtime folder is read-only inside the sandbox (the launcher makes the sockets); the restart
+    # still empties it (execute.empty_folder), should anything get there
+    assert feedback.count("PLANT REFUSED 30") == 6, "the kernel could change its runtime folder"
 
 
 def _cmdline(pid: int) -> bytes:
@@ -605,6 +624,33 @@ def _descendants(root: int) -> dict[int, bytes]:
                 found[child] = _cmdline(child)
                 frontier.append(child)
     return found
+
+
+@pytest.mark.timeout(600)
+def test_forbidden_source_scores_its_exercise_0_and_is_flagged(tmp_path, monkeypatch):
+    """A solution cell that hides a call (here: a thread) loses its exercise's test cells, whatever nbgrader
+    says; the CSV's ``forbidden`` column names them and the note says why; the honest notebook keeps all."""
+    from txcourse.course.grading import forbidden
+
+    monkeypatch.setitem(forbidden.FORBIDDEN, "toy", [])  # the toy lab as a course lab: the hiding rules apply
+    labs, source = toy_course(tmp_path)
+    subs = tmp_path / "submissions"
+    threaded = nbformat.from_dict(source)
+    threaded.cells[1].source = "import threading\n\ndef f(x):\n    return 2 * x"  # right; a thread hides a call
+    for student, nb in (("honest", source), ("threads", threaded)):
+        (subs / student).mkdir(parents=True)
+        nbformat.write(nb, subs / student / "toy_torch.ipynb")
+    out = tmp_path / "grades" / "toy.csv"
+    rows = grading.grade_submissions(subs, "toy", out, timeout=20, labs_dir=labs, verbose=False, jobs=1, sandbox=False)
+    rows = {r["student"]: r for r in rows}
+    assert (rows["honest"]["score"], rows["honest"]["forbidden"], rows["honest"]["note"]) == (5.0, "", "")
+    flagged = rows["threads"]
+    assert (flagged["status"], flagged["score"], flagged["max_score"]) == ("graded", 3.0, 5.0)
+    assert flagged["forbidden"] == "test_f" and flagged["failed_tests"] == "test_f"
+    assert "threading" in flagged["note"] and "test_f" in flagged["note"] and "test_g" not in flagged["note"]
+    with open(out, newline="", encoding="utf-8") as f:
+        written = {r["student"]: r for r in csv.DictReader(f)}
+    assert written["threads"]["forbidden"] == "test_f" and written["threads"]["score"] == "3.0"
 
 
 def test_grade_rejects_a_missing_folder(tmp_path):
@@ -647,6 +693,32 @@ def test_committed_labs_are_complete():
             if lab in grading.TRAINING_LABS:
                 tagged = [c for c in source.cells if "parameters" in c.metadata.get("tags", [])]
                 assert len(tagged) == 1 and "SMOKE = True" in tagged[0].source, name
+
+
+def test_no_lab_sends_hidden_tests_to_the_students_kernel():
+    """Issue 30, item 4: the source notebooks (what nbgrader puts back into the student's test cells when it
+    grades) hold no hidden test, and labs/make_sources.py refuses one: a hidden check is a probe's, compared
+    in the grader's process."""
+    import importlib.util
+
+    for lab in grading.LABS:
+        for fw in grading.FRAMEWORKS:
+            path = LABS / "source" / lab / f"{grading.notebook_name(lab, fw)}.ipynb"
+            assert "HIDDEN TESTS" not in path.read_text(encoding="utf-8"), path
+            assert grading.hidden_test_lines(path) == set(), path
+    spec = importlib.util.spec_from_file_location("make_sources_hidden", LABS / "make_sources.py")
+    make_sources = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_sources)
+    from specs._cells import solution, tests
+
+    cells = [
+        solution("ex", "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION"),
+        tests("test_f", 1, "assert f() == 1", probe="probe_emit('f', f())"),
+    ]
+    make_sources.check_cells("toy", cells)  # visible tests only: fine
+    hidden = "assert f() == 1\n### BEGIN HIDDEN TESTS\nassert f() > 0\n### END HIDDEN TESTS"
+    with pytest.raises(ValueError, match=r"toy/test_f \(torch\): hidden tests would run in the student's kernel"):
+        make_sources.check_cells("toy", [cells[0], tests("test_f", 1, hidden, probe="probe_emit('f', f())")])
 
 
 def test_checks_helpers():

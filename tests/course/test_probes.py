@@ -1,4 +1,4 @@
-"""The verdict outside the student's process (txcourse/course/grading/probes.py): redaction, the probe
+"""The verdict outside the student's process (txcourse/course/grading/probes.py): the probe
 notebook, reading and comparing probe outputs. The end-to-end runs are the attack catalogue's
 (labs/attacks, `make test-mutants` and `make mutants`) and tests/course/test_grading_sandbox.py."""
 
@@ -8,8 +8,6 @@ import base64
 import io
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +15,15 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 
+from txcourse.course.grading.allowlist import load_allow, package_for_lab  # noqa: E402
 from txcourse.course.grading.probes import (  # noqa: E402
     PREAMBLE,
+    RESTORE,
+    SNAPSHOT,
     compare,
     load_probes,
     probe_notebook,
     read_probe_outputs,
-    redacted_package,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,46 +41,6 @@ def _executed(texts):
 
     cells = [new_code_cell("", outputs=[new_output("stream", name="stdout", text=t)]) for t in texts]
     return new_notebook(cells=cells)
-
-
-def test_redacted_package_raises_where_asked_and_nowhere_else(tmp_path):
-    import txcourse
-
-    names = ["txcourse.torch.positional:positional_encoding", "txcourse.torch.attention:MultiHeadAttention.split_heads"]
-    copy = redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path)
-    assert not list(copy.rglob("__pycache__")) and not list(copy.rglob("*.pyc"))
-    source = (copy / "torch" / "positional.py").read_text()
-    assert "write it yourself" in source and "angle_rates" not in source.split("def positional_encoding")[1][:2000]
-    script = (
-        "import txcourse, txcourse.torch as tx, numpy as np\n"
-        f"assert txcourse.__file__.startswith({str(copy)!r}), txcourse.__file__\n"
-        "try:\n    tx.positional_encoding(4, 4)\nexcept RuntimeError as e:\n    print('RAISED', e)\n"
-        "mha = tx.MultiHeadAttention(8, 2)\n"
-        "try:\n    mha.split_heads(np.zeros((1, 2, 8)))\nexcept RuntimeError:\n    print('RAISED split')\n"
-        "print('mask', tx.look_ahead_mask(3).shape)\n"
-    )
-    pytest.importorskip("torch")
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,  # not the repository: `python -c` puts the working folder first on sys.path
-    )
-    assert out.returncode == 0, out.stderr
-    assert "RAISED txcourse's positional_encoding" in out.stdout and "write it yourself" in out.stdout
-    assert "RAISED split" in out.stdout and "mask torch.Size([3, 3])" in out.stdout  # the rest works
-
-
-def test_redacting_a_name_that_is_not_there_is_an_error(tmp_path):
-    import txcourse
-
-    package = Path(txcourse.__file__).resolve().parent
-    with pytest.raises(ValueError, match="not defined in txcourse.torch.positional"):
-        redacted_package(package, ["txcourse.torch.positional:no_such_function"], tmp_path / "a")
-    with pytest.raises(ValueError, match="txcourse.module:function"):
-        redacted_package(package, ["positional_encoding"], tmp_path / "b")
 
 
 def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_probes():
@@ -119,8 +79,10 @@ def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_pr
         "x = 3  # a cell of their own",
         "plot(f)  # a course cell the probes do not need, edited",  # not the skipped source: it runs
     ]
-    assert sources[5] == "PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 5
-    assert sources[6] == "PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 6
+    assert sources[5] == SNAPSHOT  # the student's definitions, taken once
+    assert sources[6] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 6
+    assert sources[7] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 7
+    assert len(sources) == 8
     assert not any("pass  # emptied test" in s or "assert" in s for s in sources)
     assert all(c.cell_type == "code" for c in nb.cells)  # the markdown left out
 
@@ -169,8 +131,7 @@ def test_compare_by_tolerance_shape_kind_and_finiteness():
 
 
 def test_committed_probe_files_are_what_the_specs_make():
-    """labs/probes/<lab>.json: one probe per test cell of each framework, the redacted names resolve."""
-    import txcourse
+    """labs/probes/<lab>.json: one probe per test cell of each framework, an allow-list, no "redact"."""
 
     found = sorted((ROOT / "labs" / "probes").glob("*.json"))
     assert found, "no lab has probes"
@@ -184,12 +145,13 @@ def test_committed_probe_files_are_what_the_specs_make():
             assert sorted(probes.probes[fw]) == sorted(tests), path.stem
             assert all("probe_emit(" in source for source in probes.probes[fw].values())
         assert json.loads(path.read_text())["lab"] == path.stem
-    names = sorted({n for path in found for fw, ns in load_probes(ROOT / "labs", path.stem).redact.items() for n in ns})
-    redacted_package(Path(txcourse.__file__).resolve().parent, names, Path(__import__("tempfile").mkdtemp()))
+        assert "redact" not in json.loads(path.read_text()), path.stem  # the allow-list replaced it
+        assert set(load_allow(ROOT / "labs", path.stem)) == {"torch", "tf"}, path.stem
 
 
 def _probe_run(lab, fw, student_path, seed, tmp_path):
-    """The probe notebook of ``student_path`` run unconfined with the redacted package (as the reference is)."""
+    """The probe notebook of ``student_path`` run unconfined with the lab's allow-listed package and the
+    forbidden prelude (as the reference is)."""
     import txcourse
     from txcourse.course.grading.verdict import execute_notebook, unconfined_kernel
 
@@ -197,11 +159,10 @@ def _probe_run(lab, fw, student_path, seed, tmp_path):
     name = f"{lab}_{fw}"
     copy = tmp_path / "redacted" / "txcourse"
     if not copy.exists():
-        names = sorted({n for ns in probes.redact.values() for n in ns})
-        redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp_path / "redacted")
+        package_for_lab(Path(txcourse.__file__).resolve().parent, ROOT / "labs", lab, tmp_path / "redacted")
     master = nbformat.read(ROOT / "labs" / "source" / lab / f"{name}.ipynb", as_version=4)
     student = nbformat.read(student_path, as_version=4)
-    nb, positions = probe_notebook(student, master, probes.for_notebook(name), seed, probes.skipped(name))
+    nb, positions = probe_notebook(student, master, probes.for_notebook(name), seed, probes.skipped(name), (lab, fw))
     import shutil
     import tempfile
 
@@ -229,3 +190,144 @@ def test_every_probe_passes_the_solution_and_fails_the_blank_notebook(lab, fw, t
     blank = _probe_run(lab, fw, ROOT / "labs" / "release" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
     verdicts = compare(blank, reference)
     assert all(verdicts.values()), f"probes the blank notebook passes: {[g for g, w in verdicts.items() if not w]}"
+
+
+def _meta(grade_id, **kw):
+    return {"nbgrader": {"grade_id": grade_id, **kw}}
+
+
+def _toy_master():
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# title", id="cell-00"),
+            new_code_cell("import numpy as np", id="setup", metadata=_meta("setup", locked=True)),
+            new_code_cell("def f(): ...", id="ex1", metadata=_meta("ex1", solution=True)),
+            new_code_cell("assert f() == 1", id="test_a", metadata=_meta("test_a", grade=True, locked=True, points=1)),
+            new_code_cell("def g(): ...", id="ex2", metadata=_meta("ex2", solution=True)),
+            new_code_cell("assert g() == 2", id="test_b", metadata=_meta("test_b", grade=True, locked=True, points=1)),
+            new_code_cell("print(f(), g())", id="cell-06"),
+        ]
+    )
+
+
+def test_cells_go_back_to_the_masters_order():
+    import random
+
+    from txcourse.course.grading.submissions import in_master_order
+
+    master = _toy_master()
+    honest = copy_notebook(master)
+    assert not in_master_order(honest, master)  # in place: nothing moves
+    assert [c.id for c in honest.cells] == [c.id for c in master.cells]
+    rng = random.Random(0)
+    for _ in range(20):  # any permutation comes back to the master's order
+        shuffled = copy_notebook(master)
+        rng.shuffle(shuffled.cells)
+        in_master_order(shuffled, master)
+        assert [c.id for c in shuffled.cells] == [c.id for c in master.cells]
+    moved = copy_notebook(master)
+    test_b = moved.cells.pop(5)
+    moved.cells.insert(2, test_b)  # the second test moved up, right after the setup
+    from nbformat.v4 import new_code_cell
+
+    moved.cells.insert(5, new_code_cell("helper = 1  # the student's own cell, after their ex1", id="mine"))
+    assert in_master_order(moved, master)
+    assert [c.id for c in moved.cells] == ["cell-00", "setup", "ex1", "test_a", "mine", "ex2", "test_b", "cell-06"]
+
+
+def copy_notebook(nb):
+    import copy
+
+    return copy.deepcopy(nb)
+
+
+def test_each_probe_starts_from_the_students_definitions_only(capsys):
+    """The probe notebook run cell by cell in one namespace (as a kernel runs it): a probe that puts its own
+    function in a student's name, or defines a helper, leaves nothing for the next probe, and a test cell
+    moved up changes nothing."""
+    master = _toy_master()
+    student = copy_notebook(master)
+    # the student's own globals() and dict() do not fool the snapshot nor the restore
+    student.cells[2].source = "def f(): return 1\n\nglobals = lambda: {}\ndict = lambda *a, **k: {}"
+    student.cells[4].source = "def g(): return f() + 1"
+    student.cells.insert(2, student.cells.pop(5))  # test_b moved right after the setup
+    probes = {
+        "test_a": "f = lambda: 2  # the grader's own piece, in the student's name\nhelper = 5\nprobe_emit('a', f())",
+        "test_b": "probe_emit('b', g())\nprobe_emit('helper_left', 'helper' in (lambda: 0).__globals__)",
+    }
+    nb, positions = probe_notebook(student, master, probes, 3)
+    namespace: dict = {}
+    outputs = []
+    for cell in nb.cells:
+        exec(compile(cell.source, "<cell>", "exec"), namespace)  # noqa: S102 - the course's own cells
+        outputs.append(capsys.readouterr().out)
+    executed = _executed(outputs)
+    got = read_probe_outputs(executed, positions)
+    assert float(got["test_a"]["a"][1]) == 2.0  # the probe's own f, inside the probe
+    assert float(got["test_b"]["b"][1]) == 2.0  # the student's g with the student's f, not the probe's
+    assert not bool(got["test_b"]["helper_left"][1])
+    assert list(positions) == ["test_a", "test_b"]  # the master's order, not the student's
+
+
+def _week3_student(fw, written, move_multi_head, delete=()):
+    """A week-3 notebook: the release version with the solutions of ``written`` (grade ids) filled in from the
+    source and the cells of ``delete`` removed; ``move_multi_head``: Exercise 4's test cell moved up right
+    after the setup (issue 30)."""
+    lab = "week3_attention"
+    source = nbformat.read(ROOT / "labs" / "source" / lab / f"{lab}_{fw}.ipynb", as_version=4)
+    student = nbformat.read(ROOT / "labs" / "release" / lab / f"{lab}_{fw}.ipynb", as_version=4)
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells if "nbgrader" in c.metadata}
+    for cell in student.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in written:
+            lines = solutions[grade_id].splitlines()
+            cell.source = "\n".join(
+                line for line in lines if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
+            )
+    student.cells = [c for c in student.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in delete]
+    if move_multi_head:
+        ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in student.cells]
+        test = student.cells.pop(ids.index("test_multi_head_attention"))
+        student.cells.insert(ids.index("setup") + 1, test)
+    return student
+
+
+@pytest.mark.timeout(900)
+def test_week3_moved_cell_and_permutations_give_the_scores_in_place(tmp_path):
+    """Issue 30: with Exercise 4's test cell moved up and exercises 1 and 3 not written, the probes passed every
+    test (the multi-head probe left the grader's pieces in the student's names). Now the moved notebook gets
+    the verdicts of the same notebook in place (only what it wrote), and a shuffled honest notebook passes all."""
+    import random
+
+    pytest.importorskip("torch")
+    lab, fw, seed = "week3_attention", "torch", 20261127
+    everything = ("scaled_dot_product_attention", "masks", "heads", "multi_head_attention")
+    honest = _week3_student(fw, everything, False)
+    shuffled = copy_notebook(honest)
+    random.Random(1).shuffle(shuffled.cells)
+    attack_ids = ("masks", "multi_head_attention")  # exercises 2 and 4 written, 1 and 3 not (deleted)
+    unwritten = ("scaled_dot_product_attention", "heads")
+    runs = {}
+    for name, nb in (
+        ("honest", honest),
+        ("shuffled", shuffled),
+        ("attack in place", _week3_student(fw, attack_ids, False, unwritten)),
+        ("attack moved", _week3_student(fw, attack_ids, True, unwritten)),
+    ):
+        path = tmp_path / f"{name.replace(' ', '_')}.ipynb"
+        nbformat.write(nb, path)
+        runs[name] = _probe_run(lab, fw, path, seed, tmp_path)
+    reference = _probe_run(lab, fw, ROOT / "labs" / "source" / lab / f"{lab}_{fw}.ipynb", seed, tmp_path)
+    verdicts = {name: {g: bool(why) for g, why in compare(got, reference).items()} for name, got in runs.items()}
+    assert not any(verdicts["honest"].values()), compare(runs["honest"], reference)
+    assert verdicts["shuffled"] == verdicts["honest"]
+    failed = sorted(g for g, bad in verdicts["attack moved"].items() if bad)
+    assert verdicts["attack moved"] == verdicts["attack in place"], failed
+    assert failed == [
+        "test_attention_mask",
+        "test_attention_matches_reference",
+        "test_attention_notes_example",
+        "test_heads",
+    ]  # exercises 1 and 3, not written: their points lost; exercises 2 and 4 kept

@@ -7,7 +7,8 @@ are grouped by role:
 - :mod:`~txcourse.course.grading.check` (``make test-labs``): every lab notebook executed, re-validated
   and autograded (the solution must get full marks, the blank version zero);
 - :mod:`~txcourse.course.grading.grade` (``make grade``, ``txcourse grade``): a folder of submissions
-  graded into a CSV, logs and HTML feedback, each notebook in a workspace of its own
+  graded into a CSV, logs and HTML feedback in phases (intake, masters, dispatch and collect, CSV) of one
+  run object (:mod:`~txcourse.course.grading.context`), each notebook in a workspace of its own
   (:mod:`~txcourse.course.grading.workspace`, :mod:`~txcourse.course.grading.submissions`) with its kernel in
   a bubblewrap sandbox (:mod:`~txcourse.course.grading.sandbox`);
 - shared: :mod:`~txcourse.course.grading.course` (lab names, notebook ids),

@@ -31,7 +31,18 @@ __all__ = [
     "read_scores",
     "max_scores",
     "last_error",
+    "GRADED_CAP",
+    "FEEDBACK_CAP",
+    "PROBE_NOTEBOOK_CAP",
+    "oversized_outputs",
 ]
+
+# Bytes of the files a workspace writes from what the student's code sent, checked (lstat, no link followed)
+# before an unconfined process loads them: nbgrader's feedback step the autograded notebook, the grader the
+# feedback page and the executed probe notebook (issue 30). A notebook whose files are over gets 0.
+GRADED_CAP = 64 << 20
+FEEDBACK_CAP = 128 << 20
+PROBE_NOTEBOOK_CAP = 64 << 20
 
 
 def tool_env(threads: Optional[int] = None, progress: bool = False) -> dict[str, str]:
@@ -193,6 +204,31 @@ def max_scores(course: Path, lab: str) -> dict[str, float]:
             return {nb.name: float(nb.max_score) for nb in gb.find_assignment(lab).notebooks}
         except MissingEntry:
             return {}
+
+
+def oversized_outputs(course: Path, lab: str, student: str) -> str:
+    """Why the files graded from ``student``'s ``lab`` in the workspace ``course`` may not be loaded: the
+    first of the autograded notebook (over :data:`GRADED_CAP`), the feedback page (:data:`FEEDBACK_CAP`)
+    and the executed probe notebook (``probe-out.ipynb``, :data:`PROBE_NOTEBOOK_CAP`) that is over its
+    cap, in words; "" when none is (a file that does not exist is not over)."""
+    checks = [(p, GRADED_CAP, "the autograded notebook") for p in _files(course / "autograded" / student / lab)]
+    checks += [(p, FEEDBACK_CAP, "the feedback page") for p in _files(course / "feedback" / student / lab)]
+    checks.append((course / "probe-out.ipynb", PROBE_NOTEBOOK_CAP, "the executed probe notebook"))
+    for path, cap, what in checks:
+        try:
+            size = os.lstat(path).st_size
+        except OSError:
+            continue
+        if size > cap:
+            return f"{what} is {size / 2**20:.1f} MB, over its {cap >> 20} MB cap (too much output): not read, 0 points"
+    return ""
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder / name for name in os.listdir(folder))
+    except OSError:
+        return []
 
 
 def last_error(log: Path) -> str:

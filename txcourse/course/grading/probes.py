@@ -6,16 +6,19 @@ Python can make that kernel report anything (an input transformer that blanks th
 *probe* (``tests(..., probe=...)`` in ``labs/specs``; ``labs/make_sources.py`` writes them to
 ``labs/probes/<lab>.json``, which is never released nor bound into the sandbox):
 
-1. :func:`probe_notebook` builds a notebook from the student's: their code cells as they are (the
-   locked ones restored from the master copy), each graded test cell replaced by its probe, a probe
-   whose test cell was deleted added at the end. A probe calls the student's definitions on inputs
-   drawn from ``PROBE_SEED``, a number the grader draws afresh for each run, and prints plain arrays
-   (``probe_emit(key, value, tol)``: ``np.save`` bytes in base64, one line each).
-2. It runs in a sandboxed kernel of its own in which ``txcourse`` is a redacted copy
-   (:func:`redacted_package`): the functions and methods the lab asks the student to write raise
-   there (no source, no ``__pycache__``), so "write it yourself" holds whatever the student's code does.
+1. :func:`probe_notebook` builds a notebook from the student's: their code cells in the *master's*
+   order of cells (the locked ones restored from the master copy, the test cells left out), then each
+   probe in a namespace of its own, restored from a snapshot of the student's definitions (so no
+   probe's helpers reach a later probe or the student's names), in the master's order. A probe calls
+   the student's definitions on inputs drawn from ``PROBE_SEED``, a number the grader draws afresh for
+   each run, and prints plain arrays (``probe_emit(key, value, tol)``: ``np.save`` bytes in base64, one line each).
+2. It runs in a sandboxed kernel of its own in which ``txcourse`` is the lab's allow-listed copy
+   (:func:`~txcourse.course.grading.allowlist.package_for_lab`): every function and method outside the
+   lab's ``ALLOW`` raises there (no source, no ``__pycache__``), so "write it yourself" holds whatever the
+   student's code does; and its first cell after the preamble makes what the lab forbids raise
+   (:func:`~txcourse.course.grading.forbidden.forbidden_prelude`) before the student's code runs.
 3. The same probes run after the *solution* cells of the course's own notebook (trusted, with the same
-   redacted package and the same ``PROBE_SEED``): the reference.
+   copy, the same prelude and the same ``PROBE_SEED``): the reference.
 4. :func:`compare` reads both with ``np.load(allow_pickle=False)`` in the grader's process, which never
    ran student code, key by key, with the reference's tolerance. A test cell keeps nbgrader's score only
    when its probe matches: no object of the student's ever crosses, only text.
@@ -26,26 +29,26 @@ can add to it. Standard library and NumPy only.
 
 from __future__ import annotations
 
-import ast
 import base64
 import binascii
 import copy
 import io
 import json
 import re
-import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
+from txcourse.course.grading.forbidden import forbidden_prelude
+from txcourse.course.grading.sanitize import probe_lines
+
 __all__ = [
     "PROBE_LINE",
     "LabProbes",
     "load_probes",
-    "redacted_package",
     "probe_notebook",
     "read_probe_outputs",
     "compare",
@@ -53,7 +56,6 @@ __all__ = [
 
 PROBE_LINE = "@txprobe"  # the start of each line a probe prints: "@txprobe <key> <tol> <base64 of .npy bytes>"
 _LINE = re.compile(r"^@txprobe (\S+) (\S+) ([A-Za-z0-9+/=]+)$", re.MULTILINE)
-REDACTED = "is not available while your answers are checked: the exercise asks you to write it yourself"
 _MAX_ARRAY = 1 << 22  # elements of one emitted array; more is refused, not loaded
 
 # The first cell of every probe notebook (before the student's code: a student who redefines
@@ -78,12 +80,11 @@ def probe_emit(key, value, tol=1e-5):
 
 @dataclass
 class LabProbes:
-    """The probes of one lab (``labs/probes/<lab>.json``): per framework, the txcourse names the lab
-    redacts (``"txcourse.torch.positional:positional_encoding"``, ``"...:MultiHeadAttention.split_heads"``)
-    and the probe source of each graded test cell."""
+    """The probes of one lab (``labs/probes/<lab>.json``): per framework, the probe source of each graded
+    test cell and the course cells the probe run leaves out. (Its ``"allow"`` key, the probe run's
+    txcourse, is :func:`~txcourse.course.grading.allowlist.load_allow`'s.)"""
 
     lab: str
-    redact: dict[str, list[str]] = field(default_factory=dict)
     probes: dict[str, dict[str, str]] = field(default_factory=dict)
     skip: dict[str, list[str]] = field(default_factory=dict)  # course cells the probe run leaves out
 
@@ -102,64 +103,7 @@ def load_probes(labs_dir: Path, lab: str) -> Optional[LabProbes]:
     if not path.is_file():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
-    return LabProbes(lab, data.get("redact", {}), data.get("probes", {}), data.get("skip", {}))
-
-
-# --------------------------------------------------------------------------------------------------
-# The redacted package
-
-
-def _redact_source(source: str, qualnames: Iterable[str], module: str) -> str:
-    """``source`` with the body of each function or method ``qualname`` (``f`` or ``Class.method``)
-    replaced by a ``raise RuntimeError``; a name that is not defined there raises ValueError."""
-    tree = ast.parse(source)
-    wanted = set(qualnames)
-    found = set()
-
-    def visit(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                visit(node.body, f"{prefix}{node.name}.")
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = f"{prefix}{node.name}"
-                if name in wanted:
-                    message = f"txcourse's {name} ({module}) {REDACTED}"
-                    node.body = [ast.parse(f"raise RuntimeError({message!r})").body[0]]
-                    node.decorator_list = [d for d in node.decorator_list if _keeps(d)]
-                    found.add(name)
-
-    visit(tree.body, "")
-    missing = wanted - found
-    if missing:
-        raise ValueError(f"cannot redact {sorted(missing)}: not defined in {module}")
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-
-
-def _keeps(decorator: ast.expr) -> bool:
-    """staticmethod, classmethod and property stay (the redacted method keeps its kind); others go."""
-    return isinstance(decorator, ast.Name) and decorator.id in ("staticmethod", "classmethod", "property")
-
-
-def redacted_package(package: Path, names: Iterable[str], dest: Path) -> Path:
-    """A copy of the ``txcourse`` package folder ``package`` in ``dest/txcourse`` (Python files and
-    package data only, no ``__pycache__``) in which each ``"module:qualname"`` of ``names`` raises.
-    Returns the new package folder."""
-    package, out = Path(package), Path(dest) / "txcourse"
-    if out.exists():
-        raise FileExistsError(f"{out} exists already")
-    shutil.copytree(package, out, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo"), symlinks=False)
-    by_module: dict[str, list[str]] = {}
-    for name in names:
-        module, _, qualname = name.partition(":")
-        if not module.startswith("txcourse.") or not qualname:
-            raise ValueError(f"redact names look like 'txcourse.module:function', got {name!r}")
-        by_module.setdefault(module, []).append(qualname)
-    for module, qualnames in sorted(by_module.items()):
-        path = out.joinpath(*module.split(".")[1:]).with_suffix(".py")
-        if not path.is_file():
-            raise ValueError(f"cannot redact {module}: no file {path.relative_to(out.parent)}")
-        path.write_text(_redact_source(path.read_text(encoding="utf-8"), qualnames, module), encoding="utf-8")
-    return out
+    return LabProbes(lab, data.get("probes", {}), data.get("skip", {}))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -171,15 +115,58 @@ def _grading(cell: Mapping[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+# Taken once after the student's cells: the names every probe starts from. Restored before each probe, in
+# the same namespace object (the student's functions look their globals up there), so that nothing a probe
+# assigns or defines -- a helper, a course piece put in a student's name -- reaches a later probe. The
+# namespace is reached as ``(lambda: 0).__globals__`` and copied with ``{**...}``, no name the student's code
+# could have shadowed (``globals``, ``dict``). A student's code can still undo the restore in its own kernel
+# (an input transformer that drops the line); what stops that from paying is the order: the probes run in
+# the master's order, and a probe that puts course pieces in the student's names (week 3's multi-head probe
+# judges exercise 4 alone) puts in only pieces of earlier exercises, whose probes have run already.
+SNAPSHOT = "__txprobe_names__ = {**(lambda: 0).__globals__}  # the student's definitions: every probe starts from these"
+RESTORE = (
+    '(lambda g, s: (g.clear(), g.update(s), g.__setitem__("__txprobe_names__", s)))'
+    "((lambda: 0).__globals__, __txprobe_names__)  # a fresh namespace: the student's definitions only"
+)
+
+
+def _course_cells(student: Any, master: Any, locked: Mapping[str, str], probes: Mapping[str, str]) -> list[str]:
+    """The sources of the student's code cells in the master's order (a locked cell with the master's
+    source), without the test cells: those of probes run later, the others not at all."""
+    from txcourse.course.grading.submissions import in_master_order
+
+    ordered = copy.deepcopy(student)
+    in_master_order(ordered, master)
+    sources = []
+    for cell in ordered.cells:
+        if cell.cell_type != "code":
+            continue
+        meta = _grading(cell)
+        grade_id = meta.get("grade_id")
+        if meta.get("grade") and (grade_id in probes or grade_id in locked):
+            continue
+        sources.append(locked.get(grade_id, cell.source) if meta.get("locked") else cell.source)
+    return sources
+
+
 def probe_notebook(
-    student: Any, master: Any, probes: Mapping[str, str], seed: int, skip: frozenset[str] = frozenset()
+    student: Any,
+    master: Any,
+    probes: Mapping[str, str],
+    seed: int,
+    skip: frozenset[str] = frozenset(),
+    forbid: Optional[tuple[str, str]] = None,
 ) -> tuple[Any, dict[str, int]]:
-    """The notebook whose run checks the student's answers: :data:`PREAMBLE`, then the student's code
-    cells in their order (a locked cell of the master, matched by grade id, with the master's source), each
-    graded test cell replaced by its probe (``PROBE_SEED = seed`` first), and at the end the probes of
-    test cells the student deleted. Markdown and raw cells are left out, and so is a cell whose source is
-    exactly one of ``skip`` (course cells the probes do not need: a training run, a plot). Returns the
-    notebook and grade id -> index of its probe cell."""
+    """The notebook whose run checks the student's answers: :data:`PREAMBLE`; with ``forbid`` (lab,
+    framework), :func:`~txcourse.course.grading.forbidden.forbidden_prelude` (what the lab forbids
+    raises before the student's code runs); the student's code cells in
+    the *master's* order (:func:`~txcourse.course.grading.submissions.in_master_order`; a locked cell of
+    the master, matched by grade id, with the master's source), without the test cells; :data:`SNAPSHOT`;
+    then one cell per probe, in the order of the master's test cells, each starting with :data:`RESTORE`
+    (the names of the snapshot, nothing a probe left) and ``PROBE_SEED = seed``. A probe whose test cell the
+    student deleted or moved runs all the same, in its place. Markdown and raw cells are left out, and so
+    is a cell whose source is exactly one of ``skip`` (course cells the probes do not need: a training
+    run, a plot). Returns the notebook and grade id -> index of its probe cell."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -189,29 +176,16 @@ def probe_notebook(
         if c.cell_type == "code" and _grading(c).get("locked") and _grading(c).get("grade_id")
     }
     cells = [new_code_cell(PREAMBLE)]
+    if forbid is not None:
+        cells.append(new_code_cell(forbidden_prelude(*forbid)))
+    cells += [new_code_cell(source) for source in _course_cells(student, master, locked, probes) if source not in skip]
+    cells.append(new_code_cell(SNAPSHOT))
+    order = [_grading(c).get("grade_id") for c in master.cells if _grading(c).get("grade_id") in probes]
     positions: dict[str, int] = {}
-
-    def add_probe(grade_id: str) -> None:
-        positions[grade_id] = len(cells)
-        cells.append(new_code_cell(f"PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
-
-    for cell in student.cells:
-        if cell.cell_type != "code":
-            continue
-        meta = _grading(cell)
-        grade_id = meta.get("grade_id")
-        if meta.get("grade") and grade_id in probes:
-            if grade_id not in positions:
-                add_probe(grade_id)
-            continue
-        if meta.get("grade") and grade_id in locked:
-            continue  # a test cell without a probe: nothing of it runs here
-        source = locked.get(grade_id, cell.source) if meta.get("locked") else cell.source
-        if source not in skip:
-            cells.append(new_code_cell(source))
-    for grade_id in probes:
+    for grade_id in [*order, *probes]:
         if grade_id not in positions:
-            add_probe(grade_id)
+            positions[grade_id] = len(cells)
+            cells.append(new_code_cell(f"{RESTORE}\nPROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
     nb = new_notebook(cells=cells, metadata=copy.deepcopy(dict(master.metadata)))
     nbformat.validate(nb)
     return nb, positions
@@ -234,11 +208,11 @@ def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[
             out[grade_id] = "the probe did not run"
             continue
         values: dict[str, tuple[float, np.ndarray]] = {}
-        problem = None
-        for key, tol, data in _LINE.findall(_stdout(nb.cells[index])):
+        lines, problem = probe_lines(_stdout(nb.cells[index]))  # the grammar of a line (issue 30)
+        problem = problem or None
+        for key, tolerance, data in lines:
             try:
                 array = np.load(io.BytesIO(base64.b64decode(data, validate=True)), allow_pickle=False)
-                tolerance = float(tol)
             except (ValueError, binascii.Error, OSError, EOFError) as error:
                 problem = f"{key}: not a plain array ({type(error).__name__})"
                 break
@@ -268,10 +242,12 @@ def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[st
         problem = ""
         if set(got) != set(expected):
             missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
-            problem = f"printed {sorted(got)}, expected {sorted(expected)}" + (
+            # the expected keys are the course's; the student's own keys are counted, never echoed (a key
+            # is text the student's code chose: it must not carry anything into the note or the feedback)
+            problem = f"printed {len(got)} value(s), expected {sorted(expected)}" + (
                 f" (missing {missing})" if missing else ""
             )
-            problem += f" (unexpected {extra})" if extra else ""
+            problem += f" ({len(extra)} unexpected)" if extra else ""
         for key, (tol, want) in expected.items():
             if problem:
                 break

@@ -9,8 +9,10 @@ sandbox (:meth:`Sandbox.kernel_argv`):
 
 - sees a new, empty root with, read-only, only the system (``/usr`` and the ``/bin``, ``/lib``
   links, a few files of ``/etc``, the CPU list of ``/sys``), the Python installation and virtual
-  environment, and the ``txcourse`` package folder; the folder of its connection file is the only
-  writable host folder. Its working folder (at the path of the autograded notebook's folder) is a
+  environment, the ``txcourse`` package folder and the folder of its connection file (the runtime
+  folder: the launcher makes the kernel's Unix sockets there and passes them in as open file
+  descriptors, so no host folder is writable inside: a ``posix_fallocate`` there fails at 0 bytes).
+  Its working folder (at the path of the autograded notebook's folder) is a
   private, size-limited tmpfs (``WORK_SIZE``), thrown away with the sandbox: nothing the student's
   code writes or plants there (a symlink, a 5 GB file) reaches the host folder nbgrader writes
   into; ``/tmp`` and ``/dev/shm`` are small private tmpfs too. The instructor's course
@@ -24,18 +26,27 @@ sandbox (:meth:`Sandbox.kernel_argv`):
   (:data:`_LAUNCH`): where this process may make cgroups (:func:`cgroup_parents`: cgroup v1
   ``memory`` and ``pids`` controllers, or a cgroup v2 subtree delegated with both), the whole sandbox
   gets one: ``--memory`` bytes for all its processes together (tmpfs pages included) and at most
-  ``processes`` tasks (threads count); always ``RLIMIT_AS`` (``--memory`` per process: a 20 GB
+  ``processes`` tasks (threads count), and, where the ``cpu`` controller is there too, a quota of
+  ``cpus`` cores (``txcourse grade`` gives each an equal share: cores / ``--jobs``); without it each
+  sandbox is pinned to its share of the cores (an affinity, which the student's code can undo:
+  :mod:`~txcourse.course.grading.cgroups`). Always ``RLIMIT_AS`` (``--memory`` per process: a 20 GB
   allocation is a clean ``MemoryError``) and ``RLIMIT_FSIZE`` (largest file). Without a usable
   cgroup the memory limit is per process only and the process count is ``RLIMIT_NPROC``, which
-  Linux does not enforce for root (:func:`confinement` says which holds);
+  Linux does not enforce for root (:func:`confinement` says which holds). The kernel's own stdout
+  and stderr (its file descriptors 1 and 2, which ipykernel keeps a copy of) are a pipe to a drain
+  outside the sandbox that passes ``KERNEL_LOG_CAP`` bytes per kernel to the log and discards the rest;
 - has a clean environment, bwrap's own included: ``bwrap`` is executed with only ``PATH`` and the
   run's marker (inside, ``/proc/1/environ`` is bwrap's), the kernel with the variables of
   ``_PASS_ENV`` (``--clearenv``, ``--setenv``); no grader variable (a token) is visible inside;
-- caps what a cell prints (:data:`_KERNEL_BOOT`, run in the kernel before ipykernel starts): past
-  ``OUTPUT_CAP`` characters of stdout and stderr in one cell (Python's writes and the file
-  descriptors' alike) the rest is dropped with one line saying so, before it is sent to nbgrader,
-  so a cell printing 1 GiB cannot grow the grader. A student who rewrites ipykernel's classes can
-  lift that cap; it only bounds what the grader holds, never a score.
+- caps what a cell sends (:data:`_KERNEL_BOOT`, run in the kernel before ipykernel starts): past
+  ``OUTPUT_CAP`` characters of output in one cell (stdout and stderr, Python's writes and the file
+  descriptors' alike, results and displays) the rest is dropped with one line saying so, before it is
+  sent to nbgrader; a result or display over the cap becomes that line. A student who rewrites
+  ipykernel's classes can lift that cap; the grader's own caps then hold
+  (:class:`~txcourse.course.grading.execute.RestartingExecute`: no message frame over ``max_message``
+  bytes, at most ``cell_output_cap`` per cell and ``notebook_output_cap`` per notebook), and the files
+  the workspace writes are size-checked before they are loaded
+  (:func:`~txcourse.course.grading.nbgrader_run.oversized_outputs`).
 
 :class:`ProcessGroups` keeps track of every process group started for a grading run and of a
 marker in their environment, so an interrupted run can end them all (:meth:`ProcessGroups.kill_all`).
@@ -60,8 +71,12 @@ from txcourse.course.grading.cgroups import (  # noqa: F401  (re-exported: sandb
     _CGROUP_FS,
     _CGROUP_LIMITS,
     _task_cgroups,
+    cgroup_limits,
     cgroup_parents,
     confinement,
+    cpu_controller,
+    cpu_set,
+    run_limits,
 )
 from txcourse.course.grading.processes import MARKER, ProcessGroups, marked_processes  # noqa: F401
 
@@ -70,6 +85,7 @@ __all__ = [
     "DEFAULT_MAX_FILE",
     "DEFAULT_PROCESSES",
     "OUTPUT_CAP",
+    "KERNEL_LOG_CAP",
     "MARKER",
     "SandboxUnavailable",
     "parse_size",
@@ -87,7 +103,8 @@ DEFAULT_MAX_FILE = 1 << 30  # RLIMIT_FSIZE: no single file over 1 GiB
 TMP_SIZE = 256 << 20  # the private /tmp and /dev/shm (tmpfs, counted in RAM)
 WORK_SIZE = 512 << 20  # the kernel's working folder (tmpfs)
 DEFAULT_PROCESSES = 256  # tasks (processes and threads) of one sandbox: a TensorFlow kernel runs ~60 threads
-OUTPUT_CAP = 8 << 20  # characters of stdout + stderr one cell may send to nbgrader
+OUTPUT_CAP = 8 << 20  # characters of output (streams, results, displays) one cell may send to nbgrader
+KERNEL_LOG_CAP = 1 << 20  # bytes of a kernel's own stdout + stderr (its file descriptors) the log receives
 
 # Files of /etc the kernel may need (dynamic linker, users, time zone, fonts); nothing else of /etc.
 _ETC = (
@@ -222,45 +239,115 @@ def _skeleton_under_tmp(targets: Sequence[Path]) -> list[Path]:
 
 
 # Run by ``python -I -S -c`` with the settings (JSON) as its first argument and bwrap's argv after:
-# join the sandbox's cgroups (made here, limits written), set the rlimits, execute bwrap with a
-# minimal environment of its own (inside the sandbox /proc/1/environ is bwrap's).
+# 1. stdout and stderr become a pipe to a drain (a grandchild outside the sandbox) that passes at most
+#    ``log_cap`` bytes to the log (the kernel's original stdout) and discards the rest;
+# 2. the kernel's Unix sockets are made here, in the runtime folder (read-only inside the sandbox), and
+#    passed to the kernel as open file descriptors (``TXCOURSE_SOCKET_FDS``; zmq's ZMQ_USE_FD);
+# 3. join the sandbox's cgroups (made here, limits written), or pin it to its cores where there is no cpu
+#    controller; set the rlimits; execute bwrap with a minimal environment of its own.
 _LAUNCH = """\
-import json, os, resource, sys
-c = json.loads(sys.argv[1])
-for folder, limits in c["cgroups"]:
+import json, os, resource, socket, stat, sys
+c, argv = json.loads(sys.argv[1]), sys.argv[2:]
+r, w = os.pipe()
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.close(w)
+        left = c["log_cap"]
+        while True:
+            data = os.read(r, 1 << 16)
+            if not data:
+                os._exit(0)
+            try:
+                if left > 0:
+                    os.write(1, data[:left])
+                    left -= len(data)
+                    if left <= 0:
+                        os.write(1, b"\\n[txcourse grade: kernel log cut at %d bytes]\\n" % c["log_cap"])
+            except OSError:
+                left = 0
+    os._exit(0)
+os.wait()
+os.close(r)
+os.dup2(w, 1)
+os.dup2(w, 2)
+os.close(w)
+fds = {}
+if "-f" in argv:
+    info = json.load(open(argv[argv.index("-f") + 1]))
+    if info.get("transport") == "ipc":
+        for port in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port"):
+            path = "%s-%d" % (info["ip"], info[port])
+            if os.path.lexists(path) and stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(path)
+            s.listen(64)
+            s.set_inheritable(True)
+            fds[path] = s.detach()
+end = argv.index("--")
+argv[end:end] = ["--setenv", "TXCOURSE_SOCKET_FDS", json.dumps(fds)]
+for folder, limits, join in c["cgroups"]:
     os.makedirs(folder, exist_ok=True)
     for name, value in limits.items():
         with open(os.path.join(folder, name), "w") as f:
             f.write(value)
-    with open(os.path.join(folder, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
+    if join:
+        with open(os.path.join(folder, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+if c["affinity"]:
+    os.sched_setaffinity(0, c["affinity"])
 for name, value in c["rlimits"].items():
     resource.setrlimit(getattr(resource, name), (value, value))
-os.execve(sys.argv[2], sys.argv[2:], c["env"])
+os.execve(argv[0], argv, c["env"])
 """
 
-# Run by the sandboxed Python before ipykernel starts (``python -c``, the kernel's argv after it): each
-# cell may send at most {cap} characters of stdout and stderr to nbgrader, and echo as many to the
-# kernel's own stdout (the grader's log); the rest is dropped with one line saying so.
+# Run by the sandboxed Python before ipykernel starts (``python -c``, the kernel's argv after it):
+# - each cell may send at most CAP characters of output to nbgrader, its streams (Python's writes and the file
+#   descriptors' alike), results and displays together; the rest is dropped with one line saying so (an
+#   oversized result or display becomes that line), and the watch threads echo at most CAP bytes to the
+#   kernel's own stdout (the drain of the launcher);
+# - zmq binds the kernel's Unix sockets on the file descriptors the launcher made (ZMQ_USE_FD): the runtime
+#   folder stays read-only.
 _KERNEL_BOOT = """\
-import os, sys
+import json, os, sys
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]
-from ipykernel import iostream
-def _cap(OutStream=iostream.OutStream, write=iostream.OutStream.write, cap={cap}, state={{"cell": None}}):
+def _sockets(fds=json.loads(os.environ.pop("TXCOURSE_SOCKET_FDS", "{}"))):
+    import zmq
+    from zmq.sugar.socket import Socket
+    bind = Socket.bind
+    def bind_fd(self, addr):
+        path = addr[len("ipc://"):] if addr.startswith("ipc://") else None
+        if path in fds:
+            self.setsockopt(zmq.USE_FD, fds.pop(path))
+        return bind(self, addr)
+    Socket.bind = bind_fd
+_sockets()
+from ipykernel import iostream, displayhook, zmqshell
+def _cap(cap=CAP, state={"cell": None}):
+    NOTE = "[txcourse grade: output cut: a cell may send %d characters]" % cap
+    def room(parent, size):
+        cell = (parent or {}).get("msg_id")
+        if cell != state["cell"]:
+            state.update(cell=cell, sent=0, cut=False)
+        left = cap - state["sent"]
+        state["sent"] += size
+        return left
+    def size(data):
+        return sum(len(v) if isinstance(v, str) else len(json.dumps(v, default=str)) for v in (data or {}).values())
+    def cut():
+        first = not state["cut"]
+        state["cut"] = True
+        return first
+    write = iostream.OutStream.write
     def capped_write(self, string):
         if not isinstance(string, str):
             return write(self, string)
-        cell = (self.parent_header or {{}}).get("msg_id")
-        if cell != state["cell"]:
-            state.update(cell=cell, sent=0, cut=False)
-        room = cap - state["sent"]
-        state["sent"] += len(string)
-        if len(string) <= room:
+        left = room(self.parent_header, len(string))
+        if len(string) <= left:
             return write(self, string)
-        if not state["cut"]:
-            state["cut"] = True
-            write(self, string[: max(room, 0)] + "\\n[txcourse grade: output cut: a cell may print {cap} characters]\\n")
+        if cut():
+            write(self, string[: max(left, 0)] + "\\n" + NOTE + "\\n")
         return len(string)
     def capped_watch(self):
         if self._fid is None:
@@ -276,9 +363,23 @@ def _cap(OutStream=iostream.OutStream, write=iostream.OutStream.write, cap={cap}
                 data = os.read(self._fid, iostream.PIPE_BUFFER_SIZE)
         except Exception:
             self._exc = sys.exc_info()
-    OutStream.write, OutStream._watch_pipe_fd = capped_write, capped_watch
+    format_data = displayhook.ZMQShellDisplayHook.write_format_data
+    def capped_format_data(self, format_dict, md_dict=None):
+        if size(format_dict) > room(self.parent_header, size(format_dict)):
+            format_dict, md_dict = {"text/plain": NOTE}, {}
+        return format_data(self, format_dict, md_dict)
+    publish = zmqshell.ZMQDisplayPublisher.publish
+    def capped_publish(self, data, metadata=None, **kwargs):
+        if size(data) > room(self.parent_header, size(data)):
+            if not cut():
+                return None
+            data, metadata = {"text/plain": NOTE}, {}
+        return publish(self, data, metadata, **kwargs)
+    iostream.OutStream.write, iostream.OutStream._watch_pipe_fd = capped_write, capped_watch
+    displayhook.ZMQShellDisplayHook.write_format_data = capped_format_data
+    zmqshell.ZMQDisplayPublisher.publish = capped_publish
 _cap()
-del _cap
+del _cap, _sockets
 from ipykernel.kernelapp import launch_new_instance
 launch_new_instance()
 """
@@ -300,8 +401,11 @@ class Sandbox:
         max_file: size limit of any file it writes (``RLIMIT_FSIZE``).
         processes: tasks (processes and threads) the whole sandbox may run at once (its cgroup's
             ``pids.max``; without a cgroup ``RLIMIT_NPROC``, not enforced for root).
-        output_cap: characters of stdout and stderr one cell may send to nbgrader.
+        output_cap: characters of output (streams, results, displays) one cell may send to nbgrader.
         work_size: bytes of the tmpfs that is the kernel's working folder.
+        cpus: cores of CPU time the whole sandbox may use (its cgroup's CPU quota; without a cpu
+            controller, the number of cores it is pinned to); None: no quota, an equal weight only.
+        log_cap: bytes of the kernel's own stdout and stderr that reach the log, per kernel start.
     """
 
     bwrap: str
@@ -311,92 +415,96 @@ class Sandbox:
     processes: int = DEFAULT_PROCESSES
     output_cap: int = OUTPUT_CAP
     work_size: int = WORK_SIZE
+    cpus: Optional[float] = None
+    log_cap: int = KERNEL_LOG_CAP
 
-    # long-function: the grading pipeline, restructured together with the red-team issue (issue 31, item 5)
     def kernel_argv(
         self, workdir: Path, runtime: Path, env: dict[str, str], package_copy: Optional[Path] = None
     ) -> list[str]:
         """The kernelspec ``argv`` of a confined IPython kernel that works in ``workdir`` (a tmpfs of
         ``work_size`` bytes at that path; the host folder is not visible inside) and finds its
-        connection file and sockets in ``runtime`` (read-write). ``env`` is the grader's environment:
-        the variables of ``_PASS_ENV`` are passed on to the kernel, the rest dropped; bwrap itself
-        gets only ``PATH`` and ``MARKER``. With ``MARKER`` in ``env`` (:meth:`ProcessGroups.env`) and
-        a usable cgroup the sandbox gets its own (removed by :meth:`ProcessGroups.done`). With
-        ``package_copy`` (a redacted copy, :func:`~txcourse.course.grading.probes.redacted_package`) that
-        folder is bound at the package's path instead of the package: the original is not visible inside."""
+        connection file in ``runtime`` (read-only inside; the launcher makes the sockets there).
+        ``env`` is the grader's environment: the variables of ``_PASS_ENV`` are passed on to the kernel,
+        the rest dropped; bwrap itself gets only ``PATH`` and ``MARKER``. With ``MARKER`` in ``env``
+        (:meth:`ProcessGroups.env`) and a usable cgroup the sandbox gets its own (removed by
+        :meth:`ProcessGroups.done`). With ``package_copy`` (the probe run's copy,
+        :func:`~txcourse.course.grading.allowlist.package_for_lab`) that folder is bound at the package's
+        path instead of the package: the original is not visible inside."""
         python = Path(sys.prefix) / "bin" / "python"
-        package = _package_dir()
-        args = [
-            self.bwrap,
-            "--unshare-all",
-            "--new-session",
-            "--die-with-parent",
-            "--clearenv",
-            "--cap-drop",
-            "ALL",
-            "--ro-bind",
-            "/usr",
-            "/usr",
-            *_system_links(),
-        ]
+        args = [*self._system_args(), *self._folder_args(workdir, runtime, package_copy), *_env_args(env, python)]
+        boot = _KERNEL_BOOT.replace("cap=CAP", f"cap={int(self.output_cap)}")
+        args += ["--", str(python), "-c", boot, "-f", "{connection_file}"]
+        return [sys.executable, "-I", "-S", "-c", _LAUNCH, json.dumps(self._launch_settings(env)), *args]
+
+    def _system_args(self) -> list[str]:
+        """bwrap, the namespaces, and the read-only system: ``/usr``, a few files of /etc, the CPU list;
+        a new /proc and /dev, private tmpfs ``/dev/shm`` and ``/tmp``."""
+        args = [self.bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv", "--cap-drop", "ALL"]
+        args += ["--ro-bind", "/usr", "/usr", *_system_links()]
         for name in _ETC:
             args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         args += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
         # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it, and
         # the folders bwrap makes there to hold those mount points are read-only (0555), like the root's
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/dev/shm"]
-        args += ["--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+        return args + ["--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
+
+    def _folder_args(self, workdir: Path, runtime: Path, package_copy: Optional[Path]) -> list[str]:
+        """Python, the package (or ``package_copy`` in its place) and ``extra_ro`` read-only, the runtime
+        folder read-only, the working folder a tmpfs of ``work_size`` bytes; the rest of / read-only."""
+        package = _package_dir()
         bound = [*_python_dirs(), package, *self.extra_ro]
+        args = []
         for folder in _skeleton_under_tmp([*bound, runtime, workdir]):
             args += ["--perms", "0555", "--dir", str(folder)]
         for d in bound:
             source = package_copy if (package_copy is not None and d == package) else d
             args += ["--ro-bind", str(source), str(d)]
-        args += [
-            "--bind",
-            str(runtime),
-            str(runtime),
-            "--size",
-            str(self.work_size),
-            "--tmpfs",
-            str(workdir),
-            "--chdir",
-            str(workdir),
-            "--remount-ro",
-            "/",
-            "--remount-ro",
-            "/dev",
-        ]  # the skeleton bwrap made for the mount points, and /dev (a tmpfs of bwrap's): read-only too
-        inside = {
-            "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "PYTHONPATH": str(package.parent),
-            "MPLCONFIGDIR": "/tmp/matplotlib",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TXCOURSE_SANDBOX": "1",
-        }
-        inside.update({k: env[k] for k in _PASS_ENV if k in env})
-        for key, value in inside.items():
-            args += ["--setenv", key, value]
-        boot = _KERNEL_BOOT.format(cap=int(self.output_cap))
-        args += ["--", str(python), "-c", boot, "-f", "{connection_file}"]
+        args += ["--ro-bind", str(runtime), str(runtime), "--size", str(self.work_size), "--tmpfs", str(workdir)]
+        # the skeleton bwrap made for the mount points, and /dev (a tmpfs of bwrap's): read-only too
+        return args + ["--chdir", str(workdir), "--remount-ro", "/", "--remount-ro", "/dev"]
+
+    def _launch_settings(self, env: dict[str, str]) -> dict:
+        """What the launcher (:data:`_LAUNCH`) sets up before bwrap: the cgroups to make, write and join
+        (the run's folder, then the sandbox's), the cores to pin to without a cpu controller, the rlimits,
+        bwrap's environment and the log cap."""
         rlimits = {"RLIMIT_AS": self.memory, "RLIMIT_FSIZE": self.max_file}
         version, _ = cgroup_parents()
-        cgroups = []
-        if version and env.get(MARKER):
-            values = {"memory": str(self.memory), "pids": str(self.processes)}
-            for folder in _task_cgroups(env[MARKER]):
-                controller = folder.relative_to(_CGROUP_FS).parts[0]
-                names = _CGROUP_LIMITS[version].get(controller, _CGROUP_LIMITS[version].get("unified"))
-                cgroups.append((str(folder), {n: values[n.split(".")[0]] for n in names}))
+        marker = env.get(MARKER, "")
+        cgroups: list = []
+        if version and marker:
+            for folder in _task_cgroups(marker):
+                controller = "unified" if version == 2 else folder.relative_to(_CGROUP_FS).parts[0]
+                cgroups.append((str(folder.parent), run_limits(version, controller), False))
+                limits = cgroup_limits(version, controller, self.memory, self.processes, self.cpus)
+                cgroups.append((str(folder), limits, True))
         else:
             rlimits["RLIMIT_NPROC"] = self.processes
-        launch = {
+        task = marker.strip("/").split("/")[-1] if marker else ""
+        return {
             "cgroups": cgroups,
+            "affinity": [] if cpu_controller() else cpu_set(task, self.cpus),
             "rlimits": rlimits,
-            "env": {"PATH": "/usr/bin:/bin", **({MARKER: env[MARKER]} if env.get(MARKER) else {})},
+            "env": {"PATH": "/usr/bin:/bin", **({MARKER: marker} if marker else {})},
+            "log_cap": int(self.log_cap),
         }
-        return [sys.executable, "-I", "-S", "-c", _LAUNCH, json.dumps(launch), *args]
+
+
+def _env_args(env: dict[str, str], python: Path) -> list[str]:
+    """``--setenv`` of the kernel's variables: its own, and those of ``_PASS_ENV`` found in ``env``."""
+    inside = {
+        "PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "PYTHONPATH": str(_package_dir().parent),
+        "MPLCONFIGDIR": "/tmp/matplotlib",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TXCOURSE_SANDBOX": "1",
+    }
+    inside.update({k: env[k] for k in _PASS_ENV if k in env})
+    args = []
+    for key, value in inside.items():
+        args += ["--setenv", key, value]
+    return args
 
 
 def write_kernelspec(

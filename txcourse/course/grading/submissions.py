@@ -4,8 +4,10 @@ Nothing under the submissions folder is read through a link: :func:`why_refused`
 component below the folder with ``lstat`` (a symbolic link, a hard link to a file elsewhere, a
 device, a FIFO or a socket is refused, and the reason names the entry, never its target), and
 :func:`read_submission` opens the notebook with ``O_NOFOLLOW`` and checks what it opened before
-reading at most :data:`MAX_NOTEBOOK_BYTES`. :func:`parse_notebook` parses those bytes, and
-:func:`drop_duplicate_grade_ids` makes a copy-pasted test cell an ordinary cell.
+reading at most :data:`MAX_NOTEBOOK_BYTES`. :func:`parse_notebook` parses those bytes,
+:func:`drop_duplicate_grade_ids` makes a copy-pasted test cell an ordinary cell, and
+:func:`in_master_order` puts the cells back in the master's order (a moved test or exercise cell
+runs where the course put it, for nbgrader and for the probes alike).
 
 Standard library only at import time (nbformat inside :func:`parse_notebook`).
 """
@@ -29,6 +31,7 @@ __all__ = [
     "read_submission",
     "parse_notebook",
     "drop_duplicate_grade_ids",
+    "in_master_order",
     "why_unreadable",
 ]
 
@@ -195,6 +198,44 @@ def drop_duplicate_grade_ids(nb: Any) -> list[str]:
             repeated.append(str(grade_id))
         seen.add(grade_id)
     return repeated
+
+
+def _anchor(cell: Any) -> Optional[tuple[str, str]]:
+    """What ties a cell to the master's: ``("grade", grade_id)`` for a cell with nbgrader metadata,
+    ``("id", cell id)`` for an ordinary one (the course's own markdown and code cells keep their ids)."""
+    meta = cell.get("metadata", {}).get("nbgrader")
+    if isinstance(meta, dict) and meta.get("grade_id"):
+        return "grade", str(meta["grade_id"])
+    return ("id", str(cell["id"])) if cell.get("id") else None
+
+
+def in_master_order(nb: Any, master: Any) -> bool:
+    """Put the cells of the student's notebook ``nb`` in the order of the ``master`` notebook's cells; returns
+    whether anything moved (``nb`` is changed in place).
+
+    A cell of ``nb`` that is one of the master's (the same nbgrader ``grade_id``; for an ordinary cell, the
+    same cell id) goes to the master's place; a cell of the student's own (or a second copy) stays after the
+    course cell it followed, cells before any course cell first. So an honest notebook keeps its order, any
+    permutation of its cells comes back to it, and a test cell moved up (to run before the exercises it
+    judges, or to leave something behind for them) runs in its place."""
+    places = {}
+    for index, cell in enumerate(master.cells):
+        key = _anchor(cell)
+        if key is not None and (key[0] == "grade" or "nbgrader" not in cell.get("metadata", {})):
+            places.setdefault(key, index)
+    head: list[Any] = []
+    groups: dict[int, list[Any]] = {}
+    current = head
+    for cell in nb.cells:
+        place = places.get(_anchor(cell))
+        if place is not None and place not in groups:
+            current = groups[place] = [cell]
+        else:
+            current.append(cell)
+    ordered = head + [cell for place in sorted(groups) for cell in groups[place]]
+    moved = [id(c) for c in ordered] != [id(c) for c in nb.cells]
+    nb.cells = ordered
+    return moved
 
 
 def why_unreadable(path: Path) -> Optional[str]:

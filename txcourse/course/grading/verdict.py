@@ -1,11 +1,12 @@
 """Running the probes (:mod:`txcourse.course.grading.probes`) and turning them into the verdict.
 
 - :func:`prepare_probes` (once per grading run, in the grader): draws ``PROBE_SEED``, writes the
-  redacted copy of ``txcourse`` and runs every notebook's probes after the course's own solution
-  cells, with that copy first on the kernel's ``PYTHONPATH``: the reference outputs.
+  lab's allow-listed copy of ``txcourse`` (:func:`~txcourse.course.grading.allowlist.package_for_lab`)
+  and runs every notebook's probes after the course's own solution cells, with that copy first on the
+  kernel's ``PYTHONPATH``: the reference outputs.
 - :func:`run_student_probes` (in a workspace, :func:`~txcourse.course.grading.workspace.grade_workspace`,
   after nbgrader): executes the probe notebook in the sandboxed kernel ``txprobe``, whose ``txcourse``
-  is the redacted copy; the executed notebook goes back to the grader as a file.
+  is the allow-listed copy; the executed notebook goes back to the grader as a file.
 - :func:`apply_verdict` (in the grader): reads the student's probe outputs, compares them with the
   reference, and takes a test cell's points away when its probe does not match.
 """
@@ -21,13 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from txcourse.course.grading.probes import (
-    LabProbes,
-    compare,
-    probe_notebook,
-    read_probe_outputs,
-    redacted_package,
-)
+from txcourse.course.grading.allowlist import package_for_lab
+from txcourse.course.grading.probes import LabProbes, compare, probe_notebook, read_probe_outputs
 from txcourse.course.grading.sandbox import write_kernelspec
 
 __all__ = [
@@ -125,7 +121,7 @@ def prepare_probes(
     seed: Optional[int] = None,
     pool: Any = None,
 ) -> Probing:
-    """Draw the run's ``PROBE_SEED`` (or take ``seed``), write the redacted ``txcourse`` under ``tmp``
+    """Draw the run's ``PROBE_SEED`` (or take ``seed``), write the lab's allow-listed ``txcourse`` under ``tmp``
     and compute the reference outputs of each notebook from the course's source notebook (solutions).
     Raises RuntimeError when a reference probe fails (the course's probes are wrong, not the student)."""
     import nbformat
@@ -133,14 +129,14 @@ def prepare_probes(
     import txcourse
 
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    names = sorted({n for fw_names in probes.redact.values() for n in fw_names})
-    copy = redacted_package(Path(txcourse.__file__).resolve().parent, names, tmp / "redacted")
+    copy = package_for_lab(Path(txcourse.__file__).resolve().parent, labs_dir, probes.lab, tmp / "redacted")
     compileall.compile_dir(str(copy), quiet=1, workers=1)  # the redacted code only: nothing else to find
     probing = Probing(probes, seed, copy)
 
     def reference(name: str) -> tuple[str, dict[str, Any]]:
         master = nbformat.read(labs_dir / "source" / probes.lab / f"{name}.ipynb", as_version=4)
-        nb, positions = probe_notebook(master, master, probes.for_notebook(name), seed, probes.skipped(name))
+        forbid = (probes.lab, name.rsplit("_", 1)[-1])  # the same prelude as the students' runs
+        nb, positions = probe_notebook(master, master, probes.for_notebook(name), seed, probes.skipped(name), forbid)
         work = Path(tempfile.mkdtemp(prefix="ref-", dir=tmp))
         km = unconfined_kernel(work / "jupyter", "txref", copy, work / "rt")
         execute_notebook(nb, km, timeout, work)

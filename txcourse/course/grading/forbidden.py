@@ -1,0 +1,398 @@
+"""What a lab forbids, checked on the submitted source in the grader's own process, and made to raise in the probe kernel.
+
+An exercise that asks for attention must not be answered with ``F.scaled_dot_product_attention`` or
+``keras.layers.MultiHeadAttention``, nor with txcourse's own version (the README's "write it yourself").
+A check that runs in the student's kernel (a profiler around the call, ``no_calls_to``) sees one thread and
+can be switched off; this module reads the *source* instead (:mod:`ast`, never running it), per exercise:
+
+- **forbidden names** (:data:`FORBIDDEN`): an attribute chain or an imported name that resolves, through the
+  notebook's imports and simple aliases (``F = torch.nn.functional``), to a name the lab forbids
+  (``torch.nn.functional.scaled_dot_product_attention``, ``keras.layers.MultiHeadAttention``,
+  ``txcourse.torch.EncoderLayer`` in week 4 ...), or a string that spells one (``getattr(F, "scaled_...")``);
+- **hiding** (:data:`HIDING`): what only a submission that hides a call needs: ``getattr`` with a computed
+  name, ``eval``/``exec``/``compile``/``__import__``/``importlib``, ``globals()``/``vars()``/``sys.modules``,
+  threads and processes (``threading``, ``concurrent``, ``multiprocessing``, ``asyncio``), the kernel's
+  hooks (``get_ipython``), profilers and code objects (``sys.setprofile``, ``__code__``, ``__wrapped__``, ...).
+
+:func:`forbidden_findings` returns, for a submitted notebook, ``{test cell grade id: reason}``: the test cells
+of an exercise whose cell has a finding (a finding in a cell the student added counts for every exercise).
+The grader sets those cells' scores to 0 and writes the reason to the CSV's note. :func:`forbidden_prelude`
+is the first cell of the probe run: the forbidden callables of the frameworks raise there before the
+student's code runs. Standard library only.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from collections.abc import Iterable, Mapping
+from typing import Any, Optional
+
+__all__ = [
+    "FORBIDDEN",
+    "HIDING",
+    "HIDING_BUILTINS",
+    "FORBIDDEN_IN_CELL",
+    "PATCHED",
+    "Finding",
+    "source_findings",
+    "forbidden_findings",
+    "forbidden_prelude",
+]
+
+# Forbidden per lab: (glob over the last name, roots under which the name is allowed). A name resolves to a
+# dotted path through the notebook's imports ("torch.nn.functional.scaled_dot_product_attention"); its root
+# is the first part ("torch"), "?" when it does not resolve (a local object: mha.split_heads).
+_ATTENTION = [
+    ("*scaled_dot_product*", ()),
+    ("*dot_product_attention*", ()),
+    ("MultiheadAttention", ()),
+    ("multi_head_attention_forward", ()),
+    ("fused_attention", ()),
+    ("tiled_attention", ()),
+]
+_KERAS_ATTENTION = [("MultiHeadAttention", ("txcourse",)), ("Attention", ()), ("AdditiveAttention", ())]
+_LAYERS = [
+    ("Transformer", ()),
+    ("TransformerEncoder*", ()),
+    ("TransformerDecoder*", ()),
+    ("Encoder", ()),
+    ("Decoder", ()),
+]
+FORBIDDEN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "week1_seq2seq": [*_ATTENTION, *_KERAS_ATTENTION, ("BahdanauAttention", ()), ("Seq2Seq*", ())],
+    "week2_positional": [
+        ("positional_encoding", ()),
+        ("PositionalEncoding", ()),
+        ("*PositionEncoding*", ()),
+        ("*RotaryEmbedding*", ()),
+        ("apply_rotary", ()),
+        ("rotary_tables", ()),
+        ("rotate_pairs", ()),
+    ],
+    "week3_attention": [
+        *_ATTENTION,
+        *_KERAS_ATTENTION,
+        ("padding_mask", ()),
+        ("look_ahead_mask", ()),
+        ("split_heads", ()),
+        ("merge_heads", ()),
+    ],
+    "week4_encoder": [*_ATTENTION, *_KERAS_ATTENTION, *_LAYERS, ("EncoderLayer", ()), ("DecoderLayer", ())],
+    "week5_decoder": [*_ATTENTION, *_KERAS_ATTENTION, *_LAYERS, ("EncoderLayer", ()), ("DecoderLayer", ())],
+    "week6_training": [
+        ("*cross_entropy*", ()),
+        ("*CrossEntropy*", ()),
+        ("*Crossentropy*", ()),
+        ("*crossentropy*", ()),
+        ("nll_loss", ()),
+        ("NLLLoss", ()),
+        ("greedy_decode", ()),
+        ("beam_search", ()),
+        ("sample_decode", ()),
+        ("filter_logits", ()),
+        ("_greedy_step", ()),
+        ("evaluate*", ()),
+        ("translate*", ()),
+        ("*top_p*", ()),
+        ("*top_k*", ()),
+        ("Trainer", ()),
+    ],
+}
+
+# Names one exercise's cell may not use at all, not even the student's own function of that name: the worked
+# table is worked out by hand, not computed with positional_encoding (yours or txcourse's).
+FORBIDDEN_IN_CELL: dict[tuple[str, str], list[str]] = {
+    ("week2_positional", "worked_table"): ["positional_encoding", "PositionalEncoding"],
+}
+
+# What hides a call: built-ins (as plain names) and names or attributes no exercise needs.
+HIDING_BUILTINS: dict[str, str] = {
+    **dict.fromkeys(("eval", "exec", "compile", "__import__"), "runs computed code"),
+    **dict.fromkeys(("globals", "locals", "vars"), "reaches names by string"),
+}
+HIDING: dict[str, str] = {
+    **dict.fromkeys(("importlib", "import_module", "__builtins__", "builtins"), "imports by string"),
+    **dict.fromkeys(("attrgetter", "methodcaller", "__getattribute__", "__dict__"), "reaches names by string"),
+    **dict.fromkeys(
+        ("threading", "Thread", "_thread", "concurrent", "ThreadPoolExecutor", "ProcessPoolExecutor"),
+        "runs code in another thread",
+    ),
+    **dict.fromkeys(("multiprocessing", "asyncio", "run_in_executor", "subprocess", "Popen"), "runs code elsewhere"),
+    **dict.fromkeys(("get_ipython", "IPython", "ipykernel", "input_transformers_post"), "the kernel's hooks"),
+    **dict.fromkeys(
+        ("setprofile", "settrace", "_getframe", "currentframe", "f_globals", "f_locals", "f_back"), "frames"
+    ),
+    **dict.fromkeys(
+        ("gc", "ctypes", "inspect", "marshal", "pickle", "dill", "cloudpickle"), "reaches into the interpreter"
+    ),
+    **dict.fromkeys(
+        (
+            "__code__",
+            "__globals__",
+            "__closure__",
+            "__wrapped__",
+            "__subclasses__",
+            "__func__",
+            "__loader__",
+            "__spec__",
+        ),
+        "reaches into code objects",
+    ),
+}
+HIDING_IN: dict[str, tuple[str, str]] = {"modules": ("sys", "reaches names by string")}  # sys.modules, not nn's
+_DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
+
+# The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
+_TORCH_ATTENTION = [
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.MultiheadAttention",
+    "torch.nn.modules.activation.MultiheadAttention",
+    "torch._C._nn.scaled_dot_product_attention",
+]
+_KERAS = ["keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention"]
+_KERAS += ["keras.ops.dot_product_attention", "keras.ops.nn.dot_product_attention"]
+_TORCH_LAYERS = [f"torch.nn.{n}" for n in ("Transformer", "TransformerEncoder", "TransformerEncoderLayer")]
+_TORCH_LAYERS += [f"torch.nn.{n}" for n in ("TransformerDecoder", "TransformerDecoderLayer")]
+_TORCH_LOSS = ["torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss"]
+_KERAS_LOSS = [f"keras.losses.{n}" for n in ("CategoricalCrossentropy", "SparseCategoricalCrossentropy")]
+_KERAS_LOSS += [f"keras.losses.{n}" for n in ("categorical_crossentropy", "sparse_categorical_crossentropy")]
+_KERAS_LOSS += [
+    "tensorflow.nn.softmax_cross_entropy_with_logits",
+    "tensorflow.nn.sparse_softmax_cross_entropy_with_logits",
+]
+PATCHED: dict[str, dict[str, list[str]]] = {
+    "week1_seq2seq": {"torch": _TORCH_ATTENTION, "tf": _KERAS},
+    "week2_positional": {"torch": [], "tf": []},
+    "week3_attention": {"torch": _TORCH_ATTENTION, "tf": _KERAS},
+    "week4_encoder": {"torch": _TORCH_ATTENTION + _TORCH_LAYERS, "tf": _KERAS},
+    "week5_decoder": {"torch": _TORCH_ATTENTION + _TORCH_LAYERS, "tf": _KERAS},
+    "week6_training": {"torch": _TORCH_LOSS, "tf": _KERAS_LOSS},
+}
+
+
+class Finding(str):
+    """A reason (a short string for the CSV note) why a cell's code is refused."""
+
+
+def _aliases(trees: Iterable[ast.AST]) -> dict[str, str]:
+    """name -> dotted path, from the imports and the simple aliases (``F = torch.nn.functional``) of cells."""
+    aliases: dict[str, str] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:
+                        aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for tree in trees:  # aliases of aliases, once
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                path = _dotted(node.value, aliases)
+                if path and not path.startswith("?"):
+                    aliases[node.targets[0].id] = path
+    return aliases
+
+
+def _dotted(node: ast.AST, aliases: Mapping[str, str]) -> Optional[str]:
+    """The dotted path of ``a.b.c`` (its root resolved through ``aliases``; "?" for an unknown root)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        root = aliases.get(node.id, "?" if parts else None)
+        if root is None:
+            return None  # a bare local name: the student's own
+        return ".".join([root, *reversed(parts)])
+    return ".".join(["?", *reversed(parts)]) if parts else None
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _matches(path: str, rules: Iterable[tuple[str, tuple[str, ...]]]) -> Optional[str]:
+    last, root = path.rsplit(".", 1)[-1], path.split(".")[0]
+    for pattern, allowed_roots in rules:
+        if fnmatch.fnmatchcase(last, pattern) and root not in allowed_roots:
+            return pattern
+    return None
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
+    """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
+    ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
+    spell them, and every way of hiding a call (:data:`HIDING`, :data:`HIDING_BUILTINS`). Empty for an honest
+    cell. A cell that does not parse (IPython syntax) is refused too: the grader cannot read it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        return [Finding(f"code the grader cannot read (line {error.lineno})")]
+    rules = FORBIDDEN.get(lab, [])
+    aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
+    docstrings = _docstrings(tree)
+    found: list[Finding] = []
+
+    def add(node: ast.AST, reason: str) -> None:
+        found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
+
+    banned = FORBIDDEN_IN_CELL.get((lab, cell or ""), [])
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            path = _dotted(node, aliases)
+            name = node.attr if isinstance(node, ast.Attribute) else node.id
+            if name in banned:
+                add(node, f"uses {name}, which this exercise asks you to do without")
+            elif name in HIDING:
+                add(node, f"{name} ({HIDING[name]})")
+            elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
+                add(node, f"{name} ({HIDING_BUILTINS[name]})")
+            elif name in HIDING_IN and path and path.split(".")[0] == HIDING_IN[name][0]:
+                add(node, f"{path} ({HIDING_IN[name][1]})")
+            elif path and (isinstance(node, ast.Attribute) or node.id in aliases):
+                if _root_name(node) in ("self", "cls"):
+                    continue  # the student's own object
+                if _matches(path, rules):
+                    add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            for full in filter(None, names):
+                for part in full.split("."):
+                    if part in HIDING:
+                        add(node, f"imports {full} ({HIDING[part]})")
+                if _matches(full, rules):
+                    add(node, f"imports {full}, which this lab forbids")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_ATTRS:
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                add(node, f"{node.func.id} with a computed name (hides what it calls)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            word = node.value.strip()  # a name spelled as a string (getattr(F, "scaled_..."), a module path)
+            if word.replace(".", "").replace("_", "").isalnum() and (
+                any(part in HIDING for part in word.split(".")) or _matches(word, rules)
+            ):
+                add(node, f"the string {word!r} names what this lab forbids")
+    return found
+
+
+def _meta(cell: Mapping[str, Any]) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def _exercises(master: Any) -> dict[str, list[str]]:
+    """solution grade id -> the test cells after it (up to the next solution cell), in the master's order."""
+    out: dict[str, list[str]] = {}
+    current = None
+    for cell in master.cells:
+        meta = _meta(cell)
+        if meta.get("solution") and meta.get("grade_id"):
+            current = meta["grade_id"]
+            out[current] = []
+        elif meta.get("grade") and meta.get("grade_id") and current is not None:
+            out[current].append(meta["grade_id"])
+    return out
+
+
+def _reason(finding: str) -> str:
+    return finding.split(": ", 1)[-1]  # without its line number
+
+
+def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = None) -> dict[str, str]:
+    """``{test cell grade id: reason}`` for a submitted ``notebook`` of ``lab`` (``framework``: "torch" or "tf",
+    kept for the framework-specific rules to come): the test cells of each exercise whose solution cell has
+    a finding of :func:`source_findings`, and every test cell when a cell the student added or edited (a code
+    cell that is neither a solution cell, a locked cell nor a course cell as the master has it) has one (an
+    edited course cell: a finding its master version does not have). Locked cells are not read (grading
+    restores them from the master). ``master``: the course's notebook (its order of exercises and locked
+    cells); without it, the submission's own metadata is used."""
+    del framework  # the rules are per lab; both notebooks of a lab forbid the same names
+    master = master if master is not None else notebook
+    exercises = _exercises(master)
+    locked = {_meta(c).get("grade_id") for c in master.cells if _meta(c).get("locked")}
+    locked_sources = [
+        c.get("source", "") for c in master.cells if c.get("cell_type") == "code" and _meta(c).get("locked")
+    ]
+    course = {c.get("id"): c.get("source", "") for c in master.cells if c.get("cell_type") == "code" and not _meta(c)}
+    student = []  # (grade id of the exercise or None for an added cell, source, the course's version or "")
+    for cell in notebook.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        meta, source = _meta(cell), cell.get("source", "")
+        grade_id = meta.get("grade_id")
+        if grade_id in exercises:
+            student.append((grade_id, source, ""))
+        elif grade_id in locked or (meta.get("locked") and grade_id) or source in course.values():
+            continue  # restored from the master, or a course cell as the course wrote it
+        else:
+            student.append((None, source, course.get(cell.get("id"), "")))
+    trees = []
+    for source in [*locked_sources, *course.values(), *(s for _, s, _ in student)]:
+        try:
+            trees.append(ast.parse(source))
+        except SyntaxError:
+            pass
+    aliases = _aliases(trees)
+    every_test = [t for tests in exercises.values() for t in tests]
+    out: dict[str, str] = {}
+    for grade_id, source, original in student:
+        known = {_reason(f) for f in source_findings(original, lab, aliases)} if original else set()
+        found = [f for f in source_findings(source, lab, aliases, grade_id) if _reason(f) not in known]
+        if not found:
+            continue
+        where = f"exercise cell {grade_id}" if grade_id else "a cell you added"
+        reason = f"{where}: {found[0]}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+        for test in exercises[grade_id] if grade_id else every_test:
+            out.setdefault(test, reason)
+    return out
+
+
+def forbidden_prelude(lab: str, framework: str) -> str:
+    """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
+    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab". A framework or module
+    that is not installed is skipped."""
+    targets = PATCHED.get(lab, {}).get(framework, [])
+    return f"""\
+def _tx_forbid(paths):
+    import importlib
+
+    def refuse(path):
+        def forbidden(*args, **kwargs):
+            raise RuntimeError(f"{{path}} is not allowed in this lab: write it yourself")
+        return forbidden
+
+    for path in paths:
+        module_name, _, name = path.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            parent, _, child = module_name.rpartition(".")
+            try:
+                module = getattr(importlib.import_module(parent), child)
+            except (ImportError, AttributeError):
+                continue
+        if hasattr(module, name):
+            setattr(module, name, refuse(path))
+
+
+_tx_forbid({list(targets)!r})
+del _tx_forbid
+"""
