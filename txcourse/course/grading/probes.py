@@ -34,7 +34,6 @@ import binascii
 import copy
 import io
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +54,6 @@ __all__ = [
 ]
 
 PROBE_LINE = "@txprobe"  # the start of each line a probe prints: "@txprobe <key> <tol> <base64 of .npy bytes>"
-_LINE = re.compile(r"^@txprobe (\S+) (\S+) ([A-Za-z0-9+/=]+)$", re.MULTILINE)
 _MAX_ARRAY = 1 << 22  # elements of one emitted array; more is refused, not loaded
 
 # The first cell of every probe notebook (before the student's code: a student who redefines
