@@ -86,7 +86,11 @@ HOW_IT_WORKS = """
     `tx.EncoderLayer`, ...), write it yourself: while your answers are checked, txcourse's version of it
     raises, so code that calls it loses the points (the building blocks an exercise names, such as
     `tx.MultiHeadAttention` inside your layer, are fine). The tests of a later exercise run with
-    txcourse's versions of the earlier pieces, so one mistake costs points once.
+    txcourse's versions of the earlier pieces, so one mistake costs points once. The grader also reads your
+    source without running it, and code that could hide a call scores 0 for its exercise (in a cell you
+    added or edited: for every test): avoid IPython magics and `!` commands (even `%time`: the grader cannot
+    read them), `eval`/`exec`, `getattr` with a computed name, `vars`/`globals`/`__dict__`, threads and
+    processes, `inspect`/`gc`/`pickle` and `get_ipython`.
 
     This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
     The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and

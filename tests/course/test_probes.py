@@ -130,6 +130,27 @@ def test_compare_by_tolerance_shape_kind_and_finiteness():
         compare({}, {"t": "the probe printed nothing"})
 
 
+def test_no_reason_echoes_what_the_students_code_chose():
+    """A reason reaches the CSV note and the feedback banner: the student's shape (an empty array can have any
+    shape, so any numbers), key, dtype (a structured one names its fields) and size must not show in it."""
+    reference = {"t": {"out": (1e-5, np.zeros(3, np.float32))}}
+    empty = np.zeros((0, 112, 101, 102, 33), np.float32)
+    reason = compare(read_probe_outputs(_executed([_line("out", empty)]), {"t": 0}), reference)["t"]
+    assert "shape" in reason and "(3,)" in reason
+    for dim in ("112", "101", "102", "33"):
+        assert dim not in reason, reason
+    structured = np.zeros(2, dtype=[("secret_field_name", "f8")])
+    texts = [
+        _line("out", structured),
+        _line("secret_key_name", [1.0]) + _line("secret_key_name", [2.0]),
+        "@txprobe secret_key_two 1e-5 bm90IGFuIGFycmF5\n",
+    ]
+    got = read_probe_outputs(_executed(texts), {"a": 0, "b": 1, "c": 2})
+    assert all(isinstance(got[g], str) for g in "abc"), got
+    for grade_id in "abc":
+        assert "secret" not in got[grade_id], got[grade_id]
+
+
 def test_committed_probe_files_are_what_the_specs_make():
     """labs/probes/<lab>.json: one probe per test cell of each framework, an allow-list, no "redact"."""
 

@@ -212,13 +212,18 @@ def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[
             try:
                 array = np.load(io.BytesIO(base64.b64decode(data, validate=True)), allow_pickle=False)
             except (ValueError, binascii.Error, OSError, EOFError) as error:
-                problem = f"{key}: not a plain array ({type(error).__name__})"
+                problem = f"a value that is not a plain array ({type(error).__name__})"
                 break
-            if array.dtype.kind not in "biuf" or array.size > _MAX_ARRAY:
-                problem = f"{key}: an array of dtype {array.dtype} and size {array.size} (expected numbers)"
+            # the student's key, dtype (a structured one carries field names) and size are never echoed: only
+            # course-chosen text reaches the note and the feedback (issue 30's second read)
+            if array.dtype.kind not in "biuf":
+                problem = f"a value that is not an array of numbers (dtype kind {array.dtype.kind!r})"
+                break
+            if array.size > _MAX_ARRAY:
+                problem = f"an array of more than {_MAX_ARRAY} values"
                 break
             if key in values:
-                problem = f"{key} printed twice"
+                problem = "a key printed twice"
                 break
             values[key] = (tolerance, array)
         out[grade_id] = problem or values or "the probe printed nothing (an error, or the cell did not run)"
@@ -251,7 +256,9 @@ def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[st
                 break
             have = got[key][1]
             if have.shape != want.shape:
-                problem = f"{key}: shape {have.shape}, expected {want.shape}"
+                # the expected shape is the course's; the student's is never echoed (an empty array can have
+                # any shape, e.g. (0, 112, 101, 102, 33): text smuggled into the note and the feedback)
+                problem = f"{key}: shape differs from the expected {want.shape}"
             elif (have.dtype.kind == "b") != (want.dtype.kind == "b"):
                 problem = f"{key}: dtype {have.dtype}, expected {want.dtype}"
             elif want.dtype.kind == "b" or tol == 0:

@@ -45,7 +45,7 @@ MAX_PROBE_OUT = 64 << 20  # bytes of the executed probe notebook the grader read
 @dataclass
 class Probing:
     """What a grading run checks outside the students' processes: the lab's probes, the seed of this
-    run, the redacted package, and the reference outputs of each notebook (grade id -> {key: (tol, array)})."""
+    run, the allow-listed package, and the reference outputs of each notebook (grade id -> {key: (tol, array)})."""
 
     probes: LabProbes
     seed: int
@@ -91,7 +91,7 @@ def write_unconfined_kernelspec(folder: Path, name: str, package_copy: Path) -> 
             "PYTHONDONTWRITEBYTECODE": "1",
             "TF_CPP_MIN_LOG_LEVEL": "2",  # TensorFlow's start-up lines stay off the grader's console
         },
-        display_name="Python 3 (txcourse redacted, unconfined)",
+        display_name="Python 3 (txcourse allow-listed, unconfined)",
     )
 
 
@@ -130,7 +130,7 @@ def prepare_probes(
 
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     copy = package_for_lab(Path(txcourse.__file__).resolve().parent, labs_dir, probes.lab, tmp / "redacted")
-    compileall.compile_dir(str(copy), quiet=1, workers=1)  # the redacted code only: nothing else to find
+    compileall.compile_dir(str(copy), quiet=1, workers=1)  # the allow-listed code only: nothing else to find
     probing = Probing(probes, seed, copy)
 
     def reference(name: str) -> tuple[str, dict[str, Any]]:

@@ -94,7 +94,7 @@ def grade_one(run: GradingRun, task: GradeTask) -> dict[str, Any]:
     """Grade one notebook in a workspace of its own: a copy of the gradebook, the config and the
     notebook, nothing else (:func:`make_workspace`). In the sandbox the kernel works in
     ``<runtime root>/<n>s``, a scratch folder outside the workspace, removed afterwards. With the run's
-    probes, the lab's probes then run in a second sandboxed kernel whose ``txcourse`` is the redacted copy
+    probes, the lab's probes then run in a second sandboxed kernel whose ``txcourse`` is the allow-listed copy
     (:func:`write_probe_run`: its own runtime and scratch folders), and a test cell whose probe does not
     match the reference scores 0 (:mod:`~txcourse.course.grading.verdict`). Returns the CSV fields it
     decides (score, status, ...), ``html`` (the feedback in the workspace) and ``probe_failures``."""
@@ -154,7 +154,7 @@ def write_probe_run(run: GradingRun, task: GradeTask, env: dict[str, str]) -> tu
     forbid = (run.lab, task.name.rsplit("_", 1)[-1])  # what the lab forbids raises first (issue 30)
     probe_nb, positions = probe_notebook(student, run.master_notebooks[task.name], probes, probing.seed, skip, forbid)
     nbformat.write(probe_nb, ws / PROBE_IN)
-    if run.box is None:  # unconfined (--no-sandbox): the redacted copy first on the kernel's path
+    if run.box is None:  # unconfined (--no-sandbox): the allow-listed copy first on the kernel's path
         probe_runtime = ws / "probe-runtime"
         probe_runtime.mkdir()
         write_unconfined_kernelspec(ws / "jupyter", PROBE_KERNEL, probing.package_copy)
