@@ -273,6 +273,23 @@ ATTACKS = [
         ),
     ),
     Attack(
+        "host_sysctl_write",
+        "write the host's /proc/sys (kernel.core_pattern, vm.swappiness) from the kernel, run as the host's root "
+        "(red team 2026-11-27: it worked; /proc/sys is now read-only in the sandbox)",
+        "zero",
+        cell=(
+            "import os\n"
+            "for _p in ('/proc/sys/kernel/core_pattern', '/proc/sys/vm/swappiness'):\n"
+            "    try:\n"
+            "        _v = open(_p).read()\n"
+            "        _fd = os.open(_p, os.O_WRONLY)\n"
+            "        os.write(_fd, _v.encode())  # the same value back\n"
+            "        os.close(_fd)\n"
+            "    except OSError as err:\n"
+            "        print('refused', _p, err)"
+        ),
+    ),
+    Attack(
         "fallocate_runtime",
         "posix_fallocate of three 1 GiB files in the runtime folder (read-only), the working folder and /tmp",
         "zero",

@@ -993,3 +993,35 @@ def test_feedback_renders_student_output_inert_and_hides_encoded_hidden_tests(tm
     for student, note in (("plain", "[a hidden test line]"), ("encoded", "[hidden test code, encoded]")):
         assert note in feedback[student], f"{student}: the hook printed nothing the scrubber found"
         assert grading.feedback_leaks(feedback[student], hidden) == [], student
+
+
+def test_kernel_sandbox_cannot_write_the_hosts_sysctls(tmp_path):
+    """Red team, 2026-11-27: the grader runs as root, bwrap maps the kernel's uid 0 to the host's, and the host's
+    root writes /proc/sys with every capability dropped (vm.swappiness changed on the host, vm.drop_caches emptied
+    its page cache; kernel.core_pattern runs a program as root). /proc/sys is read-only in the sandbox."""
+    need_sandbox()
+    work, run = tmp_path / "work", tmp_path / "run"
+    for folder in (work, run):
+        folder.mkdir()
+    box = sandbox.Sandbox(bwrap=sandbox.find_bwrap())
+    argv = box.kernel_argv(work, run, dict(os.environ))
+    probe = (
+        "import os\n"
+        "for p in ('/proc/sys/vm/swappiness', '/proc/sys/kernel/core_pattern'):\n"
+        "    value = open(p).read()\n"
+        "    try:\n"
+        "        fd = os.open(p, os.O_WRONLY)\n"
+        "        os.write(fd, value.encode())  # the same value back: harmless if it gets through\n"
+        "        print('WROTE', p)\n"
+        "    except OSError as err:\n"
+        "        print('refused', p, err.errno)\n"
+    )
+    command = argv[: argv.index("--", argv.index(box.bwrap)) + 1] + [
+        str(Path(sys.prefix) / "bin" / "python"),
+        "-c",
+        probe,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "WROTE" not in done.stdout, done.stdout
+    assert done.stdout.count("refused") == 2 and done.stdout.count(" 30\n") == 2, done.stdout  # EROFS

@@ -438,7 +438,7 @@ class Sandbox:
 
     def _system_args(self) -> list[str]:
         """bwrap, the namespaces, and the read-only system: ``/usr``, a few files of /etc, the CPU list;
-        a new /proc and /dev, private tmpfs ``/dev/shm`` and ``/tmp``."""
+        a new /proc (its ``/proc/sys`` read-only) and /dev, private tmpfs ``/dev/shm`` and ``/tmp``."""
         args = [self.bwrap, "--unshare-all", "--new-session", "--die-with-parent", "--clearenv", "--cap-drop", "ALL"]
         args += ["--ro-bind", "/usr", "/usr", *_system_links()]
         for name in _ETC:
@@ -447,6 +447,9 @@ class Sandbox:
         # the private /tmp first: a venv or checkout that lives under /tmp is then bound on top of it, and
         # the folders bwrap makes there to hold those mount points are read-only (0555), like the root's
         args += ["--proc", "/proc", "--dev", "/dev", "--size", str(TMP_SIZE), "--tmpfs", "/dev/shm"]
+        # /proc/sys read-only: a grader run as root maps the kernel's uid 0 to the host's, and the host's root may
+        # write the machine's sysctls (kernel.core_pattern, vm.drop_caches) with every capability dropped
+        args += ["--ro-bind", "/proc/sys", "/proc/sys"]
         return args + ["--size", str(TMP_SIZE), "--tmpfs", "/tmp"]
 
     def _folder_args(self, workdir: Path, runtime: Path, package_copy: Optional[Path]) -> list[str]:
