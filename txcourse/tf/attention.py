@@ -16,7 +16,7 @@ from txcourse.tf.alibi import alibi_bias
 from txcourse.tf.init import linear
 from txcourse.tf.rotary import apply_rotary
 
-__all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
+__all__ = ["scaled_dot_product_attention", "one_query_attention", "fused_attention", "MultiHeadAttention"]
 
 
 def scaled_dot_product_attention(
@@ -72,6 +72,31 @@ def scaled_dot_product_attention(
     if mask is not None:
         weights = tf.where(mask, tf.zeros_like(weights), weights)  # (..., T_q, T_k) fully masked rows: 0, not 1/T_k
     output = tf.matmul(weights, value)  # (..., T_q, d_v)
+    return output, weights
+
+
+def one_query_attention(
+    query: tf.Tensor, key: tf.Tensor, value: tf.Tensor, mask: Optional[tf.Tensor] = None
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """:func:`scaled_dot_product_attention` for one query, as in a cached decoding step (Sec. 3.2.3).
+
+    The same Eq. (1) with products of one row written as multiply-and-sum
+    and the softmax as exp(x - max) / sum: on a CPU, 1-row matrix products
+    and the general softmax cost more in framework calls than in arithmetic.
+
+    Shape:
+        query (..., 1, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
+        Returns output (..., 1, d_v) and weights (..., 1, T_k).
+    """
+    scores = tf.expand_dims(tf.reduce_sum(query * key, axis=-1), -2) / math.sqrt(query.shape[-1])  # (..., 1, T_k)
+    if mask is not None:
+        mask = mask if mask.dtype == tf.bool else tf.not_equal(mask, 0)  # (..., 1, T_k) broadcastable
+        scores = tf.where(mask, tf.constant(scores.dtype.min, scores.dtype), scores)  # (..., 1, T_k)
+    exp = tf.exp(scores - tf.reduce_max(scores, axis=-1, keepdims=True))  # (..., 1, T_k)
+    weights = exp / tf.reduce_sum(exp, axis=-1, keepdims=True)  # (..., 1, T_k)
+    if mask is not None:
+        weights = tf.where(mask, tf.zeros_like(weights), weights)  # (..., 1, T_k) fully masked rows: 0, not 1/T_k
+    output = tf.reduce_sum(tf.linalg.matrix_transpose(weights) * value, axis=-2, keepdims=True)  # (..., 1, d_v)
     return output, weights
 
 
@@ -276,6 +301,8 @@ class MultiHeadAttention(keras.layers.Layer):
             bias = alibi_bias(self.num_heads, tf.shape(q)[2], tf.shape(k)[2], q.dtype)  # (H, T_q, T_k)
         if self.fused:  # the same numbers; XLA fuses them in a jit-compiled step; no weights
             heads, weights = fused_attention(q, k_heads, v_heads, mask, bias), None  # (B, H, T_q, d_k)
+        elif cache is not None and q.shape[2] == 1 and bias is None:  # a decoding step: one query, faster on CPU
+            heads, weights = one_query_attention(q, k_heads, v_heads, mask)  # (B, H, 1, d_k), (B, H, 1, T_k)
         else:
             heads, weights = scaled_dot_product_attention(
                 q, k_heads, v_heads, mask, bias

@@ -100,14 +100,9 @@ class Transformer(keras.Model):
         """
         if "cache" in state:  # one new position; earlier keys and values come from the cache
             new = token[:, tf.newaxis]  # (B, 1)
-            cached = state["cache"][0].self_attn.key
-            offset = (
-                cached.shape[2] if cached.shape[2] is not None else tf.shape(cached)[2]
-            )  # t - 1; a tensor in a compiled step
-            mask = look_ahead_mask(1, offset)  # (1, t)
             x, cache, weights = self.decoder(
-                new, state["memory"], mask, state["src_mask"], state["cache"], return_weights=True
-            )  # (B, 1, D)
+                new, state["memory"], None, state["src_mask"], state["cache"], return_weights=True
+            )  # (B, 1, D); no look-ahead mask: the one new position may attend to every cached one
             state = {**state, "cache": cache}
         else:  # recompute all t positions
             new = tf.concat([state["prefix"], tf.cast(token[:, tf.newaxis], state["prefix"].dtype)], axis=1)  # (B, t)

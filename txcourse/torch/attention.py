@@ -17,7 +17,7 @@ from txcourse.torch.alibi import alibi_bias
 from txcourse.torch.init import linear
 from txcourse.torch.rotary import apply_rotary
 
-__all__ = ["scaled_dot_product_attention", "fused_attention", "MultiHeadAttention"]
+__all__ = ["scaled_dot_product_attention", "one_query_attention", "fused_attention", "MultiHeadAttention"]
 
 
 def scaled_dot_product_attention(
@@ -73,6 +73,31 @@ def scaled_dot_product_attention(
     if mask is not None:
         weights = weights.masked_fill(mask, 0.0)  # (..., T_q, T_k) fully masked rows: 0, not 1/T_k
     output = torch.matmul(weights, value)  # (..., T_q, d_v)
+    return output, weights
+
+
+def one_query_attention(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: Optional[torch.Tensor] = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`scaled_dot_product_attention` for one query, as in a cached decoding step (Sec. 3.2.3).
+
+    The same Eq. (1) with products of one row written as multiply-and-sum
+    and the softmax as exp(x - max) / sum: on a CPU, 1-row matrix products
+    and the general softmax cost more in framework calls than in arithmetic.
+
+    Shape:
+        query (..., 1, d_k), key (..., T_k, d_k), value (..., T_k, d_v).
+        Returns output (..., 1, d_v) and weights (..., 1, T_k).
+    """
+    scores = (query * key).sum(dim=-1).unsqueeze(-2) / math.sqrt(query.shape[-1])  # (..., 1, T_k)
+    if mask is not None:
+        mask = mask if mask.dtype == torch.bool else mask != 0  # (..., 1, T_k) broadcastable
+        scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)  # (..., 1, T_k)
+    exp = torch.exp(scores - scores.amax(dim=-1, keepdim=True))  # (..., 1, T_k)
+    weights = exp / exp.sum(dim=-1, keepdim=True)  # (..., 1, T_k)
+    if mask is not None:
+        weights = weights.masked_fill(mask, 0.0)  # (..., 1, T_k) fully masked rows: 0, not 1/T_k
+    output = (weights.transpose(-2, -1) * value).sum(dim=-2, keepdim=True)  # (..., 1, d_v)
     return output, weights
 
 
@@ -283,6 +308,8 @@ class MultiHeadAttention(nn.Module):
             bias = alibi_bias(self.num_heads, q.shape[2], k.shape[2], q.dtype).to(q.device)  # (H, T_q, T_k)
         if self.fused:  # the same numbers through PyTorch's fused kernel, which computes no weights
             heads, weights = fused_attention(q, k_heads, v_heads, mask, bias), None  # (B, H, T_q, d_k)
+        elif cache is not None and q.shape[2] == 1 and bias is None:  # a decoding step: one query, faster on CPU
+            heads, weights = one_query_attention(q, k_heads, v_heads, mask)  # (B, H, 1, d_k), (B, H, 1, T_k)
         else:
             heads, weights = scaled_dot_product_attention(
                 q, k_heads, v_heads, mask, bias

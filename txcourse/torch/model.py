@@ -95,10 +95,9 @@ class Transformer(nn.Module):
         """
         if "cache" in state:  # one new position; earlier keys and values come from the cache
             new = token[:, None]  # (B, 1)
-            mask = look_ahead_mask(1, state["cache"][0].self_attn.key.shape[2])  # (1, t)
             x, cache, weights = self.decoder(
-                new, state["memory"], mask.to(new.device), state["src_mask"], state["cache"], return_weights=True
-            )  # (B, 1, D)
+                new, state["memory"], None, state["src_mask"], state["cache"], return_weights=True
+            )  # (B, 1, D); no look-ahead mask: the one new position may attend to every cached one
             state = {**state, "cache": cache}
         else:  # recompute all t positions
             new = torch.cat([state["prefix"], token[:, None]], dim=1)  # (B, t)
