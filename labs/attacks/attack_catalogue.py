@@ -273,6 +273,23 @@ ATTACKS = [
         ),
     ),
     Attack(
+        "aten_math_reduce_getattr",
+        "week 3's attention by torch.ops.aten's math kernel, fetched with functools.reduce(getattr, ...) from split "
+        "strings (red team 2026-11-27: 8/17; now found in the source and made to raise in the probe kernel)",
+        "zero",
+        cell=(
+            "import functools\n"
+            "import torch\n"
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            "    fn = functools.reduce(getattr, ['_scaled_dot' + '_product_attention_math'], torch.ops.aten)\n"
+            "    if mask is None:\n"
+            "        return fn(query, key, value)\n"
+            "    bias = torch.zeros(mask.shape, dtype=query.dtype).masked_fill(mask.bool(), float('-inf'))\n"
+            "    return fn(query, key, value, bias)"
+        ),
+        labs=("week3_attention",),
+    ),
+    Attack(
         "host_sysctl_write",
         "write the host's /proc/sys (kernel.core_pattern, vm.swappiness) from the kernel, run as the host's root "
         "(red team 2026-11-27: it worked; /proc/sys is now read-only in the sandbox)",

@@ -39,6 +39,9 @@ EVASIONS = [
     ("G = torch.nn.functional\nG.scaled_dot_product_attention(q, k, v)", "scaled_dot_product_attention"),
     ("torch._C._nn.scaled_dot_product_attention(q, k, v)", "scaled_dot_product_attention"),
     ("getattr(F, 'scaled_dot_product_attention')(q, k, v)", "the string"),
+    # red team 2026-11-27 (8/17 in week 3): the math kernel underneath, reached by reduce(getattr, ...)
+    ("functools.reduce(getattr, ['_scaled_dot' + '_product_attention_math'], torch.ops.aten)(q, k, v)", "as a value"),
+    ("torch.ops.aten._scaled_dot_product_attention_math(q, k, v)", "torch.ops"),
     ("getattr(F, 'scaled_' + 'dot_product_attention')(q, k, v)", "computed name"),
     ("name = ''.join(['scaled', '_dot_product', '_attention'])\ngetattr(F, name)(q, k, v)", "computed name"),
     ("getattr(F, bytes([115]).decode() + 'caled_dot_product_attention')(q, k, v)", "computed name"),
@@ -170,6 +173,12 @@ def test_every_lab_has_rules_and_patches():
             "torch.nn.functional.scaled_dot_product_attention(*(torch.zeros(1, 1, 2),) * 3)",
         ),
         ("torch", "torch", "import torch", "torch.nn.MultiheadAttention(4, 2)"),
+        (
+            "torch",
+            "torch",
+            "import torch",
+            "torch.ops.aten._scaled_dot_product_attention_math(*(torch.zeros(1, 1, 2),) * 3)",
+        ),
         ("tf", "keras", "import keras", "keras.layers.MultiHeadAttention(num_heads=1, key_dim=2)"),
         ("tf", "keras", "import keras", "keras.ops.dot_product_attention(1, 1, 1)"),
     ],

@@ -122,6 +122,9 @@ def test_compare_by_tolerance_shape_kind_and_finiteness():
     assert "largest difference" in compare(student([1.0, 200.1]), reference)["t"]
     assert "shape" in compare(student([1.0, 200.0, 3.0]), reference)["t"]
     assert "not finite" in compare(student([np.nan, 200.0]), reference)["t"]
+    for bad in (np.nan, np.inf):  # red team 2026-11-27: a non-finite reference made every difference NaN: all passed
+        broken = {"t": {"x": (1e-5, np.array([1.0, bad], np.float32)), "m": reference["t"]["m"]}}
+        assert "expected values are not finite" in compare(student([5.0, -7.0]), broken)["t"]
     assert "dtype" in compare(student([1.0, 200.0], np.array([1, 0])), reference)["t"]
     assert "differ" in compare(student([1.0, 200.0], np.array([False, False])), reference)["t"]
     assert "missing" in compare({"t": {"x": (1e-5, np.array([1.0, 200.0]))}}, reference)["t"]

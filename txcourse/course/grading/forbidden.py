@@ -140,7 +140,10 @@ HIDING: dict[str, str] = {
         "reaches into code objects",
     ),
 }
-HIDING_IN: dict[str, tuple[str, str]] = {"modules": ("sys", "reaches names by string")}  # sys.modules, not nn's
+HIDING_IN: dict[str, tuple[str, str]] = {
+    "modules": ("sys", "reaches names by string"),  # sys.modules, not nn's
+    "ops": ("torch", "reaches the framework's operators by name"),  # torch.ops.aten._scaled_dot_product_..._math
+}
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
 
 # The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
@@ -150,6 +153,18 @@ _TORCH_ATTENTION = [
     "torch.nn.MultiheadAttention",
     "torch.nn.modules.activation.MultiheadAttention",
     "torch._C._nn.scaled_dot_product_attention",
+    # the operators underneath (red team 2026-11-27: torch.ops.aten's math kernel, reached by reduce(getattr, ...))
+    *(
+        f"torch.ops.aten.{n}"
+        for n in (
+            "scaled_dot_product_attention",
+            "_scaled_dot_product_attention_math",
+            "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "_scaled_dot_product_efficient_attention",
+            "_scaled_dot_product_cudnn_attention",
+        )
+    ),
 ]
 _KERAS = ["keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention"]
 _KERAS += ["keras.ops.dot_product_attention", "keras.ops.nn.dot_product_attention"]
@@ -255,7 +270,10 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
 
     banned = FORBIDDEN_IN_CELL.get((lab, cell or ""), [])
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in _DYNAMIC_ATTRS and id(node) not in called:
+            add(node, f"{node.id} passed as a value (reduce(getattr, ...) hides what it calls)")
         if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
             path = _dotted(node, aliases)
             name = node.attr if isinstance(node, ast.Attribute) else node.id

@@ -268,6 +268,8 @@ def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[st
                 a, b = have.astype(np.float64), want.astype(np.float64)
                 if not np.isfinite(a).all():
                     problem = f"{key}: not finite"
+                elif not np.isfinite(b).all():  # NaN/inf in the reference: every difference would be NaN, never > tol
+                    problem = f"{key}: the expected values are not finite, nothing can match them"
                 else:
                     scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
                     error = float(np.max(np.abs(a - b))) if b.size else 0.0
