@@ -760,6 +760,12 @@ def test_real_lab_submissions(tmp_path):
     assert all(got[s, "tf"]["status"] == "missing" for s in ("correct", "looping", "deleted"))
 
 
+def _python_in_sandbox(box, argv, probe: str) -> subprocess.CompletedProcess:
+    """Run ``python -c probe`` inside the kernel's sandbox (bwrap's part of ``argv``), not a kernel."""
+    command = argv[: argv.index("--", argv.index(box.bwrap)) + 1] + [str(Path(sys.prefix) / "bin" / "python")]
+    return subprocess.run([*command, "-c", probe], capture_output=True, text=True, timeout=120)
+
+
 def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
     """A venv, checkout or bound folder under /tmp (a CI clone, pytest's tmp_path) stays visible above the
     private /tmp: the kernel's Python imports txcourse and reads a read-only folder bound there."""
@@ -776,12 +782,7 @@ def test_kernel_sandbox_keeps_what_lives_under_tmp(tmp_path):
         f"try:\n    open({str(tmp_path / 'escape.txt')!r}, 'w').write('x')\n    print('wrote')\n"
         f"except OSError as err:\n    print('refused', type(err).__name__)\n"
     )
-    command = argv[: argv.index("--", argv.index(box.bwrap)) + 1] + [
-        str(Path(sys.prefix) / "bin" / "python"),
-        "-c",
-        probe,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = _python_in_sandbox(box, argv, probe)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[:2] == ["visible", "refused"], done.stdout  # the folders holding the binds: read-only
     assert not (tmp_path / "escape.txt").exists()
@@ -1016,12 +1017,7 @@ def test_kernel_sandbox_cannot_write_the_hosts_sysctls(tmp_path):
         "    except OSError as err:\n"
         "        print('refused', p, err.errno)\n"
     )
-    command = argv[: argv.index("--", argv.index(box.bwrap)) + 1] + [
-        str(Path(sys.prefix) / "bin" / "python"),
-        "-c",
-        probe,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = _python_in_sandbox(box, argv, probe)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "WROTE" not in done.stdout, done.stdout
     assert done.stdout.count("refused") == 2 and done.stdout.count(" 30\n") == 2, done.stdout  # EROFS
