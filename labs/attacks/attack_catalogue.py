@@ -290,6 +290,88 @@ ATTACKS = [
         labs=("week3_attention",),
     ),
     Attack(
+        "jit_get_operation_math",
+        "round B 2026-11-27 (8/17 torch): the math kernel by torch._C._jit_get_operation",
+        "zero",
+        cell=(
+            "import torch\n"
+            '_OP = torch._C._jit_get_operation("aten::_scaled_dot_product_attention" + "_math")[0]\n'
+            "\n"
+            "\n"
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            '    """softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights)."""\n'
+            "    if mask is not None:\n"
+            '        mask = torch.zeros(mask.shape, dtype=query.dtype).masked_fill(mask, float("-inf"))\n'
+            "    return _OP(query, key, value, mask)"
+        ),
+        labs=("week3_attention",),
+    ),
+    Attack(
+        "native_multi_head_attention",
+        "round B 2026-11-27 (8/17 torch): torch._native_multi_head_attention",
+        "zero",
+        cell=(
+            "import math\n"
+            "\n"
+            "import torch\n"
+            "\n"
+            "\n"
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            '    """softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights)."""\n'
+            "    lead, (t, d), (s, dv) = query.shape[:-2], query.shape[-2:], value.shape[-2:]\n"
+            "    e, n = max(d, dv), max(t, s)\n"
+            "\n"
+            "    def pad(x):\n"
+            "        x = x.reshape(-1, *x.shape[-2:])\n"
+            "        x = torch.cat([x, x.new_zeros(x.shape[0], x.shape[1], e - x.shape[2])], 2)\n"
+            "        return torch.cat([x, x.new_zeros(x.shape[0], n - x.shape[1], e)], 1)\n"
+            "\n"
+            "    q, k, v = pad(query * math.sqrt(e / d)), pad(key), pad(value)\n"
+            "    full = torch.ones(q.shape[0], n, n, dtype=torch.bool)\n"
+            "    full[:, :t, :s] = False if mask is None else torch.broadcast_to(mask, (*lead, t, s)).reshape(-1, t, s)\n"
+            "    full[:, t:, :1] = False  # padded queries attend somewhere\n"
+            "    eye = torch.eye(e, dtype=query.dtype)\n"
+            "    out, w = torch._native_multi_head_attention(\n"
+            "        q, k, v, e, 1, torch.cat([eye, eye, eye]), query.new_zeros(3 * e), eye, query.new_zeros(e),\n"
+            "        (full[:, None] * -1e9).to(query.dtype), True, False, 2\n"
+            "    )\n"
+            "    out, w = out.nan_to_num(0.0), w.nan_to_num(0.0)  # a row with every key masked: zeros\n"
+            "    return out[:, :t, :dv].reshape(*lead, t, dv), w[:, 0, :t, :s].reshape(*lead, t, s)"
+        ),
+        labs=("week3_attention",),
+    ),
+    Attack(
+        "keras_src_mha_by_string",
+        "round B 2026-11-27 (8/17 tf): keras.src MultiHeadAttention by Formatter",
+        "zero",
+        cell=(
+            "import string\n"
+            "\n"
+            "import keras\n"
+            "import tensorflow as tf\n"
+            "\n"
+            '_CLS = string.Formatter().get_field("0.src.layers.MultiHead" + "Atten" + "tion", (keras,), {})[0]\n'
+            "\n"
+            "\n"
+            "def scaled_dot_product_attention(query, key, value, mask=None):\n"
+            '    """softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights)."""\n'
+            "    query, key, value = (tf.convert_to_tensor(t) for t in (query, key, value))\n"
+            "    rank = len(query.shape)\n"
+            "    while len(query.shape) < 4:\n"
+            "        query, key, value = query[None], key[None], value[None]\n"
+            "    layer = _CLS(num_heads=query.shape[1], key_dim=query.shape[-1])\n"
+            "    layer._build_attention(4)\n"
+            "    t = lambda x: tf.transpose(x, [0, 2, 1, 3])\n"
+            "    keep = None if mask is None else tf.logical_not(tf.convert_to_tensor(mask))\n"
+            "    out, w = layer._compute_attention(t(query), t(key), t(value), keep, return_attention_scores=True)\n"
+            "    out = t(out)\n"
+            "    while len(out.shape) > rank:\n"
+            "        out, w = out[0], w[0]\n"
+            "    return out, w"
+        ),
+        labs=("week3_attention",),
+    ),
+    Attack(
         "host_sysctl_write",
         "write the host's /proc/sys (kernel.core_pattern, vm.swappiness) from the kernel, run as the host's root "
         "(red team 2026-11-27: it worked; /proc/sys is now read-only in the sandbox)",

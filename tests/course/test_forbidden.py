@@ -42,6 +42,13 @@ EVASIONS = [
     # red team 2026-11-27 (8/17 in week 3): the math kernel underneath, reached by reduce(getattr, ...)
     ("functools.reduce(getattr, ['_scaled_dot' + '_product_attention_math'], torch.ops.aten)(q, k, v)", "as a value"),
     ("torch.ops.aten._scaled_dot_product_attention_math(q, k, v)", "torch.ops"),
+    # round B: other routes to the same kernels, and lookups by string of the standard library
+    ("torch._C._jit_get_operation('aten::_scaled_dot_product_attention' + '_math')[0](q, k, v)", "torch._C"),
+    ("from torch import ops as O\nO.aten.__getattr__('_scaled_dot' + '_product_attention_math')", "imports torch.ops"),
+    ("torch._native_multi_head_attention(q, k, v, 4, 1, w, b, w2, b2)", "_native_multi_head_attention"),
+    ("string.Formatter().get_field('0.src.layers.MultiHead' + 'Attention', (keras,), {})[0]", "by string"),
+    ("import pydoc\npydoc.locate('torch._scaled_dot' + '_product_attention_math')", "by string"),
+    ("import pkgutil\npkgutil.resolve_name('torch:_scaled_dot' + '_product_attention_math')", "by string"),
     ("getattr(F, 'scaled_' + 'dot_product_attention')(q, k, v)", "computed name"),
     ("name = ''.join(['scaled', '_dot_product', '_attention'])\ngetattr(F, name)(q, k, v)", "computed name"),
     ("getattr(F, bytes([115]).decode() + 'caled_dot_product_attention')(q, k, v)", "computed name"),
@@ -179,6 +186,16 @@ def test_every_lab_has_rules_and_patches():
             "import torch",
             "torch.ops.aten._scaled_dot_product_attention_math(*(torch.zeros(1, 1, 2),) * 3)",
         ),
+        # round B: the operator-level refusal catches every route to the kernels, and a class refuses by any alias
+        ("torch", "torch", "import torch", "torch._scaled_dot_product_attention_math(*(torch.zeros(1, 1, 2),) * 3)"),
+        (
+            "torch",
+            "torch",
+            "import torch",
+            "torch._C._jit_get_operation('aten::_scaled_dot_product_attention_math')[0](*(torch.zeros(1, 1, 2),) * 3)",
+        ),
+        ("torch", "torch", "import torch", "torch.nn.modules.activation.MultiheadAttention(4, 2)"),
+        ("tf", "keras", "import keras", "keras.src.layers.MultiHeadAttention(num_heads=1, key_dim=2)"),
         ("tf", "keras", "import keras", "keras.layers.MultiHeadAttention(num_heads=1, key_dim=2)"),
         ("tf", "keras", "import keras", "keras.ops.dot_product_attention(1, 1, 1)"),
     ],

@@ -50,6 +50,11 @@ _ATTENTION = [
     ("multi_head_attention_forward", ()),
     ("fused_attention", ()),
     ("tiled_attention", ()),
+    # the kernels underneath (red team 2026-11-27): torch._native_multi_head_attention, _triton_scaled_dot_attention,
+    # torch._transformer_encoder_layer_fwd
+    ("*multi_head_attention*", ()),
+    ("*scaled_dot_attention*", ()),
+    ("*transformer_encoder_layer*", ()),
 ]
 _KERAS_ATTENTION = [("MultiHeadAttention", ("txcourse",)), ("Attention", ()), ("AdditiveAttention", ())]
 _LAYERS = [
@@ -143,7 +148,17 @@ HIDING: dict[str, str] = {
 HIDING_IN: dict[str, tuple[str, str]] = {
     "modules": ("sys", "reaches names by string"),  # sys.modules, not nn's
     "ops": ("torch", "reaches the framework's operators by name"),  # torch.ops.aten._scaled_dot_product_..._math
+    "_ops": ("torch", "reaches the framework's operators by name"),
+    "_C": ("torch", "reaches the framework's operators by name"),  # torch._C._jit_get_operation("aten::...")
+    "library": ("torch", "registers operators"),
 }
+# Lookups by string of the standard library (red team 2026-11-27, round B)
+HIDING.update(
+    dict.fromkeys(
+        ("pydoc", "locate", "pkgutil", "resolve_name", "get_field", "Formatter", "get_type_hints", "ForwardRef"),
+        "reaches names by string",
+    )
+)
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
 
 # The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
@@ -292,6 +307,11 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                     add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            if isinstance(node, ast.ImportFrom) and node.module:  # from torch import ops as O
+                for alias in node.names:
+                    root, name = node.module.split(".")[0], alias.name
+                    if name in HIDING_IN and root == HIDING_IN[name][0]:
+                        add(node, f"imports {node.module}.{name} ({HIDING_IN[name][1]})")
             for full in filter(None, names):
                 for part in full.split("."):
                     if part in HIDING:
@@ -304,8 +324,9 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                 add(node, f"{node.func.id} with a computed name (hides what it calls)")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             word = node.value.strip()  # a name spelled as a string (getattr(F, "scaled_..."), a module path)
-            if word.replace(".", "").replace("_", "").isalnum() and (
-                any(part in HIDING for part in word.split(".")) or _matches(word, rules)
+            dotted = word.replace("::", ".").replace(":", ".")  # "aten::_scaled_...", "torch:name" (resolve_name)
+            if dotted.replace(".", "").replace("_", "").isalnum() and (
+                any(part in HIDING for part in dotted.split(".")) or _matches(dotted, rules)
             ):
                 add(node, f"the string {word!r} names what this lab forbids")
     return found
@@ -383,17 +404,43 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
     return out
 
 
+# The attention kernels underneath the framework's functions, refused at the operator level in the probe kernel
+# (red team 2026-11-27, round B: reached by torch._C._jit_get_operation, torch.ops.aten.__getattr__, the top-level
+# torch._scaled_dot_product_attention_math, torch._native_multi_head_attention): every route ends in the dispatcher.
+ATEN_REFUSED = (
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_native_multi_head_attention",
+    "_transformer_encoder_layer_fwd",
+    "_triton_scaled_dot_attention",
+    "_triton_multi_head_attention",
+)
+
+
 def forbidden_prelude(lab: str, framework: str) -> str:
     """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
-    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab". A framework or module
-    that is not installed is skipped."""
+    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
+    ``call`` and ``forward`` too, so every alias of the class refuses); in PyTorch's attention labs the operators
+    of :data:`ATEN_REFUSED` refuse in the dispatcher, whatever route reaches them. A framework or module that is
+    not installed is skipped."""
     targets = PATCHED.get(lab, {}).get(framework, [])
+    aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
     return f"""\
-def _tx_forbid(paths):
+def _tx_forbid(paths, aten):
     import importlib
+    import warnings
 
     def refuse(path):
         def forbidden(*args, **kwargs):
+            raise RuntimeError(f"{{path}} is not allowed in this lab: write it yourself")
+        return forbidden
+
+    def refuse_method(path):  # a named first argument: Keras reads the signature of call
+        def forbidden(self, *args, **kwargs):
             raise RuntimeError(f"{{path}} is not allowed in this lab: write it yourself")
         return forbidden
 
@@ -408,9 +455,27 @@ def _tx_forbid(paths):
             except (ImportError, AttributeError):
                 continue
         if hasattr(module, name):
+            if isinstance(getattr(module, name), type):
+                for method in ("__init__", "call", "forward", "_compute_attention"):
+                    if hasattr(getattr(module, name), method):
+                        setattr(getattr(module, name), method, refuse_method(path))
             setattr(module, name, refuse(path))
+    if aten:
+        import torch
+
+        library = torch.library.Library("aten", "IMPL")
+        for op in aten:
+            kernel = refuse("aten::" + op)
+            kernel.library = library  # the dispatcher holds the kernel, the kernel the library: never collected
+            for key in ("CompositeImplicitAutograd", "CPU", "CUDA", "AutogradCPU", "AutogradCUDA"):
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        library.impl(op, kernel, key)
+                except (RuntimeError, AttributeError, ValueError):
+                    pass  # an operator this PyTorch does not have, or not for this key
 
 
-_tx_forbid({list(targets)!r})
+_tx_forbid({list(targets)!r}, {aten!r})
 del _tx_forbid
 """
