@@ -743,7 +743,11 @@ def test_beam_larger_than_the_target_vocabulary_is_refused_before_loading(saved,
 @pytest.mark.parametrize(
     "make, pattern",
     [
-        (lambda p: p.mkdir(), r"checkpoint '{path}' is a folder; expected a \.npz file written by 'txcourse train'"),
+        (
+            lambda p: p.mkdir(),
+            r"checkpoint '{path}' is a folder without txcourse\.json; expected a checkpoint \.npz or a folder written "
+            r"by `txcourse export --to ctranslate2`",
+        ),
         (
             lambda p: os.mkfifo(p),
             r"checkpoint '{path}' is not a regular file \(a device, a pipe or a socket\); "

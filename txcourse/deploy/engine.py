@@ -176,7 +176,7 @@ def read_header(path: Path) -> dict[str, Any]:
     header_path = path / META_FILE
     if not header_path.is_file():
         raise TxcourseError(
-            f"--checkpoint {str(path)!r} is a folder without {META_FILE}; expected a checkpoint .npz or a folder "
+            f"checkpoint {str(path)!r} is a folder without {META_FILE}; expected a checkpoint .npz or a folder "
             f"written by `txcourse export --to ctranslate2`",
             "--checkpoint",
         )
