@@ -267,6 +267,15 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
+def _hiding_imported(node: ast.AST) -> list[str]:
+    """``from torch import ops as O``: a name of :data:`HIDING_IN` imported from its root module, under any alias."""
+    if not (isinstance(node, ast.ImportFrom) and node.module):
+        return []
+    root = node.module.split(".")[0]
+    hidden = [alias.name for alias in node.names if alias.name in HIDING_IN and root == HIDING_IN[alias.name][0]]
+    return [f"imports {node.module}.{name} ({HIDING_IN[name][1]})" for name in hidden]
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -307,11 +316,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                     add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
-            if isinstance(node, ast.ImportFrom) and node.module:  # from torch import ops as O
-                for alias in node.names:
-                    root, name = node.module.split(".")[0], alias.name
-                    if name in HIDING_IN and root == HIDING_IN[name][0]:
-                        add(node, f"imports {node.module}.{name} ({HIDING_IN[name][1]})")
+            for reason in _hiding_imported(node):  # from torch import ops as O
+                add(node, reason)
             for full in filter(None, names):
                 for part in full.split("."):
                     if part in HIDING:
