@@ -142,11 +142,14 @@ def test_hostile_week2_submissions(tmp_path):
     # one submission could not be graded (os._exit): exit status 1, the reason in the CSV, the log kept
     assert done.returncode == 1 and "1 submission(s) could not be graded" in done.stderr, done.stderr[-2000:]
     assert re.search(r"graded 7 notebook\(s\) in \d+ s with 2 job\(s\): [\d.]+ s per notebook", done.stdout)
+    for fw in FRAMEWORKS:  # the hostile code sits in the positional_encoding cell: the source check (issue 30, item 3)
+        # zeroes that exercise (7 points: subprocess, sockets, threads are code that hides calls) and flags it
+        row = rows["hostile", fw]
+        assert (row["score"], row["max_score"], row["status"]) == ("7.0", "14.0", "graded"), row
+        assert row["forbidden"], row
     for key in (
         ("correct", "torch"),
         ("correct", "tf"),
-        ("hostile", "torch"),
-        ("hostile", "tf"),
         ("nearmiss", "torch"),
     ):
         assert (rows[key]["score"], rows[key]["max_score"], rows[key]["status"]) == ("14.0", "14.0", "graded"), (
