@@ -12,6 +12,7 @@ ALLOW = {
         *setup_allow(fw),
         f"txcourse.{fw}.attention:MultiHeadAttention.*",
         f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.attention:one_query_attention",  # the cached decoding step of MultiHeadAttention
         f"txcourse.{fw}.masks:padding_mask",
         f"txcourse.{fw}.masks:look_ahead_mask",
         f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
