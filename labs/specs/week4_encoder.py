@@ -1,7 +1,7 @@
 """Week 4 lab: the encoder layer (Vaswani et al. 2017, Sec. 3.1 and 3.3)."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
-from txcourse.course.grading.allowlist import setup_allow
+from txcourse.course.grading.allowlist import setup_allow, sublayers_allow
 
 # The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
 # (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
@@ -10,12 +10,7 @@ from txcourse.course.grading.allowlist import setup_allow
 ALLOW = {
     fw: [
         *setup_allow(fw),
-        f"txcourse.{fw}.attention:MultiHeadAttention.*",
-        f"txcourse.{fw}.attention:scaled_dot_product_attention",
-        f"txcourse.{fw}.attention:one_query_attention",  # the cached decoding step of MultiHeadAttention
-        f"txcourse.{fw}.masks:padding_mask",
-        f"txcourse.{fw}.masks:look_ahead_mask",
-        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        *sublayers_allow(fw),
         f"txcourse.{fw}.encoder:EncoderLayer.__init__",
         f"txcourse.{fw}.init:linear",
         f"txcourse.{fw}.init:layer_norm",

@@ -2,7 +2,7 @@
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, readonly, solution, tests
 from specs.week4_encoder import RUN
-from txcourse.course.grading.allowlist import setup_allow
+from txcourse.course.grading.allowlist import setup_allow, sublayers_allow
 
 # The probe run's txcourse (txcourse/course/grading/allowlist.py): the building blocks the exercise names
 # (tx.MultiHeadAttention with the attention it runs, tx.PositionwiseFeedForward, the masks, the layers'
@@ -11,12 +11,7 @@ from txcourse.course.grading.allowlist import setup_allow
 ALLOW = {
     fw: [
         *setup_allow(fw),
-        f"txcourse.{fw}.attention:MultiHeadAttention.*",
-        f"txcourse.{fw}.attention:scaled_dot_product_attention",
-        f"txcourse.{fw}.attention:one_query_attention",  # the cached decoding step of MultiHeadAttention
-        f"txcourse.{fw}.masks:padding_mask",
-        f"txcourse.{fw}.masks:look_ahead_mask",
-        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        *sublayers_allow(fw),
         f"txcourse.{fw}.init:linear",
         f"txcourse.{fw}.init:layer_norm",
     ]

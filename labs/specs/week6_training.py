@@ -1,7 +1,7 @@
 """Week 6 lab (GPU): the label-smoothed loss, greedy decoding, top-p filtering, and training a Transformer on `numbers`."""
 
 from specs._cells import HOW_IT_WORKS, INSTALL, SETUP, SETUP_NOTE, code, md, parameters, readonly, solution, tests
-from txcourse.course.grading.allowlist import setup_allow
+from txcourse.course.grading.allowlist import setup_allow, sublayers_allow
 
 # The probe run's txcourse (txcourse/course/grading/allowlist.py): the Transformer and its parts (a greedy
 # decoder calls start_decoding, decode_step and project, or the model on the whole prefix); the loss, every
@@ -19,12 +19,7 @@ ALLOW = {
         f"txcourse.{fw}.positional:PositionalEncoding.*",
         f"txcourse.{fw}.positional:positional_encoding",
         f"txcourse.{fw}.residual:residual",
-        f"txcourse.{fw}.attention:MultiHeadAttention.*",
-        f"txcourse.{fw}.attention:scaled_dot_product_attention",
-        f"txcourse.{fw}.attention:one_query_attention",  # the cached decoding step of MultiHeadAttention
-        f"txcourse.{fw}.masks:padding_mask",
-        f"txcourse.{fw}.masks:look_ahead_mask",
-        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
+        *sublayers_allow(fw),
         *(f"txcourse.{fw}.init:{name}" for name in ("linear", "embedding", "layer_norm")),
     ]
     for fw in ("torch", "tf")

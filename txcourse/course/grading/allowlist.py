@@ -38,6 +38,7 @@ __all__ = [
     "expand",
     "kept_units",
     "setup_allow",
+    "sublayers_allow",
     "allowlisted_package",
     "public_units",
     "live_units",
@@ -224,6 +225,20 @@ def setup_allow(fw: str) -> list[str]:
         "txcourse.config:TransformerConfig.*",
         *(f"txcourse.config:{name}" for name in ("check_int", "check_positions", "check_heads", "check_config")),
         "txcourse.errors:TxcourseError.*",
+    ]
+
+
+def sublayers_allow(fw: str) -> list[str]:
+    """The pieces an encoder or decoder layer is built from (week 3's answers, given from week 4 on): multi-head
+    attention (its cached decoding step, ``one_query_attention``, included), the two masks and the position-wise
+    feed-forward network."""
+    return [
+        f"txcourse.{fw}.attention:MultiHeadAttention.*",
+        f"txcourse.{fw}.attention:scaled_dot_product_attention",
+        f"txcourse.{fw}.attention:one_query_attention",
+        f"txcourse.{fw}.masks:padding_mask",
+        f"txcourse.{fw}.masks:look_ahead_mask",
+        f"txcourse.{fw}.feed_forward:PositionwiseFeedForward.*",
     ]
 
 
