@@ -8,7 +8,7 @@ decoded greedily. Each engine runs in a process of its own (TensorFlow fixes its
 starts), at each thread count of ``--threads``: first a sweep of batch sizes on the first ``--sweep`` inputs,
 then every input at the best batch size, ``--passes`` times (the best pass counts). Throughput is numbers per
 second, tokenization and detokenization included, loading excluded. txcourse decodes through
-:func:`txcourse.evaluation.translate.translate` (batches in input order); CTranslate2 through
+:func:`txcourse.evaluation.translate.translate` (sources sorted by length, then cut into batches); CTranslate2 through
 ``Translator.translate_batch`` with ``max_batch_size`` (its own batching: sorted by length). "2 workers x 1
 thread" is CTranslate2 with two translators' worth of replicas (``inter_threads=2``) running batches in parallel.
 
