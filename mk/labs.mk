@@ -36,7 +36,7 @@ MUTANT_ARGS   ?=
 
 TEST_STEPS += test-labs test-mutants
 
-.PHONY: labs test-labs grade sandbox-deps mutants test-mutants
+.PHONY: labs test-labs grade sandbox-deps mutants test-mutants test-caps
 
 # bubblewrap from apt when `bwrap` is missing (txcourse/course/grading/sandbox.py runs each graded notebook's
 # kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
@@ -64,6 +64,14 @@ mutants: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/mutants/probe_power.py
 	$(PY) $(LABS_DIR)/mutants/run.py --jobs $(LABS_JOBS) --out _build/mutants $(MUTANT_ARGS)
 	rm -rf _build/attacks && $(PY) $(LABS_DIR)/attacks/run.py --jobs $(LABS_JOBS) --out _build/attacks
+	@$(MAKE) --no-print-directory test-caps
+
+# Every channel capped (issue 30, item 6): the toy lab graded beside notebooks that emit a 150 MB result,
+# 300 MB on the kernel's own stdout, 3 GiB of fallocate, forged probe lines and a bloated notebook, with the
+# grader's peak memory and the disk measured (tests/course/test_grading_caps.py). Minutes: not in `make test`,
+# which keeps that file's CPU-quota and oversized-output tests.
+test-caps: $(VENV_STAMP) sandbox-deps
+	TXCOURSE_SANDBOX_TESTS=1 TXCOURSE_CAPS_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_caps.py
 
 test-mutants: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/mutants/probe_power.py --subset
