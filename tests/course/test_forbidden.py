@@ -66,6 +66,12 @@ EVASIONS = [
     ("import multiprocessing", "elsewhere"),
     ("get_ipython().events.register('pre_run_cell', hook)", "kernel's hooks"),
     ("sys.setprofile(None)", "frames"),
+    # round C: the probe's own line read through the stack, leaked through the numbers the feedback quotes
+    ("import traceback\ncaller = traceback.extract_stack()[-2]", "frames"),
+    ("import linecache\nlinecache.getlines(name)", "frames"),
+    ("from traceback import extract_stack as es\nes()", "frames"),
+    ("try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.__traceback__.tb_frame.f_back", "frames"),
+    ("sys.exc_info()[2].tb_frame", "frames"),
     ("f.__wrapped__(q, k, v)", "code objects"),
     ("tx.scaled_dot_product_attention(q, k, v)", "txcourse.torch.scaled_dot_product_attention"),
     ("tx.tiled_attention(q, k, v)", "tiled_attention"),

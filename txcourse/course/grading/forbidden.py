@@ -159,6 +159,31 @@ HIDING.update(
         "reaches names by string",
     )
 )
+# The caller's frames and their source lines (red team 2026-11-27, round C: a graded function read the probe's
+# line through traceback.extract_stack() and linecache, and wrote its characters into the numbers the feedback
+# quotes)
+HIDING.update(
+    dict.fromkeys(
+        (
+            "traceback",
+            "linecache",
+            "extract_stack",
+            "walk_stack",
+            "format_stack",
+            "print_stack",
+            "StackSummary",
+            "tb_frame",
+            "f_code",
+            "gi_frame",
+            "cr_frame",
+            "ag_frame",
+            "__traceback__",
+            "exc_info",
+            "faulthandler",
+        ),
+        "frames",
+    )
+)
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
 
 # The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
