@@ -195,13 +195,14 @@ def parse_notebook(data: bytes) -> tuple[Any, Optional[str]]:
         return None, f"{type(error).__name__}: {str(error)[:200]}"
 
 
-def why_too_much_source(
-    nb: Any, cell_cap: int = MAX_CELL_SOURCE, notebook_cap: int = MAX_NOTEBOOK_SOURCE
-) -> Optional[str]:
+def why_too_much_source(nb: Any, cell_cap: Optional[int] = None, notebook_cap: Optional[int] = None) -> Optional[str]:
     """None when every cell's source of the parsed notebook ``nb`` (code, markdown or raw; UTF-8 bytes)
     is at most ``cell_cap`` and all of them together at most ``notebook_cap``, else why not: the first
     cell over (its number counting from 1, its kind, its nbgrader grade id if it has one), its size and
-    the cap, never its content. Outputs are not counted."""
+    the cap, never its content. Outputs are not counted. The caps default to :data:`MAX_CELL_SOURCE` and
+    :data:`MAX_NOTEBOOK_SOURCE` as they are when it is called."""
+    cell_cap = MAX_CELL_SOURCE if cell_cap is None else cell_cap
+    notebook_cap = MAX_NOTEBOOK_SOURCE if notebook_cap is None else notebook_cap
     total = 0
     for number, cell in enumerate(nb.cells, 1):
         source = cell.get("source", "")
