@@ -75,6 +75,12 @@ def test_why_too_much_source_names_the_cell_its_size_and_the_cap():
     assert submissions.why_too_much_source(wide) == (
         f"the cells have {4 * MAX_CELL_SOURCE + 7:,} bytes of source in all, over the 512 KiB cap per notebook"
     )
+    odd = nbformat.from_dict(
+        {"cells": [{"cell_type": "\x1b[2J" + MARK, "metadata": 5, "source": "x" * (MAX_CELL_SOURCE + 1)}]}
+    )
+    assert submissions.why_too_much_source(odd).startswith(
+        "cell 1 (unknown kind) has 131,073 bytes"
+    )  # nothing of it shown
     accented = _with(labs_nb, nbformat.v4.new_markdown_cell("é" * (MAX_CELL_SOURCE // 2 + 1)))  # 2 bytes each
     assert "has 131,074 bytes" in submissions.why_too_much_source(accented)
 

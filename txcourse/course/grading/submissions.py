@@ -207,14 +207,14 @@ def why_too_much_source(nb: Any, cell_cap: Optional[int] = None, notebook_cap: O
     for number, cell in enumerate(nb.cells, 1):
         source = cell.get("source", "")
         text = source if isinstance(source, str) else "".join(map(str, source))
-        size = len(text.encode("utf-8", "surrogatepass"))
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         total += size
         if size > cell_cap:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
+            meta = cell.get("metadata")
+            meta = meta.get("nbgrader") if isinstance(meta, dict) else None
             grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-            name = f"cell {number} ({cell.get('cell_type', '?')}" + (
-                f", grade id {str(grade_id)[:60]!r})" if grade_id else ")"
-            )
+            kind = cell.get("cell_type") if cell.get("cell_type") in ("code", "markdown", "raw") else "unknown kind"
+            name = f"cell {number} ({kind}" + (f", grade id {grade_id[:60]!r})" if isinstance(grade_id, str) else ")")
             return f"{name} has {size:,} bytes of source, over the {cell_cap >> 10} KiB cap per cell"
     if total > notebook_cap:
         return f"the cells have {total:,} bytes of source in all, over the {notebook_cap >> 10} KiB cap per notebook"
