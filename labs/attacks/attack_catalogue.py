@@ -435,4 +435,21 @@ ATTACKS = [
         "error",
         layout="bloated",
     ),
+    Attack(
+        "source_4mb_cell",
+        "round C 2026-11-27 (C2, week 2 torch): a 4 MB code cell (`_x = [0,0,...]`, 2,000,000 items); ungated, the"
+        " grader's unconfined processes grew 2.5 GB per MB of source (7.08 GB, 862 s, 14/14): refused at intake",
+        "refused",
+        notebook=lambda nb: nb.cells.append(
+            type(nb.cells[0])(
+                cell_type="code",
+                id="round-c-source-4mb",
+                metadata={},
+                outputs=[],
+                execution_count=None,
+                source="_x = [" + "0," * 1_999_999 + "0]",
+            )
+        ),
+        subset=True,
+    ),
 ]

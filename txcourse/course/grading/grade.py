@@ -7,7 +7,8 @@ context object (:class:`~txcourse.course.grading.context.GradingRun`):
    refused, never followed), the sandbox found;
 2. :func:`intake`: each student's notebooks found and read (:mod:`~txcourse.course.grading.submissions`:
    nothing through a link, at most 50 MB, the same notebook at both levels graded once, two different
-   ones refused, a test cell pasted twice graded once), parsed, and their cells put back in the master's
+   ones refused, a test cell pasted twice graded once), parsed (a cell over 128 KiB of source or a
+   notebook over 512 KiB refused), and their cells put back in the master's
    order; each becomes a :class:`~txcourse.course.grading.context.GradeTask`;
 3. :func:`masters`: the master copy of each lab notebook recorded in a gradebook of its own (``nbgrader
    generate_assignment``), the maximum scores, and the probes' reference outputs
@@ -66,6 +67,7 @@ from txcourse.course.grading.submissions import (
     parse_notebook,
     read_submission,
     why_refused,
+    why_too_much_source,
 )
 from txcourse.course.grading.verdict import prepare_probes
 from txcourse.course.grading.workspace import MISSING, copy_out, grade_one, read_regular, write_new
@@ -337,13 +339,19 @@ def submitted_bytes(
 
 def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> Optional[bytes]:
     """The notebook ``data`` as the workspace gets it: parsed (None and status ``unreadable`` when it is
-    not a notebook), a repeated test cell made an ordinary cell, its cells in the master's order
+    not a notebook; ``refused`` when a cell's source or the notebook's is over its cap,
+    :func:`~txcourse.course.grading.submissions.why_too_much_source`), a repeated test cell made an
+    ordinary cell, its cells in the master's order
     (:func:`~txcourse.course.grading.submissions.in_master_order`); the note says what changed."""
     import nbformat
 
     nb, problem = parse_notebook(data)
     if problem:
         row["status"] = f"unreadable: {problem}"
+        return None
+    too_much = why_too_much_source(nb)  # before the AST check, nbgrader and the feedback parse or render it
+    if too_much:
+        row["status"] = f"refused: {too_much}"
         return None
     repeated = drop_duplicate_grade_ids(nb)
     moved = in_master_order(nb, run.master_notebooks[name])

@@ -5,6 +5,8 @@ component below the folder with ``lstat`` (a symbolic link, a hard link to a fil
 device, a FIFO or a socket is refused, and the reason names the entry, never its target), and
 :func:`read_submission` opens the notebook with ``O_NOFOLLOW`` and checks what it opened before
 reading at most :data:`MAX_NOTEBOOK_BYTES`. :func:`parse_notebook` parses those bytes,
+:func:`why_too_much_source` refuses a cell over :data:`MAX_CELL_SOURCE` or cells over
+:data:`MAX_NOTEBOOK_SOURCE` in all (before anything else parses or renders them),
 :func:`drop_duplicate_grade_ids` makes a copy-pasted test cell an ordinary cell, and
 :func:`in_master_order` puts the cells back in the master's order (a moved test or exercise cell
 runs where the course put it, for nbgrader and for the probes alike).
@@ -24,12 +26,15 @@ from typing import Any, Optional, Union
 __all__ = [
     "STUDENT_ID",
     "MAX_NOTEBOOK_BYTES",
+    "MAX_CELL_SOURCE",
+    "MAX_NOTEBOOK_SOURCE",
     "TOOL_FOLDERS",
     "find_submissions",
     "both_levels",
     "why_refused",
     "read_submission",
     "parse_notebook",
+    "why_too_much_source",
     "drop_duplicate_grade_ids",
     "in_master_order",
     "why_unreadable",
@@ -37,6 +42,14 @@ __all__ = [
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")  # a student folder's name, which names the files
 MAX_NOTEBOOK_BYTES = 50 << 20  # a bigger notebook is refused by its size, before it is parsed
+# Source caps (UTF-8 bytes of a cell's source; outputs are not source). The course's own notebooks
+# (labs/source and labs/release, every lab, both frameworks) have at most 3,541 bytes in a cell and
+# 22,829 in all (week 6); the caps are 37 and 22 times that, room for any long answer. What they stop:
+# the grader's unconfined processes (the AST check, nbgrader, the HTML feedback) grow about 2.5 GB per
+# MB of source (round C: a 4 MB cell, 7.08 GB and 862 s; 1 MB, 1.82 GB), so at most ~0.3 GB a cell
+# and ~1.3 GB a notebook, where the 50 MB file limit alone allowed ~120 GB.
+MAX_CELL_SOURCE = 128 << 10
+MAX_NOTEBOOK_SOURCE = 512 << 10
 TOOL_FOLDERS = (".git", ".ipynb_checkpoints")  # dot-folders of tools, not students: skipped with a warning
 
 
@@ -180,6 +193,32 @@ def parse_notebook(data: bytes) -> tuple[Any, Optional[str]]:
         return nbformat.reads(data.decode("utf-8"), as_version=4), None
     except Exception as error:  # noqa: BLE001 - any reason makes it ungradable
         return None, f"{type(error).__name__}: {str(error)[:200]}"
+
+
+def why_too_much_source(nb: Any, cell_cap: Optional[int] = None, notebook_cap: Optional[int] = None) -> Optional[str]:
+    """None when every cell's source of the parsed notebook ``nb`` (code, markdown or raw; UTF-8 bytes)
+    is at most ``cell_cap`` and all of them together at most ``notebook_cap``, else why not: the first
+    cell over (its number counting from 1, its kind, its nbgrader grade id if it has one), its size and
+    the cap, never its content. Outputs are not counted. The caps default to :data:`MAX_CELL_SOURCE` and
+    :data:`MAX_NOTEBOOK_SOURCE` as they are when it is called."""
+    cell_cap = MAX_CELL_SOURCE if cell_cap is None else cell_cap
+    notebook_cap = MAX_NOTEBOOK_SOURCE if notebook_cap is None else notebook_cap
+    total = 0
+    for number, cell in enumerate(nb.cells, 1):
+        source = cell.get("source", "")
+        text = source if isinstance(source, str) else "".join(map(str, source))
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        total += size
+        if size > cell_cap:
+            meta = cell.get("metadata")
+            meta = meta.get("nbgrader") if isinstance(meta, dict) else None
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            kind = cell.get("cell_type") if cell.get("cell_type") in ("code", "markdown", "raw") else "unknown kind"
+            name = f"cell {number} ({kind}" + (f", grade id {grade_id[:60]!r})" if isinstance(grade_id, str) else ")")
+            return f"{name} has {size:,} bytes of source, over the {cell_cap >> 10} KiB cap per cell"
+    if total > notebook_cap:
+        return f"the cells have {total:,} bytes of source in all, over the {notebook_cap >> 10} KiB cap per notebook"
+    return None
 
 
 def drop_duplicate_grade_ids(nb: Any) -> list[str]:
