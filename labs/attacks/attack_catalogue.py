@@ -4,8 +4,9 @@ Every attack starts from the blank student notebook of a lab (labs/release: no e
 something: code at the top of the first exercise cell (``code``), a new unmarked cell before the first
 test (``cell``), a change of the notebook's JSON (``notebook``), or a file layout (``layout``: the
 submission is a link, too big, or "bloated": under the submission limit, its autograded notebook over
-``GRADED_CAP``). The attacks on the host (issue 30, item 6) expect "zero" (or "error" for the bloated
-notebook) and, like every attack, leave the host's files as they were; tests/course/test_grading_caps.py
+``GRADED_CAP``). The attacks on the host (issue 30, item 6) expect "zero" (the bloated notebook and a
+4 MB cell: "refused" by the source caps at intake) and, like every attack, leave the host's files as they
+were; tests/course/test_grading_caps.py
 grades the same attacks on the toy lab and measures the grader's memory, the disk and a neighbour's
 cells. A blank notebook earns 0, so whatever an attack earns it earned without solving.
 ``labs/attacks/run.py`` grades them exactly as students are (``grade_submissions``, the sandbox,
@@ -431,8 +432,9 @@ ATTACKS = [
     ),
     Attack(
         "bloated_notebook",
-        "a 40 MB comment and 32 MB of output: the autograded notebook is over its cap, never loaded",
-        "error",
+        "a 40 MB comment and 32 MB of output: refused at intake by the source caps (round C); the autograded"
+        " notebook's cap behind them is tested with the caps lifted (tests/course/test_grading_caps.py)",
+        "refused",
         layout="bloated",
     ),
     Attack(

@@ -85,13 +85,14 @@ def test_digest_sees_a_changed_file_and_a_new_link(tmp_path):
 
 
 def test_bloated_layout_is_under_the_submission_limit_and_would_outgrow_the_graded_cap(tmp_path):
-    """The bloated notebook is accepted (under MAX_NOTEBOOK_BYTES) and its source and the output the grader
-    keeps (4 cells of 8 M characters, up to its notebook cap) are more than GRADED_CAP: nbgrader's feedback
-    step and the grader must not load it."""
+    """The bloated notebook is under MAX_NOTEBOOK_BYTES and its source and the output the grader keeps
+    (4 cells of 8 M characters, up to its notebook cap) are more than GRADED_CAP: nbgrader's feedback step
+    and the grader must not load it. Since round C the source caps refuse it at intake, before any of that
+    (tests/course/test_grading_caps.py lifts them to test GRADED_CAP behind them)."""
     from txcourse.course.grading import execute, nbgrader_run, submissions
 
     attack = next(a for a in ATTACKS if a.layout == "bloated")
-    assert attack.expect == "error"
+    assert attack.expect == "refused"
     attacks_run.place(attack, "week2_positional", "torch", tmp_path)
     path = tmp_path / "week2_positional_torch.ipynb"
     size = path.stat().st_size
@@ -100,6 +101,8 @@ def test_bloated_layout_is_under_the_submission_limit_and_would_outgrow_the_grad
     assert len(printing) == 4
     kept = execute.RestartingExecute().notebook_output_cap
     assert size + kept > nbgrader_run.GRADED_CAP, (size, kept)
+    source = sum(len(c.source.encode()) for c in nbformat.read(path, as_version=4).cells)
+    assert source > submissions.MAX_NOTEBOOK_SOURCE, source
 
 
 @pytest.mark.parametrize(
