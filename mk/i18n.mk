@@ -3,6 +3,7 @@
 #   make book           also builds the Korean edition into _build/html/ko (the Makefile's book recipe calls
 #                       book-editions after the English build)
 #   make book-editions  only the translated editions, from the English build's execution cache
+#   make book I18N_LANGS=   the English edition alone
 #   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
 #                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
 #
@@ -12,14 +13,14 @@
 # MyST-NB puts beside the output folder) and is copied into $(BOOK_HTML)/<lang>. It must execute nothing: its
 # notebooks come from the English build's _build/.jupyter_cache, and a run that executes one fails.
 
-I18N_LANGS   := ko
+I18N_LANGS   ?= ko
 I18N_CONF    := _build/i18n
 SPHINX_BUILD := $(VENV)/bin/sphinx-build
-I18N_SPHINX  := $(SPHINX_BUILD) -c $(I18N_CONF) -j 1
+I18N_SPHINX  := $(SPHINX_BUILD) -c $(I18N_CONF)
 
-.PHONY: book-editions translations $(I18N_CONF)/conf.py
+.PHONY: book-editions translations
 
-$(I18N_CONF)/conf.py: $(VENV_STAMP)
+$(I18N_CONF)/conf.py: _config.yml _toc.yml book/_ext/edition_conf.py $(VENV_STAMP)
 	$(PY) book/_ext/edition_conf.py . $(I18N_CONF)
 
 book-editions: $(VENV_STAMP) $(MATHJAX_ENTRY) $(I18N_CONF)/conf.py
@@ -33,7 +34,7 @@ book-editions: $(VENV_STAMP) $(MATHJAX_ENTRY) $(I18N_CONF)/conf.py
 	         "_build/.jupyter_cache (run \`make book\`, which builds the English edition first)" >&2; exit 1; fi; \
 	  grep -q '_static/mathjax/tex-chtml.js' _build/$$lang/html/book/intro.html || \
 	    { echo "ERROR: _build/$$lang/html/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }; \
-	  rm -rf $(BOOK_HTML)/$$lang && cp -a _build/$$lang/html $(BOOK_HTML)/$$lang; \
+	  rm -rf $(BOOK_HTML)/$$lang && cp -al _build/$$lang/html $(BOOK_HTML)/$$lang; \
 	done
 
 translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
