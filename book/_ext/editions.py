@@ -115,6 +115,31 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     config.html_theme_options = options
 
 
+def translated_title(title: str, language: str, locale_dirs: list[Path], root_doc: str) -> str:
+    """Return ``title`` (``html_title``) as the catalogue of the root page translates it, else unchanged.
+
+    The book's title is the root page's heading: its translation is in that
+    page's catalogue (``<locale_dir>/<language>/LC_MESSAGES/<root_doc>.po``),
+    which Sphinx does not consult for configuration values.
+    """
+    from babel.messages.pofile import read_po
+
+    for folder in locale_dirs:
+        po = Path(folder) / language / "LC_MESSAGES" / f"{root_doc}.po"
+        if po.is_file():
+            with open(po, "rb") as f:
+                message = read_po(f).get(title)
+            if message is not None and message.string and not message.fuzzy:
+                return message.string
+    return title
+
+
+def _on_config_inited_title(app: Sphinx, config: Config) -> None:
+    if config.language and config.language != "en" and config.html_title:
+        dirs = [Path(app.confdir) / d for d in config.locale_dirs]
+        config.html_title = translated_title(config.html_title, config.language, dirs, config.master_doc)
+
+
 def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     here = app.config.language or "en"
     suffix = getattr(app.builder, "out_suffix", ".html")
@@ -124,6 +149,7 @@ def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
 def setup(app: Sphinx) -> dict:
     app.add_config_value("txcourse_editions", DEFAULT_EDITIONS, "html", types=[dict])
     app.connect("config-inited", _on_config_inited)
+    app.connect("config-inited", _on_config_inited_title, priority=950)  # after sphinx_external_toc sets master_doc
     app.connect("html-page-context", _on_page_context)
     app.add_css_file("editions.css")
     app.add_search_language(SearchKorean)

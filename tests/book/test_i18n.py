@@ -244,3 +244,17 @@ def test_language_switch_refuses_an_unknown_language():
 def test_korean_search_strips_particles(word, stem):
     assert editions.strip_particle(word) == stem
     assert editions.SearchKorean(None).stem(word) == stem
+
+
+def test_book_title_follows_the_root_page_translation(tmp_path):
+    folder = tmp_path / "ko" / "LC_MESSAGES" / "book"
+    folder.mkdir(parents=True)
+    cat = _catalogue(("The book", "책"), ("Draft title", "초안", "fuzzy"))
+    from babel.messages.pofile import write_po
+
+    with open(folder / "intro.po", "wb") as f:
+        write_po(f, cat)
+    assert editions.translated_title("The book", "ko", [tmp_path], "book/intro") == "책"
+    assert editions.translated_title("Draft title", "ko", [tmp_path], "book/intro") == "Draft title"
+    assert editions.translated_title("Not in it", "ko", [tmp_path], "book/intro") == "Not in it"
+    assert editions.translated_title("The book", "ko", [tmp_path / "missing"], "book/intro") == "The book"
