@@ -15,6 +15,8 @@
 
 I18N_LANGS   ?= ko
 I18N_CONF    := _build/i18n
+# the editions each page's language switch links (book/_ext/editions.py); none but English: no switch
+export TXCOURSE_EDITIONS := en $(I18N_LANGS)
 SPHINX_BUILD := $(VENV)/bin/sphinx-build
 I18N_SPHINX  := $(SPHINX_BUILD) -c $(I18N_CONF)
 

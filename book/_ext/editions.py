@@ -8,11 +8,13 @@ the site root::
     txcourse_editions = {"en": ("English", ""), "ko": ("한국어", "ko")}
 
 Every page, in every edition, gets a link to the same page in each other
-edition in the article header (``language-switch.html``, before the theme's
-buttons): page ``X`` of the English edition links ``ko/X``, and back. The
-link is relative, so the site works from any folder or server. A page whose
-twin was not built (the English edition built alone) still builds and
-renders; only its link leads nowhere.
+edition that is built, in the article header (``language-switch.html``,
+before the theme's buttons): page ``X`` of the English edition links
+``ko/X``, and back. The link is relative, so the site works from any folder
+or server. The editions built are those named in ``$TXCOURSE_EDITIONS``
+(mk/i18n.mk exports ``en ko``): a plain ``jupyter-book build``, or ``make
+book I18N_LANGS=``, builds the English edition alone, without a switch and
+without links to pages that do not exist.
 
 Sphinx has no Korean search language: it would index a Korean page with the
 English splitter, word by word, so that ``어텐션`` never matches ``어텐션은``.
@@ -22,6 +24,7 @@ index (Python) and in the query (its JavaScript ``Stemmer``), alike.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -104,7 +107,23 @@ def edition_links(pagename: str, here: str, editions: dict, suffix: str = ".html
     return links
 
 
+def built_editions(editions: dict, here: str, listed: str | None) -> dict:
+    """Return the editions of ``editions`` that are built: ``here`` and those ``listed`` ($TXCOURSE_EDITIONS).
+
+    Raises:
+        ExtensionError: ``listed`` names a language ``editions`` lacks.
+    """
+    names = set((listed or "").split())
+    unknown = sorted(names - set(editions))
+    if unknown:
+        raise ExtensionError(f"TXCOURSE_EDITIONS: {unknown} not among the editions {sorted(editions)}")
+    return {lang: edition for lang, edition in editions.items() if lang in names | {here}}
+
+
 def _on_config_inited(app: Sphinx, config: Config) -> None:
+    here = config.language or "en"
+    # a config value, so that a change of the editions built rewrites every page
+    config.txcourse_editions = built_editions(config.txcourse_editions, here, os.environ.get("TXCOURSE_EDITIONS"))
     config.templates_path = [*config.templates_path, str(STATIC)]
     config.html_static_path = [*config.html_static_path, str(STATIC / "css")]
     options = dict(config.html_theme_options or {})

@@ -258,3 +258,14 @@ def test_book_title_follows_the_root_page_translation(tmp_path):
     assert editions.translated_title("Draft title", "ko", [tmp_path], "book/intro") == "Draft title"
     assert editions.translated_title("Not in it", "ko", [tmp_path], "book/intro") == "Not in it"
     assert editions.translated_title("The book", "ko", [tmp_path / "missing"], "book/intro") == "The book"
+
+
+def test_switch_links_only_the_editions_built():
+    both = editions.built_editions(editions.DEFAULT_EDITIONS, "en", "en ko")
+    assert sorted(both) == ["en", "ko"]
+    alone = editions.built_editions(editions.DEFAULT_EDITIONS, "en", None)
+    assert alone == {"en": editions.DEFAULT_EDITIONS["en"]}
+    assert editions.edition_links("book/intro", "en", alone) == [], "no Korean edition, no link to it"
+    assert sorted(editions.built_editions(editions.DEFAULT_EDITIONS, "ko", "")) == ["ko"]
+    with pytest.raises(Exception, match=r"TXCOURSE_EDITIONS: \['fr'\] not among"):
+        editions.built_editions(editions.DEFAULT_EDITIONS, "en", "en fr")
