@@ -1,6 +1,7 @@
 # txcourse: the single entry point for building and testing.
 #
-#   make book       build the HTML book into _build/html (creates .venv if missing)
+#   make book       build the HTML book into _build/html, its Korean edition into _build/html/ko
+#                   (mk/i18n.mk; creates .venv if missing)
 #   make test       run every check (creates .venv if missing)
 #   make figures    redraw every figure of the book (mk/figures.mk)
 #   make slides     build the weekly slide decks (mk/slides.mk)
@@ -55,7 +56,8 @@ JB_ARGS     ?=
 .PHONY: help venv test test-lint format test-python book book-check mathjax clean distclean
 
 help:
-	@echo "make book       build the HTML book into $(BOOK_HTML)"
+	@echo "make book       build the HTML book into $(BOOK_HTML), the Korean edition into $(BOOK_HTML)/ko"
+	@echo "make translations  refresh locales/ko after an English edit (new: untranslated, changed: fuzzy)"
 	@echo "make test       run all tests (ruff lint and format check first)"
 	@echo "make format     fix what ruff can and format the tree"
 	@echo "make figures    redraw every figure of the book into _build/figures (manifest.json)"
@@ -159,6 +161,8 @@ book: $(VENV_STAMP) $(MATHJAX_ENTRY)
 	@# execution reports of an earlier failed build would outlive a good one
 	rm -rf $(BOOK_HTML)/reports
 	$(VENV)/bin/jupyter-book build . --builder html -W -n --keep-going $(JB_ARGS)
+	@# the translated editions into $(BOOK_HTML)/<lang>, from the English build's execution cache (mk/i18n.mk)
+	@$(MAKE) --no-print-directory book-editions
 	@$(MAKE) --no-print-directory book-check
 
 # Guard: every page must load the vendored MathJax, none a CDN copy, and no page may hold exercise solutions.

@@ -21,7 +21,7 @@ import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
@@ -319,3 +319,168 @@ def test_search_finds_a_chapter(server, chromium):
     assert result.returncode == 0, result.stderr[-2000:]
     hits = re.findall(r'<li[^>]*>\s*<a[^>]+href="([^"]+)"', result.stdout.split('id="search-results"', 1)[-1])
     assert any("week2_positional" in h for h in hits), f"search for 'positional encoding' found {hits[:10]}"
+
+
+# ---------------------------------------------------------------------------
+# The Korean edition (issue 33): _build/html/ko, built by `make book` from the same sources with -D language=ko
+# (mk/i18n.mk), with a language switch on every page of both editions (book/_ext/editions.py).
+# ---------------------------------------------------------------------------
+KO = "ko"
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+SWITCH = re.compile(r'<a\b[^>]*class="[^"]*txcourse-language-link[^"]*"[^>]*>', re.S)
+
+# Served at /__txcourse_hangul__.html#<page>: loads the page in a frame, waits for MathJax, takes the first
+# element of the article's prose (not a cell's output: the course's translations print Korean) whose own text
+# holds Hangul, and draws three of its syllables, one by one, in the
+# element's computed font on a canvas, beside two characters no font has (U+E000, U+E001 of the Private Use
+# Area: the missing-glyph box). Writes the element's font, the syllables and the canvas pixels' digests.
+HANGUL_PAGE = "/__txcourse_hangul__.html"
+HANGUL_HARNESS = """<!DOCTYPE html><html><body><pre id="out">HANGUL-PENDING</pre>
+<iframe id="page" style="width:1280px;height:1200px;border:0"></iframe>
+<script>
+const frame = document.getElementById("page");
+function digest(font, ch) {
+  const canvas = document.createElement("canvas");
+  canvas.width = 64; canvas.height = 64;
+  const ctx = canvas.getContext("2d");
+  ctx.font = "40px " + font;
+  ctx.fillStyle = "#000";
+  ctx.fillText(ch, 4, 48);
+  const data = ctx.getImageData(0, 0, 64, 64).data;
+  let ink = 0, hash = 0;
+  for (let i = 3; i < data.length; i += 4) { if (data[i]) { ink++; hash = (hash * 31 + i * data[i]) % 1000000007; } }
+  return {ch: ch, ink: ink, hash: hash};
+}
+frame.onload = () => {
+  const win = frame.contentWindow, doc = frame.contentDocument;
+  const ready = (win.MathJax && win.MathJax.startup && win.MathJax.startup.promise) || Promise.resolve();
+  ready.then(() => doc.fonts.ready).then(() => setTimeout(() => {
+    const result = {lang: doc.documentElement.lang, font: null, glyphs: [], missing: []};
+    const walker = doc.createTreeWalker(doc.querySelector("article") || doc.body, NodeFilter.SHOW_TEXT);
+    let node;
+    while ((node = walker.nextNode())) {
+      const hangul = (node.textContent.match(/[\\uac00-\\ud7a3]/g) || []);
+      const el = node.parentElement;
+      if (hangul.length >= 3 && el.closest("p, h1, h2, h3, li, td") && !el.closest(".cell_output, pre, code, mjx-container")) {
+        result.font = win.getComputedStyle(node.parentElement).fontFamily;
+        result.glyphs = [...new Set(hangul)].slice(0, 3).map(ch => digest(result.font, ch));
+        result.missing = ["\\ue000", "\\ue001"].map(ch => digest(result.font, ch));
+        break;
+      }
+    }
+    document.getElementById("out").textContent = "HANGUL-RESULT " + JSON.stringify(result);
+  }, 300));
+};
+frame.src = decodeURIComponent(location.hash.slice(1));
+</script></body></html>"""
+
+
+# Served at /__txcourse_switch__.html#<page>: loads the page in a frame, clicks its language switch, then the
+# twin's; writes the path and <html lang> of the three pages it saw.
+SWITCH_PAGE = "/__txcourse_switch__.html"
+SWITCH_HARNESS = """<!DOCTYPE html><html><body><pre id="out">SWITCH-PENDING</pre>
+<iframe id="page" style="width:1280px;height:800px;border:0"></iframe>
+<script>
+const frame = document.getElementById("page");
+const seen = [];
+frame.onload = () => {
+  const doc = frame.contentDocument;
+  seen.push({path: frame.contentWindow.location.pathname, lang: doc.documentElement.lang});
+  const link = doc.querySelector("a.txcourse-language-link");
+  if (seen.length < 3 && link) { link.click(); return; }
+  document.getElementById("out").textContent = "SWITCH-RESULT " + JSON.stringify(seen);
+};
+frame.src = decodeURIComponent(location.hash.slice(1));
+</script></body></html>"""
+HARNESSES = {HANGUL_PAGE: HANGUL_HARNESS, SWITCH_PAGE: SWITCH_HARNESS}
+
+
+class _KoHandler(_Handler):
+    """The book's handler, plus the Korean edition's harness pages."""
+
+    def do_GET(self):
+        if urlsplit(self.path).path not in HARNESSES:
+            return super().do_GET()
+        body = HARNESSES[urlsplit(self.path).path].encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def ko_server(site):
+    with serve(site, _KoHandler) as url:
+        yield url
+
+
+def switch_targets(page: str) -> list[Path]:
+    """The files the language switch of ``page`` (a path under the site) leads to."""
+    html = (SITE / page).read_text(encoding="utf-8")
+    hrefs = [re.search(r'href="([^"]+)"', a).group(1) for a in SWITCH.findall(html)]
+    return [local_file(page, htmllib.unescape(h)) for h in hrefs]
+
+
+def test_korean_edition_has_every_page(site):
+    missing = [p for p in PAGES if not (site / KO / p).is_file()]
+    assert not missing, f"pages of _toc.yml missing from the Korean edition {site / KO}: {missing}"
+    for page in PAGES:
+        head = (site / KO / page).read_text(encoding="utf-8")[:400]
+        assert '<html lang="ko"' in head, f"{KO}/{page}: not marked as Korean (<html lang=...>): {head[:200]}"
+
+
+@pytest.mark.parametrize("page", [*PAGES, "search.html", "genindex.html"])
+def test_language_switch_leads_to_the_twin_and_back(page, site):
+    assert switch_targets(page) == [site / KO / page], f"{page}: the switch leads to {switch_targets(page)}"
+    assert switch_targets(f"{KO}/{page}") == [site / page], f"{KO}/{page}: the switch leads to {switch_targets(page)}"
+
+
+def test_language_switch_navigates_in_the_browser(ko_server, chromium):
+    """Clicking the switch opens the twin page; clicking the twin's switch comes back."""
+    for page, twin in (("book/week3_attention.html", f"{KO}/book/week3_attention.html"),
+                       (f"{KO}/book/week4_encoder.html", "book/week4_encoder.html")):  # fmt: skip
+        result = run_chromium(chromium, f"{ko_server}{SWITCH_PAGE}#/{page}", "--dump-dom")
+        found = re.search(r"SWITCH-RESULT (.*?)</pre>", result.stdout, re.S)
+        assert found, f"{page}: the switch check did not finish:\n{result.stdout[-500:]}{result.stderr[-1000:]}"
+        visited = json.loads(htmllib.unescape(found.group(1)))
+        assert [v["path"] for v in visited] == [f"/{page}", f"/{twin}", f"/{page}"], f"{page}: visited {visited}"
+        langs = [v["lang"] for v in visited]
+        assert langs[0] == langs[2] != langs[1] and set(langs) == {"en", "ko"}, f"{page}: languages {visited}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_korean_page_renders_with_hangul_and_math(page, site, rendered, ko_server, chromium):
+    dom, requests = rendered(f"{KO}/{page}")
+    assert len(dom) > 5000 and "<article" in dom, f"{KO}/{page}: the browser got no article"
+    failed = [(path, code) for path, code in requests if code >= 400 and not path.endswith("favicon.ico")]
+    assert not failed, f"{KO}/{page}: the browser's requests failed: {failed}"
+    expected = len(re.findall(r'class="math notranslate nohighlight"', (site / KO / page).read_text(encoding="utf-8")))
+    assert dom.count("<mjx-container") >= expected, f"{KO}/{page}: MathJax typeset fewer than {expected} equations"
+    assert "<mjx-merror" not in dom, f"{KO}/{page}: MathJax reports a TeX error"
+    title = re.search(r"<h1[^>]*>(.*?)</h1>", dom, re.S)
+    title = visible_text(title.group(1)) if title else ""
+    assert HANGUL.search(title), f"{KO}/{page}: the title is not in Korean: {title.strip()!r}"
+    result = run_chromium(chromium, f"{ko_server}{HANGUL_PAGE}#/{KO}/{page}", "--dump-dom", "--window-size=1400,1300")
+    found = re.search(r"HANGUL-RESULT (.*?)</pre>", result.stdout, re.S)
+    assert found, f"{KO}/{page}: the Hangul check did not finish:\n{result.stdout[-500:]}{result.stderr[-1000:]}"
+    fonts = json.loads(htmllib.unescape(found.group(1)))
+    assert fonts["lang"] == "ko" and fonts["glyphs"], f"{KO}/{page}: no Hangul text element found: {fonts}"
+    assert "Nanum Gothic" in fonts["font"] or "Noto Sans KR" in fonts["font"], (
+        f"{KO}/{page}: Hangul is not set in the book's Korean fonts (editions.css): {fonts['font']}"
+    )
+    tofu = {g["hash"] for g in fonts["missing"]}
+    for glyph in fonts["glyphs"]:
+        assert glyph["ink"] > 20, f"{KO}/{page}: {glyph['ch']!r} draws (almost) nothing: {glyph}"
+        assert glyph["hash"] not in tofu, f"{KO}/{page}: {glyph['ch']!r} draws the missing-glyph box (tofu)"
+    assert len({g["hash"] for g in fonts["glyphs"]}) == len(fonts["glyphs"]), (
+        f"{KO}/{page}: different syllables draw the same box (tofu): {fonts['glyphs']}"
+    )
+
+
+@pytest.mark.parametrize(("word", "page"), [("어텐션", "week3_attention"), ("인코더", "week4_encoder")])
+def test_korean_search_finds_the_chapter(word, page, server, chromium):
+    result = run_chromium(chromium, f"{server}/{KO}/search.html?q={quote(word)}", "--dump-dom")
+    assert result.returncode == 0, result.stderr[-2000:]
+    hits = re.findall(r'<li[^>]*>\s*<a[^>]+href="([^"]+)"', result.stdout.split('id="search-results"', 1)[-1])
+    assert any(page in h for h in hits), f"search of the Korean edition for {word!r} found {hits[:10]}"

@@ -1,0 +1,175 @@
+"""The book's editions (issue 33): a language switch on every page, and search that finds Korean words.
+
+``make book`` builds the English edition into ``_build/html`` and the Korean
+one, from the same sources with ``-D language=ko``, into ``_build/html/ko``
+(mk/i18n.mk). ``txcourse_editions`` maps each language to its folder under
+the site root::
+
+    txcourse_editions = {"en": ("English", ""), "ko": ("한국어", "ko")}
+
+Every page, in every edition, gets a link to the same page in each other
+edition that is built, in the article header (``language-switch.html``,
+before the theme's buttons): page ``X`` of the English edition links
+``ko/X``, and back. The link is relative, so the site works from any folder
+or server. The editions built are those named in ``$TXCOURSE_EDITIONS``
+(mk/i18n.mk exports ``en ko``): a plain ``jupyter-book build``, or ``make
+book I18N_LANGS=``, builds the English edition alone, without a switch and
+without links to pages that do not exist.
+
+Sphinx has no Korean search language: it would index a Korean page with the
+English splitter, word by word, so that ``어텐션`` never matches ``어텐션은``.
+:class:`SearchKorean` strips the particles that follow a Korean noun, in the
+index (Python) and in the query (its JavaScript ``Stemmer``), alike.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ExtensionError
+from sphinx.search import SearchLanguage
+
+HERE = Path(__file__).resolve().parent
+STATIC = HERE / "editions_static"
+DEFAULT_EDITIONS = {"en": ("English", ""), "ko": ("한국어", "ko")}
+TITLES = {"en": "Read this page in English", "ko": "이 페이지를 한국어로 읽기"}
+
+# Particles (조사) that follow a noun, longest first; a word keeps at least two syllables.
+PARTICLES = (
+    "에서는", "으로는", "에서도", "이라는", "에서", "으로", "에게", "부터", "까지", "처럼", "보다", "와의", "과의",
+    "에는", "에도", "이나", "이며", "이고", "라는", "은", "는", "이", "가", "을", "를", "의", "에", "로", "와",
+    "과", "도", "만",
+)  # fmt: skip
+HANGUL_WORD = re.compile(r"^[\uac00-\ud7a3]+$")
+
+
+def strip_particle(word: str) -> str:
+    """Return the Hangul ``word`` without the particle it ends with (``어텐션은`` -> ``어텐션``).
+
+    Words that are not all Hangul syllables, and words that would keep fewer
+    than two syllables, come back unchanged.
+    """
+    if not HANGUL_WORD.match(word):
+        return word
+    for particle in PARTICLES:
+        if word.endswith(particle) and len(word) - len(particle) >= 2:
+            return word[: -len(particle)]
+    return word
+
+
+JS_STEMMER = """
+const TXCOURSE_PARTICLES = %s;
+class Stemmer {
+  stemWord(word) {
+    if (!/^[\\uac00-\\ud7a3]+$/.test(word)) return word;
+    for (const p of TXCOURSE_PARTICLES) {
+      if (word.endsWith(p) && word.length - p.length >= 2) return word.slice(0, -p.length);
+    }
+    return word;
+  }
+}
+""" % ("[" + ", ".join(f'"{p}"' for p in PARTICLES) + "]")
+
+
+class SearchKorean(SearchLanguage):
+    """Sphinx's search for Korean pages: words split on spaces and punctuation, particles stripped."""
+
+    lang = "ko"
+    language_name = "Korean"
+    js_stemmer_code = JS_STEMMER
+    stopwords: set[str] = set()
+
+    def stem(self, word: str) -> str:
+        return strip_particle(word.lower())
+
+
+def edition_links(pagename: str, here: str, editions: dict, suffix: str = ".html") -> list[dict]:
+    """Return the links from page ``pagename`` of edition ``here`` to its twins in the other editions.
+
+    Raises:
+        ExtensionError: ``here`` is not a language of ``editions``.
+    """
+    if here not in editions:
+        raise ExtensionError(f"txcourse_editions: language {here!r} is not one of {sorted(editions)}")
+    up = "../" * (pagename.count("/") + len(Path(editions[here][1]).parts))
+    links = []
+    for lang, (name, folder) in editions.items():
+        if lang == here:
+            continue
+        prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
+        links.append(
+            {"lang": lang, "name": name, "title": TITLES.get(lang, name), "url": f"{up}{prefix}{pagename}{suffix}"}
+        )
+    return links
+
+
+def built_editions(editions: dict, here: str, listed: str | None) -> dict:
+    """Return the editions of ``editions`` that are built: ``here`` and those ``listed`` ($TXCOURSE_EDITIONS).
+
+    Raises:
+        ExtensionError: ``listed`` names a language ``editions`` lacks.
+    """
+    names = set((listed or "").split())
+    unknown = sorted(names - set(editions))
+    if unknown:
+        raise ExtensionError(f"TXCOURSE_EDITIONS: {unknown} not among the editions {sorted(editions)}")
+    return {lang: edition for lang, edition in editions.items() if lang in names | {here}}
+
+
+def _on_config_inited(app: Sphinx, config: Config) -> None:
+    here = config.language or "en"
+    # a config value, so that a change of the editions built rewrites every page
+    config.txcourse_editions = built_editions(config.txcourse_editions, here, os.environ.get("TXCOURSE_EDITIONS"))
+    config.templates_path = [*config.templates_path, str(STATIC)]
+    config.html_static_path = [*config.html_static_path, str(STATIC / "css")]
+    options = dict(config.html_theme_options or {})
+    end = options.get("article_header_end") or ["article-header-buttons.html"]
+    if isinstance(end, str):
+        end = [item.strip() for item in end.split(",")]
+    options["article_header_end"] = ["language-switch.html", *[e for e in end if e != "language-switch.html"]]
+    config.html_theme_options = options
+
+
+def translated_title(title: str, language: str, locale_dirs: list[Path], root_doc: str) -> str:
+    """Return ``title`` (``html_title``) as the catalogue of the root page translates it, else unchanged.
+
+    The book's title is the root page's heading: its translation is in that
+    page's catalogue (``<locale_dir>/<language>/LC_MESSAGES/<root_doc>.po``),
+    which Sphinx does not consult for configuration values.
+    """
+    from babel.messages.pofile import read_po
+
+    for folder in locale_dirs:
+        po = Path(folder) / language / "LC_MESSAGES" / f"{root_doc}.po"
+        if po.is_file():
+            with open(po, "rb") as f:
+                message = read_po(f).get(title)
+            if message is not None and message.string and not message.fuzzy:
+                return message.string
+    return title
+
+
+def _on_config_inited_title(app: Sphinx, config: Config) -> None:
+    if config.language and config.language != "en" and config.html_title:
+        dirs = [Path(app.confdir) / d for d in config.locale_dirs]
+        config.html_title = translated_title(config.html_title, config.language, dirs, config.master_doc)
+
+
+def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    here = app.config.language or "en"
+    suffix = getattr(app.builder, "out_suffix", ".html")
+    context["txcourse_editions"] = edition_links(pagename, here, app.config.txcourse_editions, suffix)
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("txcourse_editions", DEFAULT_EDITIONS, "html", types=[dict])
+    app.connect("config-inited", _on_config_inited)
+    app.connect("config-inited", _on_config_inited_title, priority=950)  # after sphinx_external_toc sets master_doc
+    app.connect("html-page-context", _on_page_context)
+    app.add_css_file("editions.css")
+    app.add_search_language(SearchKorean)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,50 @@
+# The book's translated editions (issue 33): Sphinx's gettext workflow on Jupyter Book's configuration.
+#
+#   make book           also builds the Korean edition into _build/html/ko (the Makefile's book recipe calls
+#                       book-editions after the English build)
+#   make book-editions  only the translated editions, from the English build's execution cache
+#   make book I18N_LANGS=   the English edition alone
+#   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
+#                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
+#
+# Jupyter Book 1 has no language flag (jupyter-book issue 1791): book/_ext/edition_conf.py writes the Sphinx
+# configuration Jupyter Book builds with (paths made absolute) into $(I18N_CONF), and sphinx-build reads it
+# with -D language=<lang>. Each edition builds in _build/<lang>/ (its doctrees, and the jupyter_execute folder
+# MyST-NB puts beside the output folder) and is copied into $(BOOK_HTML)/<lang>. It must execute nothing: its
+# notebooks come from the English build's _build/.jupyter_cache, and a run that executes one fails.
+
+I18N_LANGS   ?= ko
+I18N_CONF    := _build/i18n
+# the editions each page's language switch links (book/_ext/editions.py); none but English: no switch
+export TXCOURSE_EDITIONS := en $(I18N_LANGS)
+SPHINX_BUILD := $(VENV)/bin/sphinx-build
+I18N_SPHINX  := $(SPHINX_BUILD) -c $(I18N_CONF)
+
+.PHONY: book-editions translations
+
+$(I18N_CONF)/conf.py: _config.yml _toc.yml book/_ext/edition_conf.py $(VENV_STAMP)
+	$(PY) book/_ext/edition_conf.py . $(I18N_CONF)
+
+book-editions: $(VENV_STAMP) $(MATHJAX_ENTRY) $(I18N_CONF)/conf.py
+	@for lang in $(I18N_LANGS); do \
+	  echo "==> the $$lang edition into $(BOOK_HTML)/$$lang (log: _build/$$lang/build.log)"; \
+	  mkdir -p _build/$$lang; \
+	  $(I18N_SPHINX) -b html -d _build/$$lang/.doctrees -D language=$$lang -W -n --keep-going \
+	    . _build/$$lang/html > _build/$$lang/build.log || { tail -30 _build/$$lang/build.log >&2; exit 1; }; \
+	  if grep -E 'Executing notebook|Executed notebook' _build/$$lang/build.log >&2; then \
+	    echo "ERROR: the $$lang edition executed the notebooks above: it must reuse the English build's" \
+	         "_build/.jupyter_cache (run \`make book\`, which builds the English edition first)" >&2; exit 1; fi; \
+	  grep -q '_static/mathjax/tex-chtml.js' _build/$$lang/html/book/intro.html || \
+	    { echo "ERROR: _build/$$lang/html/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }; \
+	  rm -rf $(BOOK_HTML)/$$lang && cp -al _build/$$lang/html $(BOOK_HTML)/$$lang; \
+	done
+
+translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
+	rm -rf _build/gettext
+	$(I18N_SPHINX) -b gettext -q -d _build/gettext/.doctrees -D nb_execution_mode=off \
+	  -D suppress_warnings=myst.domains,myst-nb.lexer . _build/gettext/pot
+	@for lang in $(I18N_LANGS); do \
+	  $(VENV)/bin/sphinx-intl update -p _build/gettext/pot -l $$lang -d locales >/dev/null; \
+	  echo "==> locales/$$lang: translate what is untranslated or fuzzy; obsolete messages are listed (remove them)"; \
+	  $(PY) book/_ext/i18n_checks.py locales/$$lang; \
+	done

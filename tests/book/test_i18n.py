@@ -1,0 +1,271 @@
+"""The Korean edition's catalogues are complete, current, keep the markup and use the glossary's terms (issue 33).
+
+Each check is a pure function of book/_ext/i18n_checks.py, shown here to fail
+on small made-up catalogues, then run on the real ones
+(locales/ko/LC_MESSAGES/book/<page>.po):
+
+- every message translated, none fuzzy, none obsolete;
+- the catalogues hold exactly the messages of the English pages, re-extracted
+  by Sphinx's gettext builder (an English edit without `make translations`
+  fails here);
+- every translation keeps the code spans, math, roles, substitutions and link
+  targets of its English;
+- wherever the English uses a term of locales/ko/terms.tsv in prose, the
+  translation uses its Korean term, and every row of terms.tsv is in a table
+  of book/glossary.md (the glossary is the source of truth).
+
+Also the helpers of the build: the edition's generated configuration
+(book/_ext/edition_conf.py) and the language switch and Korean search
+(book/_ext/editions.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from babel.messages.catalog import Catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+
+import edition_conf  # noqa: E402
+import editions  # noqa: E402
+import i18n_checks as checks  # noqa: E402
+
+LANG = "ko"
+CATALOGUES = ROOT / "locales" / LANG / "LC_MESSAGES" / "book"
+TERMS = ROOT / "locales" / LANG / "terms.tsv"
+PAGES = sorted(p.stem for p in CATALOGUES.glob("*.po"))
+
+
+def _catalogue(*messages, obsolete=()) -> Catalog:
+    cat = Catalog(locale=LANG)
+    for msgid, msgstr, *flags in messages:
+        cat.add(msgid, msgstr, flags=flags)
+    for msgid in obsolete:
+        cat.obsolete[msgid] = cat.add(msgid, "옛 번역")
+        del cat[msgid]
+    return cat
+
+
+# ---------------------------------------------------------------------------
+# The checks, on made-up catalogues
+# ---------------------------------------------------------------------------
+def test_status_names_untranslated_fuzzy_and_obsolete_messages():
+    cat = _catalogue(
+        ("Attention is a weighted average.", "어텐션은 가중 평균입니다."),
+        ("The encoder reads the source.", ""),
+        ("The decoder writes the target.", "디코더는 출력을 씁니다.", "fuzzy"),
+        obsolete=["An old sentence."],
+    )
+    problems = checks.status_problems("week3", cat)
+    assert problems == [
+        "week3: untranslated: 'The encoder reads the source.'",
+        "week3: fuzzy (the English changed; check the translation): 'The decoder writes the target.'",
+        "week3: obsolete (no longer in the English page; `make translations` lists it): 'An old sentence.'",
+    ]
+    assert checks.status_problems("week3", _catalogue(("Attention.", "어텐션."))) == []
+
+
+def test_drift_names_new_removed_messages_and_pages():
+    english = {"week3": {"New sentence.", "Kept."}, "week4": {"A page without a catalogue."}}
+    catalogues = {"week3": {"Kept.", "Removed sentence."}, "old_page": {"Gone."}}
+    assert checks.drift_problems(english, catalogues) == [
+        "old_page: the catalogue's page is no longer in the English book (run `make translations`)",
+        "week3: not in the catalogue (run `make translations`): 'New sentence.'",
+        "week3: in the catalogue, not in the English page: 'Removed sentence.'",
+        "week4: the English page has no catalogue (run `make translations`)",
+    ]
+    assert checks.drift_problems({"week3": {"Kept."}}, {"week3": {"Kept.", ""}}) == []
+
+
+@pytest.mark.parametrize(
+    ("msgstr", "lost"),
+    [
+        ("`softmax` 함수는 $QK^\\top$ 로 {cite:t}`vaswani2017` {{ tx_d_model }} [링크](week4_encoder.md)", None),
+        ("softmax 함수는 $QK^\\top$ 로 {cite:t}`vaswani2017` {{ tx_d_model }} [링크](week4_encoder.md)", "`softmax`"),
+        ("`softmax` 함수는 $QK^T$ 로 {cite:t}`vaswani2017` {{ tx_d_model }} [링크](week4_encoder.md)", "$QK^"),
+        ("`softmax` 함수는 $QK^\\top$ 로 {cite:p}`vaswani2017` {{ tx_d_model }} [링크](week4_encoder.md)", "{cite:t}"),
+        ("`softmax` 함수는 $QK^\\top$ 로 {cite:t}`vaswani2017` {{ tx_d_ff }} [링크](week4_encoder.md)", "{{ tx_d"),
+        ("`softmax` 함수는 $QK^\\top$ 로 {cite:t}`vaswani2017` {{ tx_d_model }} [링크](week5_decoder.md)", "]("),
+    ],
+)
+def test_markup_must_survive_translation(msgstr, lost):
+    msgid = "The `softmax` of $QK^\\top$ in {cite:t}`vaswani2017` is {{ tx_d_model }} wide ([see](week4_encoder.md))."
+    problems = checks.markup_problems("week3", msgid, msgstr)
+    if lost is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and lost in problems[0], problems
+    assert checks.markup_problems("week3", msgid, "") == [], "untranslated is the status check's business"
+
+
+TERMS_TSV = "# comment\nenglish\tkorean\nencoder\t인코더\nquery|queries\t쿼리\nself-attention\t셀프 어텐션\n"
+
+
+def test_read_terms_parses_and_refuses_bad_rows():
+    assert checks.read_terms(TERMS_TSV) == [(("encoder",), "인코더"), (("query", "queries"), "쿼리"),
+                                            (("self-attention",), "셀프 어텐션")]  # fmt: skip
+    with pytest.raises(ValueError, match="line 2: expected 'english<TAB>korean'"):
+        checks.read_terms("english\tkorean\nencoder 인코더\n")
+
+
+def test_terms_checked_in_prose_only():
+    terms = checks.read_terms(TERMS_TSV)
+    # the English term in prose: the Korean term is required
+    assert checks.term_problems("week4", "The Encoder has six layers.", "엔코더는 여섯 층입니다.", terms) == [
+        "week4: 'encoder' is '인코더' (locales/ko/terms.tsv), missing from the translation of "
+        "'The Encoder has six layers.'"
+    ]
+    assert checks.term_problems("week4", "The encoder has six layers.", "인코더는 여섯 층입니다.", terms) == []
+    # alternatives, plural forms listed in terms.tsv, and the term inside a longer word or in code/math/roles
+    assert checks.term_problems("week3", "All queries at once.", "모든 질의를 한 번에.", terms)
+    assert checks.term_problems("week3", "The `encoder` module.", "`encoder` 모듈.", terms) == []
+    assert checks.term_problems("week3", "See {ref}`encoder`.", "{ref}`encoder` 참조.", terms) == []
+    assert checks.term_problems("week3", "An encoders list; $encoder$.", "목록; $encoder$.", terms) == []
+    assert checks.term_problems("week3", "The encoder.", "", terms) == []
+
+
+def test_glossary_must_hold_every_term():
+    terms = checks.read_terms(TERMS_TSV)
+    glossary = (
+        "| 한국어 (Korean) | English | meaning |\n|---|---|---|\n"
+        "| 인코더 | encoder | reads |\n| 쿼리 | query | asks |\n| 셀프 어텐션 | self-attention (intra) | x |\n"
+    )
+    assert checks.glossary_problems(terms, glossary) == []
+    without_query = glossary.replace("| 쿼리 | query | asks |\n", "")
+    assert checks.glossary_problems(terms, without_query) == [
+        "terms.tsv: 'query|queries' = '쿼리' is in no table row of book/glossary.md"
+    ]
+    # a pair written in prose, not in a table, does not count
+    assert checks.glossary_problems(terms, without_query + "\nqueries (쿼리)\n")
+
+
+# ---------------------------------------------------------------------------
+# The real catalogues
+# ---------------------------------------------------------------------------
+def test_every_page_has_a_catalogue():
+    assert len(PAGES) >= 19, f"expected a catalogue per page in {CATALOGUES}, found {PAGES}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_catalogue_translated_not_fuzzy_not_obsolete(page):
+    problems = checks.status_problems(page, checks.read_catalogue(CATALOGUES / f"{page}.po"))
+    assert not problems, f"{len(problems)} message(s) to translate:\n" + "\n".join(problems[:40])
+
+
+@pytest.fixture(scope="module")
+def english_messages(tmp_path_factory) -> dict:
+    """The messages of the English pages now, extracted by Sphinx's gettext builder (as `make translations`)."""
+    tmp = tmp_path_factory.mktemp("gettext")
+    edition_conf.main([str(ROOT), str(tmp / "conf")])
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    cmd = [sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-c", str(tmp / "conf"), "-d", str(tmp / "doctrees"),
+           "-D", "nb_execution_mode=off", str(ROOT), str(tmp / "out")]  # fmt: skip
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, f"the gettext builder failed:\n{run.stderr[-3000:]}"
+    pots = checks.read_catalogues(tmp / "out" / "book", suffix=".pot")
+    assert pots, f"the gettext builder wrote no catalogue into {tmp / 'out' / 'book'}"
+    return {page: {m.id for m in cat if m.id} for page, cat in pots.items()}
+
+
+def test_catalogues_match_the_english_pages(english_messages):
+    catalogues = {page: {m.id for m in checks.read_catalogue(CATALOGUES / f"{page}.po") if m.id} for page in PAGES}
+    problems = checks.drift_problems(english_messages, catalogues)
+    assert not problems, "the catalogues are out of date with the English; run `make translations`:\n" + "\n".join(
+        problems[:40]
+    )
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_translations_keep_the_markup(page):
+    cat = checks.read_catalogue(CATALOGUES / f"{page}.po")
+    problems = [p for m in cat if m.id for p in checks.markup_problems(page, m.id, m.string)]
+    assert not problems, "\n".join(problems[:40])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_translations_use_the_glossary_terms(page):
+    terms = checks.read_terms(TERMS.read_text(encoding="utf-8"))
+    cat = checks.read_catalogue(CATALOGUES / f"{page}.po")
+    problems = [p for m in cat if m.id for p in checks.term_problems(page, m.id, m.string, terms)]
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_every_term_is_in_the_glossary():
+    terms = checks.read_terms(TERMS.read_text(encoding="utf-8"))
+    assert len(terms) >= 40, f"expected the glossary's terms in {TERMS}, found {len(terms)}"
+    problems = checks.glossary_problems(terms, (ROOT / "book" / "glossary.md").read_text(encoding="utf-8"))
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------
+# The build's helpers
+# ---------------------------------------------------------------------------
+def test_edition_conf_makes_every_path_absolute(tmp_path):
+    config = edition_conf.edition_config(ROOT)
+    for key in ("html_static_path", "locale_dirs", "bibtex_bibfiles"):
+        assert config[key] and all(Path(p).is_absolute() and Path(p).exists() for p in config[key]), (key, config[key])
+    assert Path(config["external_toc_path"]) == ROOT / "_toc.yml"
+    assert Path(config["nb_execution_cache_path"]) == ROOT / "_build" / ".jupyter_cache"
+    assert "editions" in config["extensions"]
+    with pytest.raises(FileNotFoundError, match="root: expected a folder holding _config.yml"):
+        edition_conf.edition_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("pagename", "here", "lang", "url"),
+    [
+        ("book/week3_attention", "en", "ko", "../ko/book/week3_attention.html"),
+        ("book/week3_attention", "ko", "en", "../../book/week3_attention.html"),
+        ("search", "en", "ko", "ko/search.html"),
+        ("search", "ko", "en", "../search.html"),
+    ],
+)
+def test_language_switch_leads_to_the_twin_page(pagename, here, lang, url):
+    links = editions.edition_links(pagename, here, editions.DEFAULT_EDITIONS)
+    assert [(link["lang"], link["url"]) for link in links] == [(lang, url)]
+
+
+def test_language_switch_refuses_an_unknown_language():
+    with pytest.raises(Exception, match="language 'fr' is not one of"):
+        editions.edition_links("index", "fr", editions.DEFAULT_EDITIONS)
+
+
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [("어텐션은", "어텐션"), ("인코더의", "인코더"), ("인코더에서는", "인코더"), ("토큰을", "토큰"), ("어텐션", "어텐션"),
+     ("나이", "나이"), ("encoders", "encoders"), ("디코더가", "디코더")],
+)  # fmt: skip
+def test_korean_search_strips_particles(word, stem):
+    assert editions.strip_particle(word) == stem
+    assert editions.SearchKorean(None).stem(word) == stem
+
+
+def test_book_title_follows_the_root_page_translation(tmp_path):
+    folder = tmp_path / "ko" / "LC_MESSAGES" / "book"
+    folder.mkdir(parents=True)
+    cat = _catalogue(("The book", "책"), ("Draft title", "초안", "fuzzy"))
+    from babel.messages.pofile import write_po
+
+    with open(folder / "intro.po", "wb") as f:
+        write_po(f, cat)
+    assert editions.translated_title("The book", "ko", [tmp_path], "book/intro") == "책"
+    assert editions.translated_title("Draft title", "ko", [tmp_path], "book/intro") == "Draft title"
+    assert editions.translated_title("Not in it", "ko", [tmp_path], "book/intro") == "Not in it"
+    assert editions.translated_title("The book", "ko", [tmp_path / "missing"], "book/intro") == "The book"
+
+
+def test_switch_links_only_the_editions_built():
+    both = editions.built_editions(editions.DEFAULT_EDITIONS, "en", "en ko")
+    assert sorted(both) == ["en", "ko"]
+    alone = editions.built_editions(editions.DEFAULT_EDITIONS, "en", None)
+    assert alone == {"en": editions.DEFAULT_EDITIONS["en"]}
+    assert editions.edition_links("book/intro", "en", alone) == [], "no Korean edition, no link to it"
+    assert sorted(editions.built_editions(editions.DEFAULT_EDITIONS, "ko", "")) == ["ko"]
+    with pytest.raises(Exception, match=r"TXCOURSE_EDITIONS: \['fr'\] not among"):
+        editions.built_editions(editions.DEFAULT_EDITIONS, "en", "en fr")
