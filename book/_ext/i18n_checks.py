@@ -87,9 +87,25 @@ def drift_problems(english: Mapping[str, Iterable[str]], catalogues: Mapping[str
     return out
 
 
+ROLE_RE = re.compile(r"^(\{[a-z:-]+\})`(?:[^`<]*<([^`>]+)>|([^`]*))`$", re.S)
+
+
+def role_target(span: str) -> str:
+    """A role as its name and target: the text a reader sees may be translated, the target may not.
+
+    ``{doc}`week 2 <week2_positional>``` and ``{doc}`2주차 <week2_positional>``` both give
+    ``{doc}`<week2_positional>```, and so does ``{doc}`week2_positional``` (no display text: the target).
+    """
+    match = ROLE_RE.match(span)
+    if not match:
+        return span
+    return f"{match.group(1)}`<{(match.group(2) or match.group(3)).strip()}>`"
+
+
 def kept_spans(text: str) -> Counter:
-    """Return the spans of ``text`` a translation must keep (code, math, roles, substitutions, links, tags)."""
-    return Counter(m.group(0) for m in KEEP_RE.finditer(text))
+    """Return the spans of ``text`` a translation must keep (code, math, roles, substitutions, links, tags);
+    a role with display text counts by its target only (:func:`role_target`)."""
+    return Counter(role_target(m.group(0)) for m in KEEP_RE.finditer(text))
 
 
 def markup_problems(page: str, msgid: str, msgstr: str) -> list[str]:
@@ -130,15 +146,31 @@ def uses_term(text: str, english: str) -> bool:
     return re.search(pattern, prose(text), re.I) is not None
 
 
+def _term_pattern(english: str) -> re.Pattern:
+    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, english.split())) + r"(?!\w)", re.I)
+
+
 def term_problems(page: str, msgid: str, msgstr: str, terms: list[tuple[tuple[str, ...], str]]) -> list[str]:
-    """Return a line for each term whose English ``msgid`` uses in prose and whose Korean ``msgstr`` lacks."""
-    if not msgstr:
+    """Return a line for each term whose English ``msgid`` uses in prose and whose Korean ``msgstr`` lacks.
+
+    Longer terms are matched first and consume their words ("gradient descent" is not also "gradient",
+    "self-attention" not also "attention"); a term whose Korean is ``=`` is a name kept in Latin letters
+    (it only consumes its words). A message kept as it is (``msgstr == msgid``: a name, code, the English
+    column of the glossary) needs no Korean term.
+    """
+    if not msgstr or msgstr == msgid:
         return []
-    out = []
-    for alternatives, korean in terms:
-        used = [a for a in alternatives if uses_term(msgid, a)]
-        if used and korean not in msgstr:
-            out.append(f"{page}: {used[0]!r} is {korean!r} (locales/ko/terms.tsv), missing from the translation of "
+    text = prose(msgid)
+    ordered = sorted(((a, korean) for alternatives, korean in terms for a in alternatives), key=lambda t: -len(t[0]))
+    out, seen = [], set()
+    for english, korean in ordered:
+        pattern = _term_pattern(english)
+        if not pattern.search(text):
+            continue
+        text = pattern.sub(" ", text)
+        if korean != "=" and korean not in msgstr and korean not in seen:
+            seen.add(korean)
+            out.append(f"{page}: {english!r} is {korean!r} (locales/ko/terms.tsv), missing from the translation of "
                        f"{short(msgid)!r}")  # fmt: skip
     return out
 
@@ -168,6 +200,8 @@ def glossary_problems(terms: list[tuple[tuple[str, ...], str]], markdown: str) -
     rows = glossary_rows(markdown)
     out = []
     for alternatives, korean in terms:
+        if korean == "=":
+            continue  # a name kept in Latin letters, not a term of the glossary
         found = any(
             korean in ko and any(uses_term(v, a) for v in english_variants(en) for a in alternatives) for ko, en in rows
         )

@@ -107,6 +107,28 @@ def test_markup_must_survive_translation(msgstr, lost):
 TERMS_TSV = "# comment\nenglish\tkorean\nencoder\t인코더\nquery|queries\t쿼리\nself-attention\t셀프 어텐션\n"
 
 
+def test_a_role_may_translate_its_text_not_its_target():
+    msgid = "See {doc}`week 2 <week2_positional>` and {doc}`glossary`."
+    assert checks.markup_problems("intro", msgid, "{doc}`2주차 <week2_positional>`와 {doc}`glossary`를 보라.") == []
+    assert checks.markup_problems("intro", msgid, "{doc}`용어집 <glossary>`과 {doc}`2주차 <week2_positional>`.") == []
+    wrong = checks.markup_problems("intro", msgid, "{doc}`2주차 <week3_attention>`와 {doc}`glossary`를 보라.")
+    assert len(wrong) == 1 and "week2_positional" in wrong[0], wrong
+
+
+def test_longer_terms_first_names_kept_and_messages_kept_as_they_are():
+    terms = checks.read_terms(TERMS_TSV + "attention\t어텐션\ngradient descent\t경사 하강법\ngradient\t기울기\n"
+                               "Annotated Transformer\t=\nTransformer\t트랜스포머\n")  # fmt: skip
+    # "gradient descent" consumes "gradient": 기울기 is not required beside 경사 하강법
+    assert checks.term_problems("w6", "Plain gradient descent.", "단순한 경사 하강법.", terms) == []
+    assert checks.term_problems("w6", "Plain gradient descent.", "단순한 기울기 하강법.", terms)
+    # a name kept in Latin letters needs no Korean term, and consumes its words
+    assert checks.term_problems("w6", "As in the Annotated Transformer.", "Annotated Transformer처럼.", terms) == []
+    assert checks.term_problems("w6", "The Transformer.", "Transformer.", terms)
+    # "self-attention" is one term; a message kept as it is (the glossary's English column) needs none
+    assert checks.term_problems("w3", "self-attention", "셀프 어텐션", terms) == []
+    assert checks.term_problems("glossary", "self-attention", "self-attention", terms) == []
+
+
 def test_read_terms_parses_and_refuses_bad_rows():
     assert checks.read_terms(TERMS_TSV) == [(("encoder",), "인코더"), (("query", "queries"), "쿼리"),
                                             (("self-attention",), "셀프 어텐션")]  # fmt: skip
