@@ -88,6 +88,133 @@ def _kernelspec(nb):
     nb.metadata["kernelspec"] = {"name": "bash", "display_name": "Bash", "language": "bash"}
 
 
+def _framework(nb) -> str:
+    lines = {line.strip() for c in nb.cells if c.get("cell_type") == "code" for line in c.source.splitlines()}
+    return "torch" if "import torch" in lines else "tf"
+
+
+def _exercise_cells(**sources: dict[str, str]) -> Callable:
+    """nb -> None: each named exercise cell (grade id) replaced by its source for the notebook's framework
+    ({"torch": ..., "tf": ...}; a framework without one keeps its blank cell), as a student hands it in."""
+
+    def edit(nb) -> None:
+        fw = _framework(nb)
+        for cell in nb.cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if grade_id in sources and fw in sources[grade_id]:
+                cell.source = sources[grade_id][fw]
+
+    return edit
+
+
+# Round C 2026-11-27 (attacker C1): the exercises done by library code the round B rules missed.
+_GQA_SDPA = """import keras
+import tensorflow as tf
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    \"\"\"softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights).\"\"\"
+    query, key, value = (tf.convert_to_tensor(t) for t in (query, key, value))
+    lead = tf.shape(query)[:-2]
+    tq, d, tk, dv = query.shape[-2], query.shape[-1], key.shape[-2], value.shape[-1]
+    q = tf.transpose(tf.reshape(query, (1, -1, tq, d)), [0, 2, 1, 3])
+    k = tf.transpose(tf.reshape(key, (1, -1, tk, d)), [0, 2, 1, 3])
+    v = tf.transpose(tf.reshape(value, (1, -1, tk, dv)), [0, 2, 1, 3])
+    u = q.shape[2]
+    layer = keras.layers.GroupQueryAttention(
+        head_dim=d, num_query_heads=u, num_key_value_heads=u, dtype=query.dtype.name
+    )
+    layer.build((1, tq, d), (1, tk, d))
+    layer._return_attention_scores = True
+    keep = None
+    if mask is not None:
+        full = tf.broadcast_to(tf.convert_to_tensor(mask), tf.concat([lead, [tq, tk]], 0))
+        keep = tf.logical_not(tf.reshape(full, (1, -1, tq, tk)))
+    out, w = layer._compute_attention(q, k, v, keep)
+    out = tf.reshape(tf.transpose(out, [0, 2, 1, 3]), tf.concat([lead, [tq, dv]], 0))
+    return out, tf.reshape(w, tf.concat([lead, [tq, tk]], 0))
+"""
+_GQA_MHA = """import keras
+import tensorflow as tf
+
+
+def multi_head_attention(mha, query, key, value, mask=None):
+    \"\"\"Concat(head_1..head_H) W^O with mha's projections and your pieces. Returns (output, weights).\"\"\"
+    query, key, value = (tf.convert_to_tensor(t) for t in (query, key, value))
+    d, h = query.shape[-1], mha.num_heads
+    layer = keras.layers.GroupQueryAttention(
+        head_dim=d // h, num_query_heads=h, num_key_value_heads=h, dtype=query.dtype.name
+    )
+    layer.build(query.shape, value.shape, key.shape)
+    for dense, lin in ((layer._query_dense, mha.w_q), (layer._key_dense, mha.w_k), (layer._value_dense, mha.w_v)):
+        dense.kernel.assign(tf.reshape(lin.kernel, (d, h, d // h)))
+        dense.bias.assign(tf.reshape(lin.bias, (h, d // h)))
+    layer._output_dense.kernel.assign(tf.reshape(mha.w_o.kernel, (h, d // h, d)))
+    layer._output_dense.bias.assign(mha.w_o.bias)
+    keep = None
+    if mask is not None:
+        m = tf.convert_to_tensor(mask)
+        while len(m.shape) < 4:
+            m = m[None]
+        keep = tf.logical_not(tf.broadcast_to(m, (query.shape[0], h, query.shape[1], key.shape[1])))
+    layer._return_attention_scores = True
+    out, w = layer._compute_attention(
+        layer._query_dense(query), layer._key_dense(key), layer._value_dense(value), keep
+    )
+    return layer._output_dense(out), w
+"""
+_LOSS_HEAD = """def label_smoothed_loss(logits, targets, smoothing=0.1, pad_id=PAD_ID):
+    \"\"\"Mean over non-padding positions of (1 - eps) NLL + eps * mean_v(-log p_v). A scalar tensor.\"\"\"
+"""
+_TF_SOFT = """    logits = tf.convert_to_tensor(logits)
+    targets = tf.convert_to_tensor(targets)
+    vocab = tf.shape(logits)[-1]
+    soft = tf.one_hot(targets, vocab, dtype=logits.dtype) * (1 - smoothing) + smoothing / tf.cast(vocab, logits.dtype)
+"""
+_TF_MEAN = """    keep = tf.cast(tf.not_equal(targets, pad_id), per_token.dtype)
+    return tf.math.divide_no_nan(tf.reduce_sum(per_token * keep), tf.reduce_sum(keep))
+"""
+_POISSON_LOSS = {  # sum_v of the Poisson NLL of log-probabilities, minus 1: the cross-entropy with soft targets
+    "torch": "import torch\nimport torch.nn.functional as F\n\n\n"
+    + _LOSS_HEAD
+    + (
+        "    log_p = torch.log_softmax(logits, dim=-1)\n"
+        "    soft = F.one_hot(targets, logits.shape[-1]).to(logits.dtype) * (1 - smoothing) + smoothing / logits.shape[-1]\n"
+        '    per_token = F.poisson_nll_loss(log_p, soft, log_input=True, full=False, reduction="none").sum(-1) - 1\n'
+        "    keep = (targets != pad_id).to(per_token.dtype)\n"
+        "    return (per_token * keep).sum() / keep.sum().clamp(min=1)\n"
+    ),
+    "tf": "import tensorflow as tf\n\n\n"
+    + _LOSS_HEAD
+    + _TF_SOFT
+    + ("    per_token = tf.reduce_sum(tf.nn.log_poisson_loss(soft, tf.nn.log_softmax(logits, axis=-1)), axis=-1) - 1\n")
+    + _TF_MEAN,
+}
+_V1_LOSS = {
+    "tf": "import tensorflow as tf\n\n\n"
+    + _LOSS_HEAD
+    + (
+        "    logits = tf.convert_to_tensor(logits)\n"
+        "    targets = tf.convert_to_tensor(targets)\n"
+        "    onehot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)\n"
+        "    keep = tf.cast(tf.not_equal(targets, pad_id), logits.dtype)\n"
+        "    return tf.compat.v1.losses.softmax_cross_entropy(onehot, logits, weights=keep, label_smoothing=smoothing)\n"
+    )
+}
+_RAW_OP_LOSS = {
+    "tf": "import tensorflow as tf\n\n\n"
+    + _LOSS_HEAD
+    + _TF_SOFT
+    + (
+        "    flat = tf.raw_ops.SoftmaxCrossEntropyWithLogits(\n"
+        "        features=tf.reshape(logits, (-1, vocab)), labels=tf.reshape(soft, (-1, vocab))\n"
+        "    )[0]\n"
+        "    per_token = tf.reshape(flat, tf.shape(targets))\n"
+    )
+    + _TF_MEAN,
+}
+
+
 ATTACKS = [
     # --- scoring without solving: nbgrader trusts the student's kernel (item 2) ---
     Attack(
@@ -371,6 +498,43 @@ ATTACKS = [
             "    return out, w"
         ),
         labs=("week3_attention",),
+    ),
+    Attack(
+        "keras_group_query_attention",
+        "round C 2026-11-27 (8/17 tf): the attention exercise by keras.layers.GroupQueryAttention._compute_attention",
+        "zero",
+        notebook=_exercise_cells(scaled_dot_product_attention={"tf": _GQA_SDPA}),
+        labs=("week3_attention",),
+    ),
+    Attack(
+        "keras_group_query_attention_mha",
+        "round C 2026-11-27 (11/17 tf): exercises 1 and 4 by GroupQueryAttention (mha's kernels copied into it)",
+        "zero",
+        notebook=_exercise_cells(scaled_dot_product_attention={"tf": _GQA_SDPA}, multi_head_attention={"tf": _GQA_MHA}),
+        labs=("week3_attention",),
+    ),
+    Attack(
+        "poisson_nll_loss",
+        "round C 2026-11-27 (10/19 torch and tf): the loss by F.poisson_nll_loss / tf.nn.log_poisson_loss, minus 1",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_POISSON_LOSS),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "v1_loss_training_points",
+        "round C 2026-11-27 (3/19 tf): tf.compat.v1.losses.softmax_cross_entropy, found in the source, still "
+        "earned test_training_worked",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_V1_LOSS),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "raw_op_training_points",
+        "round C 2026-11-27 (3/19 tf): tf.raw_ops.SoftmaxCrossEntropyWithLogits, found in the source, still "
+        "earned test_training_worked",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_RAW_OP_LOSS),
+        labs=("week6_training",),
     ),
     Attack(
         "host_sysctl_write",

@@ -34,6 +34,7 @@ __all__ = [
     "HIDING_BUILTINS",
     "FORBIDDEN_IN_CELL",
     "PATCHED",
+    "JUDGED_BY",
     "Finding",
     "source_findings",
     "forbidden_findings",
@@ -57,6 +58,9 @@ _ATTENTION = [
     ("*transformer_encoder_layer*", ()),
 ]
 _KERAS_ATTENTION = [("MultiHeadAttention", ("txcourse",)), ("Attention", ()), ("AdditiveAttention", ())]
+# round C 2026-11-27: keras.layers.GroupQueryAttention (GroupedQueryAttention in keras.src) and the private kernel
+# of every Keras attention layer on an object not the student's own (layer._compute_attention; self's is allowed)
+_KERAS_ATTENTION += [("*QueryAttention", ()), ("_compute_attention", ())]
 _LAYERS = [
     ("Transformer", ()),
     ("TransformerEncoder*", ()),
@@ -91,7 +95,24 @@ FORBIDDEN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("*Crossentropy*", ()),
         ("*crossentropy*", ()),
         ("nll_loss", ()),
-        ("NLLLoss", ()),
+        ("NLLLoss*", ()),
+        # every library loss that is the cross-entropy up to a constant (red team round C 2026-11-27: Poisson NLL
+        # of log-probabilities minus 1; KL divergence; CTC of one frame; focal with gamma 0; sampled softmax over
+        # every class; the v1 losses: tf.compat.v1.losses.*, losses_impl), not the words "loss" or "losses"
+        ("*poisson*", ()),
+        ("*Poisson*", ()),
+        ("kl_div*", ()),
+        ("KLDiv*", ()),
+        ("kld", ()),
+        ("KLD", ()),
+        ("ctc*", ()),
+        ("CTC*", ()),
+        ("*focal*", ()),
+        ("*Focal*", ()),
+        ("*softmax_loss", ()),
+        ("AdaptiveLogSoftmax*", ()),
+        ("log_loss", ()),
+        ("losses_impl", ()),
         ("greedy_decode", ()),
         ("beam_search", ()),
         ("sample_decode", ()),
@@ -103,6 +124,18 @@ FORBIDDEN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("*top_k*", ()),
         ("Trainer", ()),
     ],
+}
+
+# The tests that judge an exercise other than the one they follow (their probe runs that exercise's function):
+# a finding in the exercise's cell costs them too (red team round C 2026-11-27: a forbidden loss still earned
+# test_training_worked, which follows top_p_filter but trains with label_smoothed_loss). Weeks 3 to 5 have none:
+# their later tests put txcourse's pieces in place of the earlier exercises' (week 3's test_multi_head_attention,
+# week 5's test_decoder_does_not_look_ahead).
+JUDGED_BY: dict[str, dict[str, list[str]]] = {
+    "week6_training": {
+        "label_smoothed_loss": ["test_training_worked"],
+        "greedy_decode": ["test_your_decoder_translates"],
+    },
 }
 
 # Names one exercise's cell may not use at all, not even the student's own function of that name: the worked
@@ -151,6 +184,7 @@ HIDING_IN: dict[str, tuple[str, str]] = {
     "_ops": ("torch", "reaches the framework's operators by name"),
     "_C": ("torch", "reaches the framework's operators by name"),  # torch._C._jit_get_operation("aten::...")
     "library": ("torch", "registers operators"),
+    "raw_ops": ("tensorflow", "reaches the framework's operators by name"),  # tf.raw_ops.SoftmaxCrossEntropy...
 }
 # Lookups by string of the standard library (red team 2026-11-27, round B)
 HIDING.update(
@@ -207,16 +241,43 @@ _TORCH_ATTENTION = [
     ),
 ]
 _KERAS = ["keras.layers.MultiHeadAttention", "keras.layers.Attention", "keras.layers.AdditiveAttention"]
+_KERAS += ["keras.layers.GroupQueryAttention", "keras.layers.GroupedQueryAttention"]  # round C: one class, 2 names
 _KERAS += ["keras.ops.dot_product_attention", "keras.ops.nn.dot_product_attention"]
 _TORCH_LAYERS = [f"torch.nn.{n}" for n in ("Transformer", "TransformerEncoder", "TransformerEncoderLayer")]
 _TORCH_LAYERS += [f"torch.nn.{n}" for n in ("TransformerDecoder", "TransformerDecoderLayer")]
 _TORCH_LOSS = ["torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.CrossEntropyLoss"]
+# round C 2026-11-27: the losses that give the cross-entropy up to a constant (Poisson NLL, KL, CTC, adaptive softmax)
+_TORCH_LOSS += [f"torch.nn.functional.{n}" for n in ("poisson_nll_loss", "kl_div", "ctc_loss")]
+_TORCH_LOSS += [f"torch.{n}" for n in ("poisson_nll_loss", "kl_div", "ctc_loss", "nll_loss", "cross_entropy_loss")]
+_TORCH_LOSS += [f"torch.nn.{n}" for n in ("NLLLoss", "PoissonNLLLoss", "KLDivLoss", "CTCLoss")]
+_TORCH_LOSS += ["torch.nn.AdaptiveLogSoftmaxWithLoss"]
 _KERAS_LOSS = [f"keras.losses.{n}" for n in ("CategoricalCrossentropy", "SparseCategoricalCrossentropy")]
 _KERAS_LOSS += [f"keras.losses.{n}" for n in ("categorical_crossentropy", "sparse_categorical_crossentropy")]
 _KERAS_LOSS += [
     "tensorflow.nn.softmax_cross_entropy_with_logits",
     "tensorflow.nn.sparse_softmax_cross_entropy_with_logits",
 ]
+# round C 2026-11-27: the same kernel by tf.raw_ops, nn_ops, gen_nn_ops and the v1 losses, and the losses that give
+# the cross-entropy up to a constant (Poisson, KL divergence, CTC, focal)
+_SOFTMAX_XENT = ("softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits")
+_KERAS_LOSS += [f"tensorflow.python.ops.{m}.{n}" for m in ("nn_ops", "gen_nn_ops") for n in _SOFTMAX_XENT]
+_KERAS_LOSS += ["tensorflow.python.ops.nn_ops.softmax_cross_entropy_with_logits_v2"]
+_KERAS_LOSS += [
+    f"tensorflow.raw_ops.{n}" for n in ("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits")
+]
+_KERAS_LOSS += [
+    f"{m}.{n}"
+    for m in ("tensorflow.compat.v1.losses", "tensorflow.python.ops.losses.losses_impl")
+    for n in ("softmax_cross_entropy", "sparse_softmax_cross_entropy", "log_loss", "sigmoid_cross_entropy")
+]
+_KERAS_LOSS += [f"tensorflow.nn.{n}" for n in ("log_poisson_loss", "ctc_loss", "sampled_softmax_loss")]
+_KERAS_LOSS += ["tensorflow.python.ops.nn_impl.log_poisson_loss"]
+_KERAS_LOSS += [
+    f"keras.{m}.{n}"
+    for m in ("losses", "metrics")
+    for n in ("poisson", "Poisson", "kl_divergence", "KLDivergence", "categorical_focal_crossentropy")
+]
+_KERAS_LOSS += [f"keras.losses.{n}" for n in ("CategoricalFocalCrossentropy", "ctc", "CTC")]
 PATCHED: dict[str, dict[str, list[str]]] = {
     "week1_seq2seq": {"torch": _TORCH_ATTENTION, "tf": _KERAS},
     "week2_positional": {"torch": [], "tf": []},
@@ -391,9 +452,9 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
     kept for the framework-specific rules to come): the test cells of each exercise whose solution cell has
     a finding of :func:`source_findings`, and every test cell when a cell the student added or edited (a code
     cell that is neither a solution cell, a locked cell nor a course cell as the master has it) has one (an
-    edited course cell: a finding its master version does not have). Locked cells are not read (grading
-    restores them from the master). ``master``: the course's notebook (its order of exercises and locked
-    cells); without it, the submission's own metadata is used."""
+    edited course cell: a finding its master version does not have), and the tests :data:`JUDGED_BY` names for
+    the exercise. Locked cells are not read (grading restores them from the master). ``master``: the course's
+    notebook (its order of exercises and locked cells); without it, the submission's own metadata is used."""
     del framework  # the rules are per lab; both notebooks of a lab forbid the same names
     master = master if master is not None else notebook
     exercises = _exercises(master)
@@ -430,7 +491,8 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
             continue
         where = f"exercise cell {grade_id}" if grade_id else "a cell you added"
         reason = f"{where}: {found[0]}" + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
-        for test in exercises[grade_id] if grade_id else every_test:
+        judged = [t for t in JUDGED_BY.get(lab, {}).get(grade_id or "", []) if t in every_test]
+        for test in [*exercises[grade_id], *judged] if grade_id else every_test:
             out.setdefault(test, reason)
     return out
 
@@ -450,16 +512,31 @@ ATEN_REFUSED = (
     "_triton_scaled_dot_attention",
     "_triton_multi_head_attention",
 )
+# The loss kernels underneath week 6's forbidden losses (round C 2026-11-27), refused the same way: the cross-entropy,
+# the NLL and the losses that give them up to a constant, whatever Python name reaches them.
+ATEN_LOSS_REFUSED = (
+    "cross_entropy_loss",
+    "nll_loss",
+    "nll_loss_nd",
+    "nll_loss2d",
+    "nll_loss_forward",
+    "nll_loss2d_forward",
+    "poisson_nll_loss",
+    "kl_div",
+    "ctc_loss",
+    "_ctc_loss",
+)
 
 
 def forbidden_prelude(lab: str, framework: str) -> str:
     """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
     ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
-    ``call`` and ``forward`` too, so every alias of the class refuses); in PyTorch's attention labs the operators
-    of :data:`ATEN_REFUSED` refuse in the dispatcher, whatever route reaches them. A framework or module that is
-    not installed is skipped."""
+    ``call``, ``forward`` and ``_compute_attention`` too, so every alias of the class refuses); in PyTorch's
+    attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`) refuse in the
+    dispatcher, whatever route reaches them. A framework or module that is not installed is skipped."""
     targets = PATCHED.get(lab, {}).get(framework, [])
     aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
+    aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and "torch.nn.CrossEntropyLoss" in targets else []
     return f"""\
 def _tx_forbid(paths, aten):
     import importlib
