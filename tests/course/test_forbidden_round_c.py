@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
 import subprocess
@@ -248,3 +249,30 @@ def test_the_prelude_refuses_the_cross_entropy_family_in_pytorch():
     honest = "loss = -(y * x.log_softmax(-1)).sum()\nloss.backward()\nprint(float(loss), x.grad.shape)"
     out = _run_prelude(W6, "torch", setup, TORCH_W6_CALLS, honest)
     assert out.count("refused: True") == len(TORCH_W6_CALLS) and "RAN:" not in out and "HONEST OK" in out, out
+
+
+ROUND_C = {  # catalogue entry -> (lab, framework -> the test cells its source finding must cost)
+    "keras_group_query_attention": (W3, {"tf": {"test_attention_notes_example", "test_attention_matches_reference"}}),
+    "keras_group_query_attention_mha": (W3, {"tf": {"test_attention_mask", "test_multi_head_attention"}}),
+    "poisson_nll_loss": (W6, {fw: LOSS_TESTS | {"test_training_worked"} for fw in ("torch", "tf")}),
+    "v1_loss_training_points": (W6, {"tf": LOSS_TESTS | {"test_training_worked"}}),
+    "raw_op_training_points": (W6, {"tf": LOSS_TESTS | {"test_training_worked"}}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROUND_C))
+def test_the_round_c_catalogue_entries_are_found_in_the_source(name):
+    """Each working attack of round C is in the catalogue (expect "zero") and its notebook, as run.py builds it,
+    has the findings that zero what it earned; the other framework's notebook is left blank."""
+    sys.path.insert(0, str(ROOT / "labs" / "attacks"))
+    spec = importlib.util.spec_from_file_location("attacks_run", ROOT / "labs" / "attacks" / "run.py")
+    attacks_run = importlib.util.module_from_spec(spec)  # not labs/mutants/run.py, also imported as "run"
+    spec.loader.exec_module(attacks_run)
+    from attack_catalogue import ATTACKS
+
+    attack = next(a for a in ATTACKS if a.name == name)
+    lab, costs = ROUND_C[name]
+    assert attack.expect == "zero" and attack.labs == (lab,) and "round C 2026-11-27" in attack.what
+    for fw in ("torch", "tf"):
+        found = forbidden_findings(attacks_run.attack_notebook(attack, lab, fw), lab, fw, _master(lab, fw))
+        assert costs.get(fw, set()) <= set(found) and bool(found) == (fw in costs), (fw, found)
