@@ -174,6 +174,31 @@ _TF_SOFT = """    logits = tf.convert_to_tensor(logits)
 _TF_MEAN = """    keep = tf.cast(tf.not_equal(targets, pad_id), per_token.dtype)
     return tf.math.divide_no_nan(tf.reduce_sum(per_token * keep), tf.reduce_sum(keep))
 """
+# Round C 2026-11-27 (attacker C2, week 2): the graded function reads the line of whoever calls it (a probe) from
+# the stack and writes two of its characters into the table's first value, which the feedback quotes as "largest
+# difference 8.08e+03": the probe's source, about a character per failed probe per run. Now a finding ("frames").
+_FRAME_LEAK_BODY = """import linecache
+import traceback
+
+import numpy as np
+
+
+def positional_encoding(max_len, d_model):
+    \"\"\"The sinusoidal table of Sec. 3.5, (max_len, d_model).\"\"\"
+    pos = np.arange(max_len, dtype=np.float64)[:, None]
+    j = np.arange(d_model)[None, :]
+    angles = pos / np.power(10000.0, 2 * (j // 2) / d_model)
+    table = np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
+    if (max_len, d_model) not in {{(50, 16), (100, 32), (40, 64), (4, 4), (64, 128)}}:
+        caller = traceback.extract_stack()[-2]
+        line = (caller.line or "??").strip() + "??"
+        table[0, 0] += (ord(line[0]) - 32) * 100 + (ord(line[1]) - 32) + len(linecache.getlines(caller.filename))
+    return {wrap}
+"""
+_FRAME_LEAK = {
+    "torch": "import torch\n" + _FRAME_LEAK_BODY.format(wrap="torch.as_tensor(table.astype(np.float32))"),
+    "tf": "import tensorflow as tf\n" + _FRAME_LEAK_BODY.format(wrap="tf.constant(table.astype(np.float32))"),
+}
 _POISSON_LOSS = {  # sum_v of the Poisson NLL of log-probabilities, minus 1: the cross-entropy with soft targets
     "torch": "import torch\nimport torch.nn.functional as F\n\n\n"
     + _LOSS_HEAD
@@ -498,6 +523,14 @@ ATTACKS = [
             "    return out, w"
         ),
         labs=("week3_attention",),
+    ),
+    Attack(
+        "probe_line_through_the_stack",
+        "round C 2026-11-27 (C2, week 2, a leak): the probe's source line read by traceback/linecache and written "
+        "into the numbers the feedback quotes",
+        "zero",
+        notebook=_exercise_cells(positional_encoding=_FRAME_LEAK),
+        labs=("week2_positional",),
     ),
     Attack(
         "keras_group_query_attention",
