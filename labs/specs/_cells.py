@@ -90,7 +90,7 @@ HOW_IT_WORKS = """
     source without running it, and code that could hide a call scores 0 for its exercise (in a cell you
     added or edited: for every test): avoid IPython magics and `!` commands (even `%time`: the grader cannot
     read them), `eval`/`exec`, `getattr` with a computed name, `vars`/`globals`/`__dict__`, threads and
-    processes, `inspect`/`gc`/`pickle` and `get_ipython`.
+    processes, `gc`/`pickle`, reading the call stack (`traceback`, `linecache`, `inspect`) and `get_ipython`.
 
     This is the **[[FW]]** notebook; `[[LAB]]_[[OTHER_fw]].ipynb` has the same exercises in [[OTHER]].
     The rest of the notebook uses the course package `txcourse` (`txcourse.[[fw]]`), whose classes and
