@@ -140,14 +140,14 @@ def prose(text: str) -> str:
     return KEEP_RE.sub(" ", text)
 
 
+def _term_pattern(english: str) -> re.Pattern:
+    """The English term ``english`` as whole words, any spacing, any case."""
+    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, english.split())) + r"(?!\w)", re.I)
+
+
 def uses_term(text: str, english: str) -> bool:
     """Does the prose of ``text`` hold the English term ``english`` as whole words (any case)?"""
-    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, english.split())) + r"(?!\w)"
-    return re.search(pattern, prose(text), re.I) is not None
-
-
-def _term_pattern(english: str) -> re.Pattern:
-    return re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, english.split())) + r"(?!\w)", re.I)
+    return _term_pattern(english).search(prose(text)) is not None
 
 
 def term_problems(page: str, msgid: str, msgstr: str, terms: list[tuple[tuple[str, ...], str]]) -> list[str]:
