@@ -53,12 +53,13 @@ BOOK_HTML   := _build/html
 PYTEST_ARGS ?=
 JB_ARGS     ?=
 
-.PHONY: help venv test test-lint format test-python book book-check mathjax clean distclean
+.PHONY: help venv test test-lint format test-python test-sweeps book book-check mathjax clean distclean
 
 help:
 	@echo "make book       build the HTML book into $(BOOK_HTML), the Korean edition into $(BOOK_HTML)/ko"
 	@echo "make translations  refresh locales/ko after an English edit (new: untranslated, changed: fuzzy)"
 	@echo "make test       run all tests (ruff lint and format check first)"
+	@echo "make test-sweeps  the whole domains make test reads a subset of; make test-caps: the grader's resource caps"
 	@echo "make format     fix what ruff can and format the tree"
 	@echo "make figures    redraw every figure of the book into _build/figures (manifest.json)"
 	@echo "make slides     build the weekly reveal.js decks into _build/slides"
@@ -132,6 +133,11 @@ format: $(VENV_STAMP)
 
 test-python: $(VENV_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The whole domain where `make test` reads a subset of it (TXCOURSE_SWEEPS=1): every English number 0-999,999 in
+# every phrasing (tests/data/test_english_numbers.py, about 90 s). Not in `make test` (CI's 45 minutes).
+test-sweeps: $(VENV_STAMP)
+	TXCOURSE_SWEEPS=1 $(PY) -m pytest -q -p no:cacheprovider tests/data/test_english_numbers.py -k every_number
 
 -include mk/*.mk
 

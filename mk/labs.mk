@@ -68,8 +68,9 @@ mutants: $(VENV_STAMP) sandbox-deps
 
 # Every channel capped (issue 30, item 6): the toy lab graded beside notebooks that emit a 150 MB result,
 # 300 MB on the kernel's own stdout, 3 GiB of fallocate, forged probe lines and a bloated notebook, with the
-# grader's peak memory and the disk measured (tests/course/test_grading_caps.py). Minutes: not in `make test`,
-# which keeps that file's CPU-quota and oversized-output tests.
+# grader's peak memory and the disk measured (tests/course/test_grading_caps.py), and the CPU quota (200 busy
+# processes beside a neighbour that must finish on time). Minutes: not in `make test`, which keeps that file's
+# oversized-output tests.
 test-caps: $(VENV_STAMP) sandbox-deps
 	TXCOURSE_SANDBOX_TESTS=1 TXCOURSE_CAPS_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_caps.py
 
