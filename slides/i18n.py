@@ -134,6 +134,30 @@ def apply(markdown: str, translate) -> str:
 
 
 # ---------------------------------------------------------------------------
+# Checks (tests/book/test_slides_i18n.py): the book's (book/_ext/i18n_checks.py), plus the errata's <code>
+# ---------------------------------------------------------------------------
+CODE_ELEMENT = re.compile(r"<code>.*?</code>", re.S)  # the errata's wrong/right versions and test names
+
+
+def markup_problems(deck: str, msgid: str, msgstr: str) -> list[str]:
+    """The book's markup check (code, math, link targets, tags kept), and every ``<code>...</code>`` kept whole:
+    the errata's code is shown as the notes and the course wrote it, in any language."""
+    out = _checks().markup_problems(deck, msgid, msgstr)
+    if msgstr:
+        kept = CODE_ELEMENT.findall(msgstr)
+        out += [f"{deck}: the translation changed {span!r} of {_checks().short(msgid)!r}"
+                for span in CODE_ELEMENT.findall(msgid) if span not in kept]  # fmt: skip
+    return out
+
+
+def term_problems(deck: str, msgid: str, msgstr: str, terms) -> list[str]:
+    """The book's term check (locales/<lang>/terms.tsv), on the prose outside ``<code>...</code>``."""
+    if msgstr == msgid:  # kept as it is (a name, code): no Korean term needed
+        return []
+    return _checks().term_problems(deck, CODE_ELEMENT.sub("<code></code>", msgid), msgstr, terms)
+
+
+# ---------------------------------------------------------------------------
 # Catalogues
 # ---------------------------------------------------------------------------
 def deck_messages(deck) -> list[tuple[str, int, bool]]:
@@ -179,6 +203,12 @@ def write(catalogue, path: Path) -> None:
         write_po(f, catalogue, width=WIDTH, omit_header=False)
 
 
+def _content(catalogue) -> list:
+    """What a catalogue says, without its header: messages, translations, flags, locations, obsolete ids."""
+    messages = [(m.id, m.string, sorted(m.flags), m.locations, m.auto_comments) for m in catalogue if m.id]
+    return messages + sorted(catalogue.obsolete)
+
+
 def update(decks, lang: str, locales: Path = LOCALES) -> list[str]:
     """Bring ``lang``'s catalogues in step with ``decks``: new messages untranslated, changed ones fuzzy
     (babel's nearest match), removed ones obsolete; a deck with no catalogue gets one. Returns a line per deck."""
@@ -188,10 +218,12 @@ def update(decks, lang: str, locales: Path = LOCALES) -> list[str]:
     for deck in decks:
         path = catalogue_path(lang, deck.name, locales)
         catalogue = read(path) if path.is_file() else Catalog(locale=lang, project="txcourse slides", fuzzy=False)
+        before = _content(catalogue) if path.is_file() else None
         catalogue.update(template(deck), update_header_comment=False)
         catalogue.fuzzy = False
-        write(catalogue, path)
-        lines.append(f"{deck.name}: {path.relative_to(locales.parent) if locales == LOCALES else path}")
+        if _content(catalogue) != before:  # unchanged messages: leave the file (and its dates) alone
+            write(catalogue, path)
+            lines.append(f"{deck.name}: {path} updated")
     for path in sorted(catalogue_path(lang, "x", locales).parent.glob("*.po")):
         if path.stem not in {d.name for d in decks}:
             lines.append(f"{path}: no deck slides/{path.stem}.md any more: remove the catalogue")
@@ -231,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     decks = [build.parse_deck(p) for p in build.deck_sources()]
     for lang in args.lang or ["ko"]:
         if args.command == "update":
-            print("\n".join(update(decks, lang)))
+            print("\n".join(update(decks, lang)) or f"{lang}: every catalogue in step with the decks")
         print("\n".join(summary(lang)))
     return 0
 
