@@ -4,7 +4,7 @@
 #
 #   make slides        build _build/slides/: <week>.slides.html, figures/, index.html
 #                      and the vendored reveal.js, require.js, jQuery and MathJax 2; and the Korean
-#                      decks (issue 33) in _build/slides/ko/ (their index links each deck's twin)
+#                      decks (issue 33) in _build/slides/ko/ (the indexes and each deck link its twin)
 #   make test-slides   build them, then open every deck in headless Chromium
 #                      (tests/book/test_slides_browser.py); screenshots in _build/screenshots/slides/
 #
@@ -48,11 +48,12 @@ TEST_STEPS += test-slides
 
 slides: figures $(NPM_STAMP) $(VENV_STAMP)
 	rm -rf $(SLIDES_OUT) $(SLIDES_NB)
-	$(PY) slides/build.py notebooks --out $(SLIDES_NB)
+	$(PY) slides/build.py notebooks --out $(SLIDES_NB) $(addprefix --twin ,$(SLIDES_LANGS))
 	$(VENV)/bin/jupyter nbconvert --to slides --log-level=WARN --output-dir $(SLIDES_OUT) \
 	  $(SLIDES_NBCONVERT_FLAGS) $(patsubst slides/%.md,$(SLIDES_NB)/%.ipynb,$(SLIDES_SRC))
 	@for lang in $(SLIDES_LANGS); do \
-	  $(PY) slides/build.py notebooks --lang $$lang --out $(SLIDES_NB)/$$lang && \
+	  $(PY) slides/build.py notebooks --lang $$lang --out $(SLIDES_NB)/$$lang --twin en \
+	    $(addprefix --twin ,$(SLIDES_LANGS)) && \
 	  $(VENV)/bin/jupyter nbconvert --to slides --log-level=WARN --output-dir $(SLIDES_OUT)/$$lang \
 	    $(call slides_nbconvert_flags,../) --HTMLExporter.language_code=$$lang \
 	    $(patsubst slides/%.md,$(SLIDES_NB)/$$lang/%.ipynb,$(SLIDES_SRC)) || exit 1; \

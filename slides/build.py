@@ -215,12 +215,20 @@ def summary(deck: Deck) -> dict:
 # ---------------------------------------------------------------------------
 # Step 1: notebooks
 # ---------------------------------------------------------------------------
-def to_notebook(deck: Deck, lang: str = "en", up: str = ""):
-    """The deck as a notebook; ``up`` prefixes the figures' URLs (``../`` for a translated deck in ``<lang>/``)."""
+def to_notebook(deck: Deck, lang: str = "en", up: str = "", twins: list[str] = ()):
+    """The deck as a notebook; ``up`` prefixes the figures' URLs (``../`` for a translated deck in ``<lang>/``);
+    ``twins``: the other languages the deck is built in, linked from its corner (the template's body_footer)."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
+    links = [
+        {"lang": other, "label": INDEX_TEXT[other]["name"],
+         "href": f"{up}{'' if other == 'en' else other + '/'}{deck.name}.slides.html"}
+        for other in twins
+    ]  # fmt: skip
     nb.metadata = {"title": deck.title, "language": lang, "txcourse": {"source": f"slides/{deck.name}.md"}}
+    if links:
+        nb.metadata["txcourse"]["twins"] = links
     for number, slide in enumerate(deck.slides, 1):
         if up:
             slide = Slide(FIGURE.sub(lambda m: f"({up}figures/{m.group(1)})", slide.body), slide.notes, slide.data)
@@ -240,9 +248,13 @@ def to_notebook(deck: Deck, lang: str = "en", up: str = ""):
     return nb
 
 
-def build_notebooks(out: Path, sources: list[Path], lang: str | None = None) -> list[Deck]:
+def build_notebooks(out: Path, sources: list[Path], lang: str | None = None, twins: list[str] = ()) -> list[Deck]:
     """One notebook per deck in ``out``; with ``lang``, the deck translated by its catalogue (slides/i18n.py),
-    whose figures are one folder up (the translated decks are built into ``<output>/<lang>/``)."""
+    whose figures are one folder up (the translated decks are built into ``<output>/<lang>/``). ``twins``:
+    the other languages built (``en`` for the English decks), which each deck links."""
+    unknown = [t for t in twins if t not in INDEX_TEXT]
+    if unknown:
+        raise ValueError(f"--twin {unknown}: slides/build.py INDEX_TEXT has {sorted(INDEX_TEXT)}")
     import nbformat
 
     out.mkdir(parents=True, exist_ok=True)
@@ -250,7 +262,8 @@ def build_notebooks(out: Path, sources: list[Path], lang: str | None = None) -> 
     if lang:
         decks = [translated_deck(d, lang) for d in decks]
     for deck in decks:
-        nbformat.write(to_notebook(deck, lang or "en", "../" if lang else ""), out / f"{deck.name}.ipynb")
+        nb = to_notebook(deck, lang or "en", "../" if lang else "", [t for t in twins if t != (lang or "en")])
+        nbformat.write(nb, out / f"{deck.name}.ipynb")
         info = summary(deck)
         print(f"  {lang + '/' if lang else ''}{deck.name}: {info['slides']} slides, {info['equations']} equations, "
               f"{len(info['figures'])} figures")  # fmt: skip
@@ -461,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     nb = sub.add_parser("notebooks", help="slides/week*.md -> notebooks for nbconvert")
     nb.add_argument("--out", type=Path, required=True)
     nb.add_argument("--lang", help="build the decks translated by locales/<lang>/LC_MESSAGES/slides/*.po")
+    nb.add_argument("--twin", action="append", default=[], help="another language built (en, ko): link it (repeat)")
     assets = sub.add_parser("assets", help="figures, vendored JS/CSS, index.html; check the decks")
     assets.add_argument("--out", type=Path, required=True)
     assets.add_argument("--figures", type=Path, required=True)
@@ -473,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     sources = args.sources or deck_sources()
     try:
         if args.command == "notebooks":
-            build_notebooks(args.out, sources, args.lang)
+            build_notebooks(args.out, sources, args.lang, args.twin)
         elif args.command == "assets":
             build_assets(args.out, args.figures, args.node_modules, sources, args.lang)
         else:

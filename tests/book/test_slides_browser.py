@@ -534,9 +534,9 @@ def _links(page: Path) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_indexes_link_every_deck_to_its_twin(lang, decks):
+def test_indexes_and_decks_link_every_twin(lang, decks):
     """English index -> each translated deck and the translated index; translated index -> each English deck
-    and back; every link leads to a built file."""
+    and back; every deck -> its twin (the link in its corner); every link leads to a built file."""
     pairs = {"": (decks / "index.html", f"{lang}/"), f"{lang}/": (decks / lang / "index.html", "../")}
     for here, (index, there) in pairs.items():
         assert index.is_file(), f"no {index}"
@@ -547,17 +547,22 @@ def test_indexes_link_every_deck_to_its_twin(lang, decks):
         for _, href in links:
             assert (index.parent / href).resolve().is_file(), f"{index}: {href} leads to no file"
         assert f'<html lang="{"en" if not here else lang}">' in index.read_text(encoding="utf-8")
+        for week in WEEKS:
+            page = index.parent / f"{week}.slides.html"
+            links = re.findall(r'<a class="txcourse-twin" href="([^"]+)"', page.read_text(encoding="utf-8"))
+            assert links == [f"{there}{week}.slides.html"], f"{page}: twin links {links}"
 
 
-# Served at /__txcourse_twins__.html#<lang>: opens the English index in a frame, follows its link to the
-# translated index, there the first deck's link to its English twin; writes the path and <html lang> of each.
+# Served at /__txcourse_twins__.html: opens the English index in a frame, follows its link to the translated
+# index, there the first deck's link to its English twin, then that deck's corner link to its translation and
+# back; writes the path and <html lang> of each page.
 TWINS_PAGE = "/__txcourse_twins__.html"
 TWINS_HARNESS = """<!DOCTYPE html><html><body><pre id="out">TWINS-PENDING</pre>
 <iframe id="page" style="width:1280px;height:720px;border:0"></iframe>
 <script>
 const frame = document.getElementById("page");
 const seen = [];
-const clicks = ["a.twin-index", "a.twin"];
+const clicks = ["a.twin-index", "a.twin", "a.txcourse-twin", "a.txcourse-twin"];
 frame.onload = () => {
   const doc = frame.contentDocument;
   seen.push({path: frame.contentWindow.location.pathname, lang: doc.documentElement.lang});
@@ -573,12 +578,14 @@ frame.src = "/index.html";
 def test_twin_links_work_in_the_browser(lang, decks, chromium):
     handler = logging_handler(TWINS_PAGE, TWINS_HARNESS)
     with serve(decks, handler) as url:
-        result = run_chromium(chromium, f"{url}{TWINS_PAGE}", "--dump-dom", budget_ms=15000)
+        result = run_chromium(chromium, f"{url}{TWINS_PAGE}", "--dump-dom", budget_ms=20000)
     found = re.search(r"TWINS-RESULT (.*?)</pre>", result.stdout, re.S)
     assert found, f"the harness did not finish:\n{result.stdout[-1000:]}\n{result.stderr[-2000:]}"
     seen = json.loads(htmllib.unescape(found.group(1)))
     assert seen == [
         {"path": "/index.html", "lang": "en"},
         {"path": f"/{lang}/index.html", "lang": lang},
+        {"path": f"/{WEEKS[0]}.slides.html", "lang": "en"},
+        {"path": f"/{lang}/{WEEKS[0]}.slides.html", "lang": lang},
         {"path": f"/{WEEKS[0]}.slides.html", "lang": "en"},
     ], seen
