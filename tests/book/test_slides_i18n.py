@@ -113,6 +113,19 @@ def test_update_marks_new_changed_and_removed_messages(tmp_path):
     assert any(p.startswith("week9_test: obsolete") and "goes away" in p for p in problems), problems
 
 
+def test_drift_names_the_deck_and_the_sentence(tmp_path):
+    """The in-step check as test_catalogues_in_step_with_the_decks runs it: an edited deck against its old catalogue."""
+    old = _deck(tmp_path, "## Goals\n\n- compute attention by hand")
+    new = _deck(tmp_path, "## Goals\n\n- compute attention by hand, twice")
+    english = {new.name: {m.id for m in i18n.template(new) if m.id}}
+    catalogues = {old.name: {m.id for m in i18n.template(old) if m.id}}
+    assert checks.drift_problems(english, catalogues) == [
+        "week9_test: not in the catalogue (run `make translations`): 'compute attention by hand, twice'",
+        "week9_test: in the catalogue, not in the English page: 'compute attention by hand'",
+    ]
+    assert checks.drift_problems(catalogues, catalogues) == []
+
+
 def test_translated_deck_uses_the_catalogue_and_falls_back_to_english(tmp_path):
     deck = _deck(tmp_path, "## Goals\n\n- compute $c_t$ by hand\n- read a plot")
     cat = Catalog(locale="ko")
