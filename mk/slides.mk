@@ -3,7 +3,8 @@
 # `jupyter nbconvert --to slides`.
 #
 #   make slides        build _build/slides/: <week>.slides.html, figures/, index.html
-#                      and the vendored reveal.js, require.js, jQuery and MathJax 2
+#                      and the vendored reveal.js, require.js, jQuery and MathJax 2; and the Korean
+#                      decks (issue 33) in _build/slides/ko/ (the indexes and each deck link its twin)
 #   make test-slides   build them, then open every deck in headless Chromium
 #                      (tests/book/test_slides_browser.py); screenshots in _build/screenshots/slides/
 #
@@ -25,15 +26,21 @@ SLIDES_NB      := _build/slides-notebooks
 # where `make figures` (mk/figures.mk) writes
 SLIDES_FIGURES  = $(or $(FIGURES_DIR),_build/figures)
 
-SLIDES_NBCONVERT_FLAGS := \
+# $(call slides_nbconvert_flags,PREFIX): the asset URLs, PREFIX before each (../ for a translated deck in
+# $(SLIDES_OUT)/<lang>/, which loads the English build's libraries and figures)
+slides_nbconvert_flags = \
   --TemplateExporter.extra_template_basedirs=slides/templates --template=txcourse-reveal --no-prompt \
-  --SlidesExporter.reveal_url_prefix=reveal.js \
+  --SlidesExporter.reveal_url_prefix=$(1)reveal.js \
   --SlidesExporter.reveal_theme=white \
   --SlidesExporter.reveal_number=c/t \
   --SlidesExporter.reveal_width=1280 --SlidesExporter.reveal_height=720 \
-  --HTMLExporter.require_js_url=vendor/require.js \
-  --HTMLExporter.jquery_url=vendor/jquery.min.js \
-  '--HTMLExporter.mathjax_url=mathjax2/MathJax.js?config=TeX-AMS_CHTML-full,Safe'
+  --HTMLExporter.require_js_url=$(1)vendor/require.js \
+  --HTMLExporter.jquery_url=$(1)vendor/jquery.min.js \
+  '--HTMLExporter.mathjax_url=$(1)mathjax2/MathJax.js?config=TeX-AMS_CHTML-full,Safe'
+SLIDES_NBCONVERT_FLAGS := $(call slides_nbconvert_flags,)
+# the translated editions (mk/i18n.mk: I18N_LANGS), each into $(SLIDES_OUT)/<lang>/ from
+# locales/<lang>/LC_MESSAGES/slides/<deck>.po; `make slides SLIDES_LANGS=` builds English alone
+SLIDES_LANGS ?= $(I18N_LANGS)
 
 TEST_STEPS += test-slides
 
@@ -41,10 +48,17 @@ TEST_STEPS += test-slides
 
 slides: figures $(NPM_STAMP) $(VENV_STAMP)
 	rm -rf $(SLIDES_OUT) $(SLIDES_NB)
-	$(PY) slides/build.py notebooks --out $(SLIDES_NB)
+	$(PY) slides/build.py notebooks --out $(SLIDES_NB) $(addprefix --twin ,$(SLIDES_LANGS))
 	$(VENV)/bin/jupyter nbconvert --to slides --log-level=WARN --output-dir $(SLIDES_OUT) \
 	  $(SLIDES_NBCONVERT_FLAGS) $(patsubst slides/%.md,$(SLIDES_NB)/%.ipynb,$(SLIDES_SRC))
-	$(PY) slides/build.py assets --figures $(SLIDES_FIGURES) --out $(SLIDES_OUT)
+	@for lang in $(SLIDES_LANGS); do \
+	  $(PY) slides/build.py notebooks --lang $$lang --out $(SLIDES_NB)/$$lang --twin en \
+	    $(addprefix --twin ,$(SLIDES_LANGS)) && \
+	  $(VENV)/bin/jupyter nbconvert --to slides --log-level=WARN --output-dir $(SLIDES_OUT)/$$lang \
+	    $(call slides_nbconvert_flags,../) --HTMLExporter.language_code=$$lang \
+	    $(patsubst slides/%.md,$(SLIDES_NB)/$$lang/%.ipynb,$(SLIDES_SRC)) || exit 1; \
+	done
+	$(PY) slides/build.py assets --figures $(SLIDES_FIGURES) --out $(SLIDES_OUT) $(addprefix --lang ,$(SLIDES_LANGS))
 	@echo "==> open $(SLIDES_OUT)/index.html (or serve it: python -m http.server -d $(SLIDES_OUT))"
 
 test-slides: browser-deps slides

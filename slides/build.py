@@ -36,6 +36,7 @@ REPO = "https://github.com/txcourse/txcourse"
 SLIDE_BREAK = re.compile(r"^---\s*$")
 FENCE = re.compile(r"^(```|~~~)")
 NOTE = re.compile(r"^Note:\s*$")
+NOTE_INLINE = re.compile(r"^Note:\s*\S")  # "Note: text" would show on the slide, not in the notes
 SLIDE_ATTRS = re.compile(r"^<!--\s*\.slide:(.*?)-->\s*$")
 ATTR = re.compile(r'data-([a-z][a-z0-9-]*)="([^"]*)"')
 ERRATA_LINE = re.compile(r"^:::errata((?:\s+E\d+)+)\s*$")
@@ -124,6 +125,8 @@ def parse_slide(lines: list[str]) -> Slide:
             if NOTE.match(line):
                 notes = []
                 continue
+            if NOTE_INLINE.match(line):
+                raise ValueError(f"`Note:` must be alone on its line (the notes follow it), got {line[:60]!r}")
             errata = ERRATA_LINE.match(line)
             if errata:
                 shown, why = errata_markdown(errata.group(1).split())
@@ -212,12 +215,23 @@ def summary(deck: Deck) -> dict:
 # ---------------------------------------------------------------------------
 # Step 1: notebooks
 # ---------------------------------------------------------------------------
-def to_notebook(deck: Deck):
+def to_notebook(deck: Deck, lang: str = "en", up: str = "", twins: list[str] = ()):
+    """The deck as a notebook; ``up`` prefixes the figures' URLs (``../`` for a translated deck in ``<lang>/``);
+    ``twins``: the other languages the deck is built in, linked from its corner (the template's body_footer)."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.metadata = {"title": deck.title, "txcourse": {"source": f"slides/{deck.name}.md"}}
+    links = [
+        {"lang": other, "label": INDEX_TEXT[other]["name"],
+         "href": f"{up}{'' if other == 'en' else other + '/'}{deck.name}.slides.html"}
+        for other in twins
+    ]  # fmt: skip
+    nb.metadata = {"title": deck.title, "language": lang, "txcourse": {"source": f"slides/{deck.name}.md"}}
+    if links:
+        nb.metadata["txcourse"]["twins"] = links
     for number, slide in enumerate(deck.slides, 1):
+        if up:
+            slide = Slide(FIGURE.sub(lambda m: f"({up}figures/{m.group(1)})", slide.body), slide.notes, slide.data)
         slideshow = {"slide_type": "slide"}
         if slide.data:
             slideshow["data"] = dict(sorted(slide.data.items()))
@@ -234,16 +248,52 @@ def to_notebook(deck: Deck):
     return nb
 
 
-def build_notebooks(out: Path, sources: list[Path]) -> list[Deck]:
+def build_notebooks(out: Path, sources: list[Path], lang: str | None = None, twins: list[str] = ()) -> list[Deck]:
+    """One notebook per deck in ``out``; with ``lang``, the deck translated by its catalogue (slides/i18n.py),
+    whose figures are one folder up (the translated decks are built into ``<output>/<lang>/``). ``twins``:
+    the other languages built (``en`` for the English decks), which each deck links."""
+    unknown = [t for t in twins if t not in INDEX_TEXT]
+    if unknown:
+        raise ValueError(f"--twin {unknown}: slides/build.py INDEX_TEXT has {sorted(INDEX_TEXT)}")
     import nbformat
 
     out.mkdir(parents=True, exist_ok=True)
     decks = [parse_deck(p) for p in sources]
+    if lang:
+        decks = [translated_deck(d, lang) for d in decks]
     for deck in decks:
-        nbformat.write(to_notebook(deck), out / f"{deck.name}.ipynb")
+        nb = to_notebook(deck, lang or "en", "../" if lang else "", [t for t in twins if t != (lang or "en")])
+        nbformat.write(nb, out / f"{deck.name}.ipynb")
         info = summary(deck)
-        print(f"  {deck.name}: {info['slides']} slides, {info['equations']} equations, {len(info['figures'])} figures")
+        print(f"  {lang + '/' if lang else ''}{deck.name}: {info['slides']} slides, {info['equations']} equations, "
+              f"{len(info['figures'])} figures")  # fmt: skip
     return decks
+
+
+def i18n_module():
+    """slides/i18n.py (slides/ is no package: loaded by path, once)."""
+    import importlib.util
+
+    if "slides_i18n" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("slides_i18n", HERE / "i18n.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["slides_i18n"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["slides_i18n"]
+
+
+def translated_deck(deck: Deck, lang: str, locales: Path | None = None) -> Deck:
+    """``deck`` in ``lang`` from ``locales/<lang>/LC_MESSAGES/slides/<deck>.po``; an untranslated or fuzzy
+    message stays English and is reported on stderr (tests/book/test_slides_i18n.py fails on it)."""
+    i18n = i18n_module()
+    path = i18n.catalogue_path(lang, deck.name, locales or i18n.LOCALES)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: run `make translations` (slides/i18n.py update --lang {lang})")
+    missing: list[str] = []
+    out = i18n.translated(deck, i18n.read(path), strip_markdown, missing)
+    if missing:
+        print(f"WARNING: {path}: {len(missing)} messages untranslated or fuzzy, left in English", file=sys.stderr)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -307,17 +357,65 @@ def vendor(node_modules: Path, out: Path) -> None:
         copy(src, out / "mathjax2" / part)
 
 
-def write_index(out: Path, decks: list[Deck]) -> None:
+# The index pages' words, per language (the decks' own text comes from the catalogues).
+INDEX_TEXT = {
+    "en": {
+        "name": "English",
+        "course": COURSE,
+        "title": "slides",
+        "intro": "Slide decks, one per week. Arrow keys to move, <kbd>S</kbd> for the speaker notes, <kbd>Esc</kbd> "
+        "for the overview. Open this folder from a local web server (<code>python -m http.server</code>) or as files.",
+        "slides": "{n} slides",
+        "other": "The same decks in {name}",
+    },
+    "ko": {
+        "name": "한국어",
+        "course": "txcourse: 주차별로 배우는 트랜스포머",
+        "title": "슬라이드",
+        "intro": "주차마다 슬라이드 한 벌. 화살표 키로 이동, <kbd>S</kbd>는 발표자 노트, <kbd>Esc</kbd>는 전체 보기. "
+        "이 폴더를 로컬 웹 서버(<code>python -m http.server</code>)로 열거나 파일로 연다.",
+        "slides": "슬라이드 {n}장",
+        "other": "같은 슬라이드의 {name} 판",
+    },
+}
+HANGUL_FONTS = '"Noto Sans KR", "Noto Sans CJK KR", "Nanum Gothic", NanumGothic, "Apple SD Gothic Neo", "Malgun Gothic"'
+
+
+def write_index(out: Path, decks: list[Deck], lang: str = "en", twins: dict[str, str] | None = None) -> None:
+    """``out/index.html``: the decks of one language, each with a link to its twin in every other language.
+
+    ``twins`` maps each other language to its folder relative to ``out`` (``{"ko": "ko/"}`` for the
+    English index, ``{"en": "../"}`` for the Korean one)."""
+    if lang not in INDEX_TEXT:
+        raise ValueError(
+            f"no index text for the language {lang!r}; slides/build.py INDEX_TEXT has {sorted(INDEX_TEXT)}"
+        )
+    text, twins = INDEX_TEXT[lang], twins or {}
+
+    def twin_links(deck: str) -> str:
+        return "".join(
+            f' · <a class="twin" href="{where}{deck}.slides.html" hreflang="{other}" lang="{other}">'
+            f"{INDEX_TEXT[other]['name']}</a>"
+            for other, where in twins.items()
+        )
+
     items = "\n".join(
-        f'<li><a href="{d.name}.slides.html">{html.escape(d.title)}</a> ({len(d.slides)} slides)</li>' for d in decks
+        f'<li><a href="{d.name}.slides.html">{html.escape(d.title)}</a> '
+        f"({text['slides'].format(n=len(d.slides))}){twin_links(d.name)}</li>"
+        for d in decks
     )
+    others = "".join(
+        f'<p><a class="twin-index" href="{where}index.html" hreflang="{other}" lang="{other}">'
+        f"{INDEX_TEXT[other]['other'].format(name=INDEX_TEXT[other]['name'])}</a></p>\n"
+        for other, where in twins.items()
+    )
+    font = f"{HANGUL_FONTS}, sans-serif" if lang == "ko" else "sans-serif"
+    out.mkdir(parents=True, exist_ok=True)
     (out / "index.html").write_text(
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
-        f"<title>{html.escape(COURSE)}: slides</title>\n"
-        "<style>body{font-family:sans-serif;max-width:46em;margin:3em auto;line-height:1.5}</style>\n"
-        f"</head><body>\n<h1>{html.escape(COURSE)}</h1>\n<p>Slide decks, one per week. Arrow keys to "
-        "move, <kbd>S</kbd> for the speaker notes, <kbd>Esc</kbd> for the overview. Open this folder "
-        "from a local web server (<code>python -m http.server</code>) or as files.</p>\n"
+        f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8">\n'
+        f"<title>{html.escape(text['course'])}: {text['title']}</title>\n"
+        f"<style>body{{font-family:{font};max-width:46em;margin:3em auto;line-height:1.5}}</style>\n"
+        f"</head><body>\n<h1>{html.escape(text['course'])}</h1>\n<p>{text['intro']}</p>\n{others}"
         f"<ol>\n{items}\n</ol>\n</body></html>\n",
         encoding="utf-8",
     )
@@ -338,7 +436,9 @@ def remote_assets(page: str) -> list[str]:
     return sorted({next(g for g in m.groups() if g) for m in REMOTE_ASSET.finditer(page)})
 
 
-def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Path]) -> None:
+def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Path], langs: list[str] = ()) -> None:
+    """Figures and libraries into ``out`` (the translated decks in ``out/<lang>/`` load them from ``../``),
+    the index of each language, and the check that no deck, English or translated, loads a remote asset."""
     decks = [parse_deck(p) for p in sources]
     needed = sorted({f for d in decks for f in d.figures})
     missing = [f for f in needed if not (figures / f).is_file()]
@@ -347,19 +447,25 @@ def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Pat
     for name in needed:
         copy(figures / name, out / "figures" / name)
     vendor(node_modules, out)
-    write_index(out, decks)
+    write_index(out, decks, "en", {lang: f"{lang}/" for lang in langs})
+    pages = [out / f"{deck.name}.slides.html" for deck in decks]
+    for lang in langs:
+        translated = [translated_deck(d, lang) for d in decks]
+        write_index(out / lang, translated, lang, {"en": "../", **{o: f"../{o}/" for o in langs if o != lang}})
+        pages += [out / lang / f"{deck.name}.slides.html" for deck in decks]
     problems = []
-    for deck in decks:
-        page = out / f"{deck.name}.slides.html"
+    for page in pages:
         if not page.is_file():
             problems.append(f"{page} was not written (did nbconvert run?)")
             continue
         remote = remote_assets(page.read_text(encoding="utf-8"))
         if remote:
-            problems.append(f"{page.name} loads remote assets: {remote}")
+            problems.append(f"{page.relative_to(out)} loads remote assets: {remote}")
     if problems:
         raise SystemExit("ERROR: " + "\n  ".join(problems))
     print(f"==> {len(decks)} decks in {out}: " + ", ".join(f"{d.name} ({len(d.slides)})" for d in decks))
+    for lang in langs:
+        print(f"==> the same {len(decks)} decks in {lang} in {out / lang}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -367,10 +473,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     nb = sub.add_parser("notebooks", help="slides/week*.md -> notebooks for nbconvert")
     nb.add_argument("--out", type=Path, required=True)
+    nb.add_argument("--lang", help="build the decks translated by locales/<lang>/LC_MESSAGES/slides/*.po")
+    nb.add_argument("--twin", action="append", default=[], help="another language built (en, ko): link it (repeat)")
     assets = sub.add_parser("assets", help="figures, vendored JS/CSS, index.html; check the decks")
     assets.add_argument("--out", type=Path, required=True)
     assets.add_argument("--figures", type=Path, required=True)
     assets.add_argument("--node-modules", type=Path, default=ROOT / "node_modules")
+    assets.add_argument("--lang", action="append", default=[], help="a translated edition in OUT/<lang>/ (repeat)")
     info = sub.add_parser("summary", help="print slides, equations and figures per deck as JSON")
     for p in (nb, assets, info):
         p.add_argument("sources", nargs="*", type=Path, help="slide sources (default: slides/week*.md)")
@@ -378,9 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     sources = args.sources or deck_sources()
     try:
         if args.command == "notebooks":
-            build_notebooks(args.out, sources)
+            build_notebooks(args.out, sources, args.lang, args.twin)
         elif args.command == "assets":
-            build_assets(args.out, args.figures, args.node_modules, sources)
+            build_assets(args.out, args.figures, args.node_modules, sources, args.lang)
         else:
             print(json.dumps({p.stem: summary(parse_deck(p)) for p in sources}, indent=2, ensure_ascii=False))
     except (ValueError, FileNotFoundError) as error:

@@ -14,6 +14,11 @@ deck (slides, equations, images, the resources it loaded, the height of every
 slide) and writes the result into its own DOM, which ``--dump-dom`` returns.
 The expected numbers of slides, equations and figures come from the sources,
 ``slides/week*.md``, through ``slides/build.py``.
+
+The translated decks (issue 33), ``_build/slides/<lang>/<week>.slides.html``, built from
+``locales/<lang>/LC_MESSAGES/slides/<week>.po``, go through the same checks (reveal.js, MathJax,
+figures from ``../figures/``, no failed request, no overflow), plus: Hangul drawn in a font that has
+it (no missing-glyph boxes), and the index pages link every deck to its twin in the other language.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DECKS = ROOT / "_build" / "slides"
 SHOTS = ROOT / "_build" / "screenshots" / "slides"
 WEEKS = tuple(p.stem for p in load_slides_build().deck_sources(ROOT / "slides"))  # teaching order
+# the translated editions: every language with slide catalogues, each deck in _build/slides/<lang>/
+LANGS = tuple(sorted(p.parent.parent.name for p in (ROOT / "locales").glob("*/LC_MESSAGES/slides")))
+TRANSLATED = tuple(f"{lang}/{week}" for lang in LANGS for week in WEEKS)
+ALL_DECKS = WEEKS + TRANSLATED
 SIZE = (1280, 720)  # the decks' reveal width and height (mk/slides.mk)
 
 pytestmark = pytest.mark.skipif(
@@ -47,9 +56,17 @@ pytestmark = pytest.mark.skipif(
 
 @functools.cache
 def expected(week: str) -> dict:
-    """Slides, equations and figures of a deck, counted in its source."""
+    """Slides, equations and figures of a deck (``week`` or ``<lang>/<week>``), counted in its source
+    (translated by its catalogue)."""
     build = load_slides_build()
-    return build.summary(build.parse_deck(ROOT / "slides" / f"{week}.md"))
+    lang, _, name = week.rpartition("/")
+    deck = build.parse_deck(ROOT / "slides" / f"{name}.md")
+    return build.summary(build.translated_deck(deck, lang) if lang else deck)
+
+
+def up(deck: str) -> str:
+    """The way back to _build/slides/ from a deck's folder: ``../`` for a translated deck."""
+    return "../" * deck.count("/")
 
 
 def test_six_weeks():
@@ -69,7 +86,7 @@ def test_six_weeks():
 # ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def decks() -> Path:
-    missing = [w for w in WEEKS if not (DECKS / f"{w}.slides.html").is_file()]
+    missing = [w for w in ALL_DECKS if not (DECKS / f"{w}.slides.html").is_file()]
     if missing:
         pytest.fail(f"no built decks {missing} in {DECKS}: run `make slides` first (`make test-slides` does)")
     return DECKS
@@ -84,6 +101,7 @@ HARNESS = r"""<!DOCTYPE html><html><body><pre id="out">DECK-PENDING</pre>
 const out = document.getElementById("out");
 const frame = document.getElementById("deck");
 const deck = decodeURIComponent(location.hash.slice(1));
+const up = "../".repeat(deck.split("/").length - 1);  // a translated deck sits in <lang>/
 const result = {deck: deck, ready: false, total: null, steps: []};
 const report = () => { out.textContent = "DECK-RESULT " + JSON.stringify(result); };
 const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
@@ -129,10 +147,44 @@ function rawTex(doc) {  // TeX left in the visible text of the slides
   return found;
 }
 
+// Hangul: the first text of the slides (not code, not math) with three Hangul syllables; its computed
+// font, and three of its syllables drawn one by one in that font on a canvas, beside two characters no
+// font has (U+E000, U+E001: the missing-glyph box). As tests/book/test_book_browser.py does for the book.
+function digest(font, ch) {
+  const canvas = document.createElement("canvas");
+  canvas.width = 64; canvas.height = 64;
+  const ctx = canvas.getContext("2d");
+  ctx.font = "40px " + font;
+  ctx.fillStyle = "#000";
+  ctx.fillText(ch, 4, 48);
+  const data = ctx.getImageData(0, 0, 64, 64).data;
+  let ink = 0, hash = 0;
+  for (let i = 3; i < data.length; i += 4) { if (data[i]) { ink++; hash = (hash * 31 + i * data[i]) % 1000000007; } }
+  return {ch: ch, ink: ink, hash: hash};
+}
+
+function hangul(win, doc) {
+  const found = {font: null, text: null, glyphs: [], missing: [], syllables: 0};
+  const walker = doc.createTreeWalker(doc.querySelector(".slides") || doc.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const syllables = node.textContent.match(/[\uac00-\ud7a3]/g) || [];
+    const el = node.parentElement;
+    if (el.closest("pre, code, script, style, aside, .MathJax_CHTML")) continue;
+    found.syllables += syllables.length;
+    if (found.font === null && syllables.length >= 3 && el.closest("p, h1, h2, h3, li, td, th")) {
+      found.font = win.getComputedStyle(el).fontFamily;
+      found.text = node.textContent.trim().slice(0, 60);
+      found.glyphs = [...new Set(syllables)].slice(0, 3).map(ch => digest(found.font, ch));
+      found.missing = ["\ue000", "\ue001"].map(ch => digest(found.font, ch));
+    }
+  }
+  return found;
+}
+
 async function inspect() {
   const win = frame.contentWindow, doc = frame.contentDocument;
   const reveal = await until("require.js", () => win.require, 20) &&
-    await new Promise(resolve => win.require(["reveal.js/dist/reveal.js"], resolve, () => resolve(null)));
+    await new Promise(resolve => win.require([up + "reveal.js/dist/reveal.js"], resolve, () => resolve(null)));
   if (!reveal) { result.steps.push("reveal.js did not load"); return; }
   result.ready = Boolean(await until("Reveal.isReady()", () => reveal.isReady(), 20));
   result.total = reveal.getTotalSlides();
@@ -151,6 +203,8 @@ async function inspect() {
   result.typeset = doc.querySelectorAll(".slides .MathJax_CHTML").length;
   result.errorElements = doc.querySelectorAll(".mjx-merror, .MathJax_Error, .mjx-noError, .noError").length;
   result.rawTex = rawTex(doc);
+  result.lang = doc.documentElement.lang;
+  result.hangul = hangul(win, doc);
   await until("the images", () => [...doc.images].every(img => img.complete), 10);
   result.images = [...doc.images].map(img => ({src: img.getAttribute("src"), width: img.naturalWidth}));
   result.resources = win.performance.getEntriesByType("resource").map(e => e.name);
@@ -265,7 +319,7 @@ def test_every_deck_was_built(decks):
         assert f'href="{week}.slides.html"' in index, f"index.html does not link {week}"
 
 
-@pytest.mark.parametrize("week", WEEKS)
+@pytest.mark.parametrize("week", ALL_DECKS)
 def test_reveal_starts(week, inspected):
     result, _, _ = inspected(week)
     assert result["ready"], f"{week}: reveal.js did not start: {result['steps']}"
@@ -274,7 +328,7 @@ def test_reveal_starts(week, inspected):
     assert result["total"] >= 8, f"{week}: only {result['total']} slides"
 
 
-@pytest.mark.parametrize("week", WEEKS)
+@pytest.mark.parametrize("week", ALL_DECKS)
 def test_equations_are_typeset(week, inspected):
     result, _, _ = inspected(week)
     assert result.get("mathjax"), f"{week}: MathJax did not load: {result['steps']}"
@@ -291,23 +345,24 @@ def test_equations_are_typeset(week, inspected):
     assert not stuck, f"{week}: MathJax never finished rendering: {stuck}"
 
 
-@pytest.mark.parametrize("week", WEEKS)
+@pytest.mark.parametrize("week", ALL_DECKS)
 def test_images_load(week, inspected):
     result, requests, _ = inspected(week)
-    want = {f"figures/{name}" for name in expected(week)["figures"]}
+    want = {f"{up(week)}figures/{name}" for name in expected(week)["figures"]}
     shown = {img["src"] for img in result["images"]}
     assert want <= shown, f"{week}: figures of the source not in the deck: {sorted(want - shown)}"
     broken = [img["src"] for img in result["images"] if not img["width"]]
     assert not broken, f"{week}: images that did not load: {broken}"
     served = {urlsplit(path).path: code for path, code in requests}
-    for src in sorted(want):
-        assert served.get(f"/{src}") == 200, f"{week}: {src} was not served (status {served.get('/' + src)})"
+    for name in expected(week)["figures"]:
+        status = served.get(f"/figures/{name}")
+        assert status == 200, f"{week}: figures/{name} was not served (status {status})"
     for name in expected(week)["figures"]:
         width, height = png_size(DECKS / "figures" / name)
         assert width > 100 and height > 100, f"{week}: figure {name} is {width}x{height}"
 
 
-@pytest.mark.parametrize("week", WEEKS)
+@pytest.mark.parametrize("week", ALL_DECKS)
 def test_no_request_fails(week, server, inspected):
     result, requests, console = inspected(week)
     failed = [(path, code) for path, code in requests if code >= 400 and not path.endswith("favicon.ico")]
@@ -321,7 +376,7 @@ def test_no_request_fails(week, server, inspected):
         assert asset in paths, f"{week}: the deck never requested {asset}"
 
 
-@pytest.mark.parametrize("week", WEEKS)
+@pytest.mark.parametrize("week", ALL_DECKS)
 def test_slides_fit(week, inspected):
     """No slide is taller or wider than 1280 x 720, and no equation, table or code block is
     wider than its column: nothing is cut off or scrolls sideways."""
@@ -446,3 +501,91 @@ def test_no_remote_assets(week, decks):
     remote = remote_assets(page)
     assert not remote, f"{week}.slides.html loads assets from the network:\n  " + "\n  ".join(remote)
     assert 'src="vendor/require.js"' in page and "mathjax2/MathJax.js?config=" in page
+
+
+# ---------------------------------------------------------------------------
+# The translated decks (issue 33): Hangul, and the way to the twin deck
+# ---------------------------------------------------------------------------
+HANGUL_FONTS = ("Noto Sans KR", "Noto Sans CJK KR", "Nanum Gothic", "NanumGothic")
+
+
+@pytest.mark.parametrize("deck", TRANSLATED)
+def test_hangul_is_drawn(deck, inspected):
+    """The deck says its language, holds Korean prose, and draws it in a font that has Hangul: each
+    syllable leaves ink unlike the missing-glyph box (tofu) that U+E000 and U+E001 draw."""
+    result, _, _ = inspected(deck)
+    lang = deck.split("/")[0]
+    assert result["lang"] == lang, f"{deck}: <html lang={result['lang']!r}>, expected {lang!r}"
+    found = result["hangul"]
+    assert found["syllables"] >= 200, f"{deck}: only {found['syllables']} Hangul syllables in the slides' prose"
+    assert found["font"], f"{deck}: no paragraph, heading or list item with Hangul"
+    assert any(name in found["font"] for name in HANGUL_FONTS), (
+        f"{deck}: {found['text']!r} is set in {found['font']}, which names none of {HANGUL_FONTS}"
+    )
+    tofu = {g["hash"] for g in found["missing"]}
+    for glyph in found["glyphs"]:
+        assert glyph["ink"] > 30, f"{deck}: {glyph['ch']!r} drew nothing in {found['font']}"
+        assert glyph["hash"] not in tofu, f"{deck}: {glyph['ch']!r} is drawn as a missing-glyph box in {found['font']}"
+
+
+def _links(page: Path) -> list[tuple[str, str]]:
+    """(class, href) of every link of an index page."""
+    return re.findall(r'<a (?:class="([^"]*)" )?href="([^"]+)"', page.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_indexes_and_decks_link_every_twin(lang, decks):
+    """English index -> each translated deck and the translated index; translated index -> each English deck
+    and back; every deck -> its twin (the link in its corner); every link leads to a built file."""
+    pairs = {"": (decks / "index.html", f"{lang}/"), f"{lang}/": (decks / lang / "index.html", "../")}
+    for here, (index, there) in pairs.items():
+        assert index.is_file(), f"no {index}"
+        links = _links(index)
+        twins = {href for cls, href in links if cls == "twin"}
+        assert twins == {f"{there}{w}.slides.html" for w in WEEKS}, f"{index}: twin links {sorted(twins)}"
+        assert ("twin-index", f"{there}index.html") in links, f"{index} does not link the other index"
+        for _, href in links:
+            assert (index.parent / href).resolve().is_file(), f"{index}: {href} leads to no file"
+        assert f'<html lang="{"en" if not here else lang}">' in index.read_text(encoding="utf-8")
+        for week in WEEKS:
+            page = index.parent / f"{week}.slides.html"
+            links = re.findall(r'<a class="txcourse-twin" href="([^"]+)"', page.read_text(encoding="utf-8"))
+            assert links == [f"{there}{week}.slides.html"], f"{page}: twin links {links}"
+
+
+# Served at /__txcourse_twins__.html: opens the English index in a frame, follows its link to the translated
+# index, there the first deck's link to its English twin, then that deck's corner link to its translation and
+# back; writes the path and <html lang> of each page.
+TWINS_PAGE = "/__txcourse_twins__.html"
+TWINS_HARNESS = """<!DOCTYPE html><html><body><pre id="out">TWINS-PENDING</pre>
+<iframe id="page" style="width:1280px;height:720px;border:0"></iframe>
+<script>
+const frame = document.getElementById("page");
+const seen = [];
+const clicks = ["a.twin-index", "a.twin", "a.txcourse-twin", "a.txcourse-twin"];
+frame.onload = () => {
+  const doc = frame.contentDocument;
+  seen.push({path: frame.contentWindow.location.pathname, lang: doc.documentElement.lang});
+  const link = seen.length <= clicks.length ? doc.querySelector(clicks[seen.length - 1]) : null;
+  if (link) { link.click(); return; }
+  document.getElementById("out").textContent = "TWINS-RESULT " + JSON.stringify(seen);
+};
+frame.src = "/index.html";
+</script></body></html>"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_twin_links_work_in_the_browser(lang, decks, chromium):
+    handler = logging_handler(TWINS_PAGE, TWINS_HARNESS)
+    with serve(decks, handler) as url:
+        result = run_chromium(chromium, f"{url}{TWINS_PAGE}", "--dump-dom", budget_ms=20000)
+    found = re.search(r"TWINS-RESULT (.*?)</pre>", result.stdout, re.S)
+    assert found, f"the harness did not finish:\n{result.stdout[-1000:]}\n{result.stderr[-2000:]}"
+    seen = json.loads(htmllib.unescape(found.group(1)))
+    assert seen == [
+        {"path": "/index.html", "lang": "en"},
+        {"path": f"/{lang}/index.html", "lang": lang},
+        {"path": f"/{WEEKS[0]}.slides.html", "lang": "en"},
+        {"path": f"/{lang}/{WEEKS[0]}.slides.html", "lang": lang},
+        {"path": f"/{WEEKS[0]}.slides.html", "lang": "en"},
+    ], seen
