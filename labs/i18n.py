@@ -29,8 +29,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _path in (HERE, ROOT / "book" / "_ext"):  # the specs' package; the book's checks (i18n_checks.py)
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 SHARED = "_cells"  # the catalogue of labs/specs/_cells.py's text
 LANGS = ("ko",)  # the translated editions make_sources.py writes (labs/<lang>/)
@@ -175,6 +176,63 @@ class Translator:
                     self.missing.append(f"{where}: no {self.lang} translation of {block[:80]!r}")
             out.append(block)
         return "\n\n".join(out)
+
+
+PLACEHOLDER = re.compile(r"\[\[[A-Za-z_]+\]\]")
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def message_problems(name: str, msgid: str, msgstr: str, terms, checks) -> list[str]:
+    """What a translation ``msgstr`` of ``msgid`` (catalogue ``name``) breaks: a code span, math, role or link
+    target lost (``checks``: book/_ext/i18n_checks.py), a ``[[FW]]``-style placeholder lost or added, a term of
+    ``terms`` (locales/<lang>/terms.tsv) not used. Terms are matched with line breaks read as spaces, so
+    inline math broken over two lines of a cell stays math."""
+    if not msgstr:
+        return []
+    out = checks.markup_problems(name, msgid, msgstr)
+    if sorted(PLACEHOLDER.findall(msgid)) != sorted(PLACEHOLDER.findall(msgstr)):
+        out.append(
+            f"{name}: placeholders {sorted(PLACEHOLDER.findall(msgstr))} in the translation of "
+            f"{checks.short(msgid)!r}, which has {sorted(PLACEHOLDER.findall(msgid))}"
+        )
+    return out + checks.term_problems(name, msgid.replace("\n", " "), msgstr.replace("\n", " "), terms)
+
+
+def edition_problems(name: str, english, translated, script=HANGUL) -> list[str]:
+    """How the translated notebook ``translated`` differs from ``english`` (both nbformat v4) beyond the text
+    of its Markdown: notebook metadata, cell count, each cell's type, id and metadata, every code cell's
+    source, every Markdown cell's blocks (same count; code blocks and display math unchanged). A Markdown
+    block with English prose and none of ``script`` (Hangul) in its translation is reported as left English."""
+    import i18n_checks as checks
+
+    out = []
+    if (english.metadata, english.nbformat, english.nbformat_minor) != (
+        translated.metadata,
+        translated.nbformat,
+        translated.nbformat_minor,
+    ):
+        out.append(f"{name}: notebook metadata {dict(translated.metadata)} != the English {dict(english.metadata)}")
+    if len(english.cells) != len(translated.cells):
+        return out + [f"{name}: {len(translated.cells)} cells, the English has {len(english.cells)}"]
+    for index, (en, tr) in enumerate(zip(english.cells, translated.cells)):
+        where = f"{name} cell {index} ({en.get('id')})"
+        for key in ("cell_type", "id", "metadata"):
+            if en.get(key) != tr.get(key):
+                out.append(f"{where}: {key} {tr.get(key)!r} != the English {en.get(key)!r}")
+        if en.cell_type != "markdown":
+            if en.source != tr.source:
+                out.append(f"{where}: the {en.cell_type} cell's source differs from the English")
+            continue
+        en_blocks, tr_blocks = blocks(en.source), blocks(tr.source)
+        if len(en_blocks) != len(tr_blocks):
+            out.append(f"{where}: {len(tr_blocks)} Markdown blocks, the English has {len(en_blocks)}")
+            continue
+        for a, b in zip(en_blocks, tr_blocks):
+            if not translatable(a) and a != b:
+                out.append(f"{where}: a code block or display math changed: {checks.short(a)!r}")
+            elif translatable(a) and re.search(r"[A-Za-z]{3}", checks.prose(a)) and not script.search(b):
+                out.append(f"{where}: left English: {checks.short(b)!r}")
+    return out
 
 
 def stats(lang: str, root: Path = ROOT) -> list[str]:

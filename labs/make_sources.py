@@ -212,7 +212,6 @@ def main(argv: list[str] | None = None) -> int:
             + "\n  ".join(stale),
             file=sys.stderr,
         )
-        return 1
     if missing:
         print(
             f"labs/make_sources.py: {len(missing)} Markdown blocks of labs/specs have no translation (they stay "
@@ -220,8 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             + "\n  ".join(missing),
             file=sys.stderr,
         )
-        return 1
-    return 0
+    return 1 if stale or missing else 0
 
 
 if __name__ == "__main__":
