@@ -5,6 +5,7 @@
 #   make book-editions  only the translated editions, from the English build's execution cache
 #   make book I18N_LANGS=   the English edition alone
 #   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
+#                       and, from labs/specs, locales/<lang>/LC_MESSAGES/labs (labs/i18n.py)
 #                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
 #
 # Jupyter Book 1 has no language flag (jupyter-book issue 1791): book/_ext/edition_conf.py writes the Sphinx
@@ -47,4 +48,5 @@ translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
 	  $(VENV)/bin/sphinx-intl update -p _build/gettext/pot -l $$lang -d locales >/dev/null; \
 	  echo "==> locales/$$lang: translate what is untranslated or fuzzy; obsolete messages are listed (remove them)"; \
 	  $(PY) book/_ext/i18n_checks.py locales/$$lang; \
+	  $(PY) labs/i18n.py update locales/$$lang; \
 	done
