@@ -12,6 +12,7 @@ small made-up case first. The last test grades the same code in both editions
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -240,6 +241,20 @@ def test_korean_notebooks_are_the_english_ones_but_for_their_markdown(lab, kind)
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("lab", LABS)
+def test_korean_release_is_its_source_made_into_the_student_version(lab):
+    """nbgrader changes no Markdown cell: the Korean student version's Markdown is the Korean source's, and its
+    other cells are the English student version's (the test above), so it is as current as the English one
+    (``make test-labs`` regenerates that and compares)."""
+    for fw in FRAMEWORKS:
+        name = f"{lab}_{fw}.ipynb"
+        source = nbformat.read(ROOT / "labs" / LANG / "source" / lab / name, as_version=4)
+        release = nbformat.read(ROOT / "labs" / LANG / "release" / lab / name, as_version=4)
+        text = {c.get("id"): c.source for c in source.cells if c.cell_type == "markdown"}
+        stale = [c.get("id") for c in release.cells if c.cell_type == "markdown" and c.source != text.get(c.get("id"))]
+        assert not stale, f"labs/ko/release/{lab}/{name}: Markdown cells {stale} differ from labs/ko/source (make labs)"
+
+
 def test_korean_course_folder_grades_with_the_english_probes_and_configuration():
     """labs/ko is a course folder of its own (the grading commands take it as --labs-dir): its probes and
     nbgrader configuration are the English course's, byte for byte."""
@@ -262,6 +277,31 @@ def _korean(notebook, lab: str, name: str):
         if cell.cell_type == "markdown":
             cell.source = text[cell.get("id")]
     return out
+
+
+# One framework a lab (make test-labs' time): the odd weeks in PyTorch, the even ones in TensorFlow; week 3
+# (PyTorch) is graded by the test after this one, with a partial answer too. `make test-labs-ko` runs
+# `grading check` on every Korean notebook in both frameworks.
+GRADED = [(lab, FRAMEWORKS[i % 2]) for i, lab in enumerate(LABS) if lab != "week3_attention"]
+
+
+@pytest.mark.skipif(os.environ.get("TXCOURSE_LAB_TESTS") != "1", reason="slow: run by `make test-labs`")
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize(("lab", "fw"), GRADED)
+def test_korean_solution_gets_full_marks_and_blank_zero(lab, fw, tmp_path):
+    """The Korean instructor version (labs/ko/source) and student version (labs/ko/release), graded as students
+    are (``grading grade --labs-dir labs/ko``): full marks and 0."""
+    from txcourse.course import grading
+
+    name = f"{lab}_{fw}"
+    for student, kind in (("solution", "source"), ("blank", "release")):
+        (tmp_path / "subs" / student).mkdir(parents=True)
+        shutil.copy2(ROOT / "labs" / LANG / kind / lab / f"{name}.ipynb", tmp_path / "subs" / student)
+    found = grading.grade_submissions(tmp_path / "subs", lab, tmp_path / "g.csv", labs_dir=ROOT / "labs" / LANG)
+    rows = {r["student"]: r for r in found if r["framework"] == fw}
+    solution, blank = rows["solution"], rows["blank"]
+    assert solution["max_score"] > 0 and solution["score"] == solution["max_score"], solution
+    assert blank["score"] == 0 and blank["max_score"] == solution["max_score"], blank
 
 
 @pytest.mark.skipif(os.environ.get("TXCOURSE_LAB_TESTS") != "1", reason="slow: run by `make test-labs`")
