@@ -157,21 +157,21 @@ class Translator:
 
     def __init__(self, lang: str, root: Path = ROOT):
         self.lang = lang
-        self.table: dict[str, str] = {}
+        self.tables: dict[str, dict[str, str]] = {}  # catalogue -> {msgid: msgstr}, translated and not fuzzy
         self.missing: list[str] = []
         for path in sorted(catalogue_dir(lang, root).glob("*.po")):
-            for message in read(path):
-                if message.id and message.string and not message.fuzzy:
-                    self.table[message.id] = message.string
+            self.tables[path.stem] = {m.id: m.string for m in read(path) if m.id and m.string and not m.fuzzy}
 
-    def __call__(self, text: str, where: str) -> str:
-        """``text`` (dedented Markdown) with each translatable block replaced by its translation; an
-        untranslated or fuzzy block stays English and is recorded in :attr:`missing`."""
+    def __call__(self, text: str, lab: str, where: str) -> str:
+        """``text`` (dedented Markdown of a cell of ``lab``) with each translatable block replaced by its
+        translation from the lab's catalogue or the shared one; an untranslated or fuzzy block stays English
+        and is recorded in :attr:`missing` (with ``where``)."""
         out = []
         for block in blocks(text):
             if translatable(block):
-                if block in self.table:
-                    block = self.table[block]
+                found = [t[block] for t in (self.tables.get(lab, {}), self.tables.get(SHARED, {})) if block in t]
+                if found:
+                    block = found[0]
                 else:
                     self.missing.append(f"{where}: no {self.lang} translation of {block[:80]!r}")
             out.append(block)

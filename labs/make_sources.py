@@ -119,7 +119,7 @@ def build(lab: str, fw: str, cells: list[Cell], translator: Translator | None = 
         cell_id = cell.grade_id or f"cell-{index:02d}"
         translate = None
         if translator is not None and cell.kind == "md":
-            translate = functools.partial(translator, where=f"{lab} {cell_id}")
+            translate = functools.partial(translator, lab=lab, where=f"{lab} {cell_id}")
         text = render(cell.source, fw, lab, translate)
         if cell.kind == "md":
             nb_cell = new_markdown_cell(text, id=cell_id)

@@ -137,10 +137,14 @@ def test_message_check_names_lost_markup_placeholders_and_terms():
 def test_translator_reports_what_it_cannot_translate(tmp_path):
     translator = labs_i18n.Translator(LANG, tmp_path)  # no catalogues there
     text = "# Title\n\n$$x$$"
-    assert translator(text, where="fake cell-00") == text
+    assert translator(text, lab="fake", where="fake cell-00") == text
     assert translator.missing == ["fake cell-00: no ko translation of '# Title'"]
-    translator.table["# Title"] = "# 제목"
-    assert translator(text, where="fake cell-00") == "# 제목\n\n$$x$$"
+    translator.tables["other_lab"] = {"# Title": "# 다른 실습의 제목"}  # another lab's catalogue: not used
+    assert translator(text, lab="fake", where="fake cell-00") == text
+    translator.tables[labs_i18n.SHARED] = {"# Title": "# 공통 제목"}
+    assert translator(text, lab="fake", where="fake cell-00") == "# 공통 제목\n\n$$x$$"
+    translator.tables["fake"] = {"# Title": "# 제목"}  # the lab's own first
+    assert translator(text, lab="fake", where="fake cell-00") == "# 제목\n\n$$x$$"
 
 
 def test_make_sources_check_fails_on_a_message_without_translation(monkeypatch, capsys):
@@ -153,7 +157,7 @@ def test_make_sources_check_fails_on_a_message_without_translation(monkeypatch, 
     class Lacking(labs_i18n.Translator):
         def __init__(self, lang, root=labs_i18n.ROOT):
             super().__init__(lang, root)
-            del self.table[lost]
+            del self.tables["week4_encoder"][lost]
 
     monkeypatch.setattr(make_sources, "Translator", Lacking)
     capsys.readouterr()
