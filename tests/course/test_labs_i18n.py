@@ -259,6 +259,21 @@ def test_korean_release_is_its_source_made_into_the_student_version(lab):
         assert not stale, f"labs/ko/release/{lab}/{name}: Markdown cells {stale} differ from labs/ko/source (make labs)"
 
 
+def test_korean_notebooks_are_far_below_the_graders_source_caps():
+    """Hangul takes 3 bytes in UTF-8: the Korean notebooks still hold a tenth of the caps or less (the margin
+    tests/course/test_grading_source_caps.py keeps for the English ones), and a submission is not refused."""
+    from txcourse.course.grading import submissions
+
+    paths = sorted((ROOT / "labs" / LANG).glob("*/*/*.ipynb"))
+    assert len(paths) == 4 * len(LABS), paths  # source and release, two frameworks
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        sizes = [len(cell.source.encode("utf-8")) for cell in notebook.cells]
+        assert max(sizes) * 10 <= submissions.MAX_CELL_SOURCE, (path, max(sizes))
+        assert sum(sizes) * 10 <= submissions.MAX_NOTEBOOK_SOURCE, (path, sum(sizes))
+        assert submissions.why_too_much_source(notebook) is None, path
+
+
 def test_korean_course_folder_grades_with_the_english_probes_and_configuration():
     """labs/ko is a course folder of its own (the grading commands take it as --labs-dir): its probes and
     nbgrader configuration are the English course's, byte for byte."""
