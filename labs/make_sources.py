@@ -13,6 +13,7 @@ and ``<lab>_tf.ipynb``. The notebooks are written without outputs.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import re
 import sys
@@ -25,6 +26,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from i18n import LANGS, Translator  # noqa: E402 - the translated editions' catalogues (labs/i18n.py)
 from specs._cells import Cell  # noqa: E402
 
 from txcourse.course.labs import LABS  # noqa: E402 - the lab names, one list for the course
@@ -36,16 +38,19 @@ HIDDEN_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")  # none in any lab: 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", *HIDDEN_MARKERS)
 
 
-def render(source, fw: str, lab: str) -> str:
-    """The cell text for framework ``fw``: pick, dedent, strip, fill in the placeholders."""
+def render(source, fw: str, lab: str, translate=None) -> str:
+    """The cell text for framework ``fw``: pick, dedent, strip, translate (``translate(text)``, a Markdown
+    cell of a translated edition: before the placeholders, which the catalogues keep), fill in the placeholders."""
     if isinstance(source, (list, tuple)):  # parts, each dedented on its own
-        return "\n\n".join(render(part, fw, lab) for part in source)
+        return "\n\n".join(render(part, fw, lab, translate) for part in source)
     if isinstance(source, dict):
         if set(source) != set(FRAMEWORKS):
             raise ValueError(f"{lab}: a per-framework source needs exactly the keys {list(FRAMEWORKS)}")
-        return render(source[fw], fw, lab)
+        return render(source[fw], fw, lab, translate)
     other = "tf" if fw == "torch" else "torch"
     text = textwrap.dedent(source).strip("\n")
+    if translate is not None:
+        text = translate(text)
     for key, value in (
         ("[[FW]]", FRAMEWORKS[fw]),
         ("[[fw]]", fw),
@@ -106,11 +111,16 @@ def check_cells(lab: str, cells: list[Cell]) -> None:
             previous = cell
 
 
-def build(lab: str, fw: str, cells: list[Cell]) -> nbformat.NotebookNode:
+def build(lab: str, fw: str, cells: list[Cell], translator: Translator | None = None) -> nbformat.NotebookNode:
+    """The notebook of ``lab`` in framework ``fw``; with ``translator``, its Markdown cells translated (every
+    other cell, the metadata and the cell ids are the English notebook's)."""
     nb_cells = []
     for index, cell in enumerate(cells):
-        text = render(cell.source, fw, lab)
         cell_id = cell.grade_id or f"cell-{index:02d}"
+        translate = None
+        if translator is not None and cell.kind == "md":
+            translate = functools.partial(translator, lab=lab, where=f"{lab} {cell_id}")
+        text = render(cell.source, fw, lab, translate)
         if cell.kind == "md":
             nb_cell = new_markdown_cell(text, id=cell_id)
         else:
@@ -146,22 +156,37 @@ def probes(lab: str, spec) -> dict | None:
     }
 
 
-def notebooks(labs=LABS) -> dict[Path, str]:
+# What a translated edition's course folder labs/<lang>/ holds besides its notebooks: copies of the English
+# course's files, so that every grading command takes it as its --labs-dir unchanged.
+EDITION_COPIES = ("nbgrader_config.py", "nbval_sanitize.cfg")
+
+
+def notebooks(labs=LABS, langs=LANGS, missing: list[str] | None = None) -> dict[Path, str]:
     """Relative path -> text of the source notebooks of ``labs`` and of their probes (``probes/<lab>.json``,
-    kept out of ``source/``: nbgrader would release whatever is there)."""
+    kept out of ``source/``: nbgrader would release whatever is there), and of each translated edition
+    ``<lang>/`` of ``langs``: ``<lang>/source/<lab>/<lab>_<fw>.ipynb`` (the same notebook names), the same
+    probes in ``<lang>/probes/`` and copies of :data:`EDITION_COPIES`. A Markdown block the ``lang``
+    catalogue does not translate stays English and is appended to ``missing``."""
     from txcourse.course.grading.probes import probes_text
 
     out = {}
+    translators = {lang: Translator(lang) for lang in langs}
     for lab in labs:
         spec = importlib.import_module(f"specs.{lab}")
         cells = spec.CELLS
         check_cells(lab, cells)
-        for fw in FRAMEWORKS:
-            nb = build(lab, fw, cells)
-            out[Path("source") / lab / f"{lab}_{fw}.ipynb"] = nbformat.writes(nb) + "\n"
         data = probes(lab, spec)
-        if data is not None:
-            out[Path("probes") / f"{lab}.json"] = probes_text(data)
+        for prefix, translator in ((Path(), None), *((Path(lang), tr) for lang, tr in translators.items())):
+            for fw in FRAMEWORKS:
+                nb = build(lab, fw, cells, translator)
+                out[prefix / "source" / lab / f"{lab}_{fw}.ipynb"] = nbformat.writes(nb) + "\n"
+            if data is not None:
+                out[prefix / "probes" / f"{lab}.json"] = probes_text(data)
+    for lang, translator in translators.items():
+        for name in EDITION_COPIES:
+            out[Path(lang) / name] = (HERE / name).read_text(encoding="utf-8")
+        if missing is not None:
+            missing.extend(sorted(set(translator.missing)))
     return out
 
 
@@ -170,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the committed notebooks, write nothing")
     parser.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable; default: all)")
     args = parser.parse_args(argv)
-    stale = []
-    for rel, text in notebooks(tuple(args.lab or LABS)).items():
+    stale, missing = [], []
+    for rel, text in notebooks(tuple(args.lab or LABS), missing=missing).items():
         path = HERE / rel
         if args.check:
             if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -187,8 +212,14 @@ def main(argv: list[str] | None = None) -> int:
             + "\n  ".join(stale),
             file=sys.stderr,
         )
-        return 1
-    return 0
+    if missing:
+        print(
+            f"labs/make_sources.py: {len(missing)} Markdown blocks of labs/specs have no translation (they stay "
+            "English; run `make translations`, then translate locales/<lang>/LC_MESSAGES/labs/*.po):\n  "
+            + "\n  ".join(missing),
+            file=sys.stderr,
+        )
+    return 1 if stale or missing else 0
 
 
 if __name__ == "__main__":

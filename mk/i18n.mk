@@ -6,6 +6,7 @@
 #   make book I18N_LANGS=   the English edition alone
 #   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
 #                       and, from slides/week*.md, locales/<lang>/LC_MESSAGES/slides (slides/i18n.py)
+#                       and, from labs/specs, locales/<lang>/LC_MESSAGES/labs (labs/i18n.py)
 #                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
 #
 # Jupyter Book 1 has no language flag (jupyter-book issue 1791): book/_ext/edition_conf.py writes the Sphinx
@@ -50,4 +51,6 @@ translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
 	  $(PY) book/_ext/i18n_checks.py locales/$$lang; \
 	  echo "==> locales/$$lang/LC_MESSAGES/slides: the decks' messages (slides/i18n.py)"; \
 	  $(PY) slides/i18n.py update --lang $$lang || exit 1; \
+	  echo "==> locales/$$lang/LC_MESSAGES/labs: the labs' messages (labs/i18n.py)"; \
+	  $(PY) labs/i18n.py update locales/$$lang || exit 1; \
 	done

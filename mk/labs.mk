@@ -1,11 +1,18 @@
 # Lab notebooks (issue 5): nbgrader course in labs/.
 #
-#   make labs        build labs/source from labs/specs, then the student versions in labs/release
+#   make labs        build labs/source from labs/specs, then the student versions in labs/release; the same
+#                    for the Korean edition in labs/ko/ (source, probes, release: labs/README.md)
 #   make test-labs   run every lab notebook (papermill, smoke parameters), re-run it under
 #                    pytest --nbval-lax, autograde the source version (full marks) and the
 #                    student version (zero); prints a table of scores and times. Then grades
 #                    three fake week-3 submissions (tests/course/test_grading.py::test_real_lab_submissions)
-#                    and the hostile week-2 submissions (tests/course/test_grading_sandbox.py)
+#                    and the hostile week-2 submissions (tests/course/test_grading_sandbox.py).
+#                    The Korean edition (labs/ko), graded as students are: every lab in one framework (weeks 1,
+#                    3, 5 PyTorch, weeks 2, 4, 6 TensorFlow: `make test`'s time) solution full marks, blank 0,
+#                    and the same week-3 code alike in both editions (tests/course/test_labs_i18n.py, whose quick
+#                    tests in test-python hold every Korean notebook to its English twin but for the Markdown)
+#   make test-labs-ko   the check above (papermill, nbval, autograde) on every Korean notebook, both frameworks
+#                    (not in `make test`)
 #   make grade SUBMISSIONS=folder LAB=week3_attention [GRADES=file.csv] [CELL_TIMEOUT=300]
 #              [GRADE_ARGS='--jobs 2 --memory 8G --notebook-timeout 1800']
 #                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
@@ -24,6 +31,7 @@
 
 LABS_DIR      := labs
 LABS_BUILD    := _build/labs
+LABS_KO       := $(LABS_DIR)/ko
 LABS_JOBS     ?= 2
 LABS_ARGS     ?=
 SUBMISSIONS   ?=
@@ -36,7 +44,7 @@ MUTANT_ARGS   ?=
 
 TEST_STEPS += test-labs test-mutants
 
-.PHONY: labs test-labs grade sandbox-deps mutants test-mutants test-caps
+.PHONY: labs test-labs test-labs-ko grade sandbox-deps mutants test-mutants test-caps
 
 # bubblewrap from apt when `bwrap` is missing (txcourse/course/grading/sandbox.py runs each graded notebook's
 # kernel in it). CI runs as root; APT_SUDO (Makefile) adds sudo on CI runners that are not root.
@@ -82,6 +90,7 @@ test-mutants: $(VENV_STAMP) sandbox-deps
 labs: $(VENV_STAMP)
 	$(PY) $(LABS_DIR)/make_sources.py
 	$(PY) -m txcourse.course.grading release --labs-dir $(LABS_DIR)
+	$(PY) -m txcourse.course.grading release --labs-dir $(LABS_KO)
 
 test-labs: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/make_sources.py --check
@@ -92,6 +101,14 @@ test-labs: $(VENV_STAMP) sandbox-deps
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_sandbox.py
 	@# every lab's probes: the solution passes them, the unchanged student version fails every one
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_probes.py -k blank
+	@# the Korean edition, graded as students are: every lab in one framework (solution full marks, blank 0),
+	@# and the same week-3 code in both editions (equal rows)
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_labs_i18n.py -k "full_marks or same_grades"
+
+# The Korean edition's full check: every lab, both frameworks (`make test-labs` checks one framework a lab).
+test-labs-ko: $(VENV_STAMP) sandbox-deps
+	$(PY) $(LABS_DIR)/make_sources.py --check
+	$(PY) -m txcourse.course.grading check --labs-dir $(LABS_KO) --build-dir $(LABS_BUILD)-ko --jobs $(LABS_JOBS) $(LABS_ARGS)
 
 grade: $(VENV_STAMP) sandbox-deps
 	@if [ -z '$(SUBMISSIONS)' ] || [ -z '$(LAB)' ]; then \
