@@ -7,12 +7,13 @@
 #                    student version (zero); prints a table of scores and times. Then grades
 #                    three fake week-3 submissions (tests/course/test_grading.py::test_real_lab_submissions)
 #                    and the hostile week-2 submissions (tests/course/test_grading_sandbox.py).
-#                    The Korean edition (labs/ko), graded as students are: every lab in one framework (weeks 1,
-#                    3, 5 PyTorch, weeks 2, 4, 6 TensorFlow: `make test`'s time) solution full marks, blank 0,
-#                    and the same week-3 code alike in both editions (tests/course/test_labs_i18n.py, whose quick
-#                    tests in test-python hold every Korean notebook to its English twin but for the Markdown)
-#   make test-labs-ko   the check above (papermill, nbval, autograde) on every Korean notebook, both frameworks
-#                    (not in `make test`)
+#                    The Korean edition (labs/ko): the same week-3 code (solution, a partial answer, the blank)
+#                    graded alike by both editions (tests/course/test_labs_i18n.py, whose quick tests in
+#                    test-python hold every Korean notebook to its English twin but for the Markdown: the code,
+#                    tests, probes and points the English check grades)
+#   make test-labs-ko   the Korean edition graded as students are, every lab in one framework (weeks 1, 3, 5
+#                    PyTorch, weeks 2, 4, 6 TensorFlow), then the check above (papermill, nbval, autograde) on
+#                    every Korean notebook in both frameworks; not in `make test` (CI's 45 minutes)
 #   make grade SUBMISSIONS=folder LAB=week3_attention [GRADES=file.csv] [CELL_TIMEOUT=300]
 #              [GRADE_ARGS='--jobs 2 --memory 8G --notebook-timeout 1800']
 #                    grade a folder of submissions (one subfolder per student): CSV + HTML feedback;
@@ -101,13 +102,13 @@ test-labs: $(VENV_STAMP) sandbox-deps
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_grading_sandbox.py
 	@# every lab's probes: the solution passes them, the unchanged student version fails every one
 	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_probes.py -k blank
-	@# the Korean edition, graded as students are: every lab in one framework (solution full marks, blank 0),
-	@# and the same week-3 code in both editions (equal rows)
-	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_labs_i18n.py -k "full_marks or same_grades"
+	@# the Korean edition: the same week-3 code graded alike in both editions (equal rows)
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_labs_i18n.py -k same_grades
 
-# The Korean edition's full check: every lab, both frameworks (`make test-labs` checks one framework a lab).
+# The Korean edition graded as students are: every lab in one framework, then every notebook in both.
 test-labs-ko: $(VENV_STAMP) sandbox-deps
 	$(PY) $(LABS_DIR)/make_sources.py --check
+	TXCOURSE_LAB_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/course/test_labs_i18n.py -k full_marks
 	$(PY) -m txcourse.course.grading check --labs-dir $(LABS_KO) --build-dir $(LABS_BUILD)-ko --jobs $(LABS_JOBS) $(LABS_ARGS)
 
 grade: $(VENV_STAMP) sandbox-deps
