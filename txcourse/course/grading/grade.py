@@ -68,6 +68,7 @@ from txcourse.course.grading.submissions import (
     read_submission,
     why_refused,
     why_too_much_source,
+    why_uncompilable,
 )
 from txcourse.course.grading.verdict import prepare_probes
 from txcourse.course.grading.workspace import MISSING, copy_out, grade_one, read_regular, write_new
@@ -352,6 +353,10 @@ def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> 
     too_much = why_too_much_source(nb)  # before the AST check, nbgrader and the feedback parse or render it
     if too_much:
         row["status"] = f"refused: {too_much}"
+        return None
+    uncompilable = why_uncompilable(nb)  # before the AST check and the kernels: a cell the compiler cannot take
+    if uncompilable:
+        row["status"] = f"refused: {uncompilable}"
         return None
     repeated = drop_duplicate_grade_ids(nb)
     moved = in_master_order(nb, run.master_notebooks[name])
