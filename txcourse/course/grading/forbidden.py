@@ -387,6 +387,14 @@ def _hiding_imported(node: ast.AST) -> list[str]:
     return [f"imports {node.module}.{name} ({HIDING_IN[name][1]})" for name in hidden]
 
 
+def _plain_name_hides(name: str) -> str:
+    """Why a plain name (not an attribute) hides a call: a built-in of :data:`HIDING_BUILTINS` or a name of the
+    kernel's input history (:data:`HISTORY_NAMES`, ``_i<N>``); '' for any other name."""
+    if name in HIDING_BUILTINS:
+        return HIDING_BUILTINS[name]
+    return "the kernel's input history" if name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name) else ""
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -416,10 +424,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                 add(node, f"uses {name}, which this exercise asks you to do without")
             elif name in HIDING:
                 add(node, f"{name} ({HIDING[name]})")
-            elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
-                add(node, f"{name} ({HIDING_BUILTINS[name]})")
-            elif isinstance(node, ast.Name) and (name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name)):
-                add(node, f"{name} (the kernel's input history)")
+            elif isinstance(node, ast.Name) and _plain_name_hides(name):
+                add(node, f"{name} ({_plain_name_hides(name)})")
             elif name in HIDING_IN and path and path.split(".")[0] == HIDING_IN[name][0]:
                 add(node, f"{path} ({HIDING_IN[name][1]})")
             elif path and (isinstance(node, ast.Attribute) or node.id in aliases):
