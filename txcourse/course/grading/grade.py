@@ -341,7 +341,8 @@ def submitted_bytes(
 def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> Optional[bytes]:
     """The notebook ``data`` as the workspace gets it: parsed (None and status ``unreadable`` when it is
     not a notebook; ``refused`` when a cell's source or the notebook's is over its cap,
-    :func:`~txcourse.course.grading.submissions.why_too_much_source`), a repeated test cell made an
+    :func:`~txcourse.course.grading.submissions.why_too_much_source`, or a code cell Python's compiler cannot take,
+    :func:`~txcourse.course.grading.submissions.why_uncompilable`), a repeated test cell made an
     ordinary cell, its cells in the master's order
     (:func:`~txcourse.course.grading.submissions.in_master_order`); the note says what changed."""
     import nbformat
