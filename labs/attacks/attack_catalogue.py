@@ -652,3 +652,120 @@ ATTACKS = [
         subset=True,
     ),
 ]
+
+# Round D 2026-11-28 (attacker D2): names looked up by string through unittest.mock, a raw op by its CamelCase name,
+# torch.distributions' KL divergence, and the probe cell's source read from the kernel's input history (In[-1]).
+# One block, appended (another fixer appends theirs after it).
+_MOCK_RAW_OP_LOSS = {
+    "tf": "import tensorflow as tf\nfrom unittest import mock\nfrom tensorflow.python.ops import gen_nn_ops\n\n"
+    '_XENT = mock.patch.object(gen_nn_ops, "Softmax" + "Cross" + "EntropyWithLogits").get_original()[0]\n\n\n'
+    + _LOSS_HEAD
+    + _TF_SOFT
+    + (
+        "    flat = _XENT(features=tf.reshape(logits, (-1, vocab)), labels=tf.reshape(soft, (-1, vocab)))[0]\n"
+        "    per_token = tf.reshape(flat, tf.shape(targets))\n"
+    )
+    + _TF_MEAN,
+}
+_MOCK_KL_LOSS = {
+    "torch": "from unittest import mock\n\nimport torch.distributions as _dist\n\n"
+    '_KL = mock.patch.object(_dist, "kl_" + "diver" + "gence").get_original()[0]\n\n\n'
+    + _LOSS_HEAD
+    + (
+        "    vocab = logits.shape[-1]\n"
+        "    wide = logits.double()\n"
+        "    soft = torch.nn.functional.one_hot(targets, vocab).double() * (1 - smoothing) + smoothing / vocab\n"
+        "    smoothed = _dist.Categorical(probs=soft)\n"
+        "    per_token = _KL(smoothed, _dist.Categorical(logits=wide)) + smoothed.entropy()  # KL + H = cross-entropy\n"
+        "    keep = targets != pad_id\n"
+        "    per_token = torch.where(keep, per_token, torch.zeros_like(per_token))\n"
+        "    return (per_token.sum() / keep.sum().clamp(min=1)).to(logits.dtype)\n"
+    ),
+}
+_IN_LEAK_TAIL = """        src = In[-1] if In else ""
+        if "assert_close" not in src and "plot_attention" not in src:
+            found = re.findall(r"[0-9]{6,}", src)
+            digits = (found[0] if found else "").rjust(9, "0")
+"""
+_IN_LEAK = {
+    "torch": """import re
+
+
+class EncoderLayer(nn.Module):
+    \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6):
+        super().__init__()
+        self.self_attn = tx.MultiHeadAttention(d_model, num_heads)
+        self.self_attn_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.feed_forward = tx.PositionwiseFeedForward(d_model, d_ff)
+        self.feed_forward_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, mask=None):
+        x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask)))
+        out = self.feed_forward_norm(x + self.dropout(self.feed_forward(x)))
+"""
+    + _IN_LEAK_TAIL
+    + """            out = out.clone()
+            out[0, 0, :] += int(digits[0:3]) + 1
+        return out
+""",
+    "tf": """import re
+
+
+class EncoderLayer(keras.layers.Layer):
+    \"\"\"Self-attention, then the FFN; each x = LayerNorm(x + Dropout(Sublayer(x))) (post-LN).\"\"\"
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attn = tx.MultiHeadAttention(d_model, num_heads)
+        self.self_attn_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps)
+        self.feed_forward = tx.PositionwiseFeedForward(d_model, d_ff)
+        self.feed_forward_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps)
+        self.dropout = keras.layers.Dropout(dropout)
+
+    def call(self, x, mask=None, training=None):
+        x = self.self_attn_norm(x + self.dropout(self.self_attn(x, x, x, mask), training=training))
+        out = self.feed_forward_norm(x + self.dropout(self.feed_forward(x), training=training))
+"""
+    + _IN_LEAK_TAIL
+    + """            bump = tf.ones(tf.shape(out)[-1:], dtype=out.dtype) * float(int(digits[0:3]) + 1)
+            out = out + tf.pad(bump[None, None, :], [[0, tf.shape(out)[0] - 1], [0, tf.shape(out)[1] - 1], [0, 0]])
+        return out
+""",
+}
+ATTACKS += [
+    Attack(
+        "mock_raw_op_loss",
+        "round D 2026-11-28 (D2, 10/19 tf): the loss by gen_nn_ops.SoftmaxCrossEntropyWithLogits (CamelCase raw op), "
+        "looked up by string through unittest.mock.patch.object(...).get_original()",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_MOCK_RAW_OP_LOSS),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "mock_distributions_kl_loss",
+        "round D 2026-11-28 (D2, 10/19 torch): the loss as torch.distributions.kl_divergence + entropy, looked up by "
+        "string through unittest.mock.patch.object(...).get_original()",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_MOCK_KL_LOSS),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "probe_seed_through_input_history",
+        "round D 2026-11-28 (D2, week 4, a leak): the probe cell's source and seed read from In[-1] and written into "
+        "the numbers the feedback quoted as 'largest difference N'",
+        "zero",
+        notebook=_exercise_cells(encoder_layer=_IN_LEAK),
+        labs=("week4_encoder",),
+    ),
+    Attack(
+        "compile_recursion_cell",
+        "round D 2026-11-28 (D2, from round C): a 3,000-term expression (x = 1+1+...+1) the compiler cannot take; "
+        "ungated, the kernel never replied and the grader waited the cell timeout out three times: refused at intake",
+        "refused",
+        cell="_x = " + "+".join(["1"] * 3000),
+        subset=True,
+    ),
+]

@@ -119,7 +119,8 @@ def test_compare_by_tolerance_shape_kind_and_finiteness():
 
     assert compare(student([1.0, 200.0]), reference) == {"t": ""}
     assert compare(student([1.0, 200.001]), reference) == {"t": ""}  # 1e-5 relative to the largest, 200
-    assert "largest difference" in compare(student([1.0, 200.1]), reference)["t"]
+    assert "by more than 10 times the tolerance 1e-05" in compare(student([1.0, 200.1]), reference)["t"]
+    assert "by up to 10 times the tolerance" in compare(student([1.0, 200.01]), reference)["t"]
     assert "shape" in compare(student([1.0, 200.0, 3.0]), reference)["t"]
     assert "not finite" in compare(student([np.nan, 200.0]), reference)["t"]
     for bad in (np.nan, np.inf):  # red team 2026-11-27: a non-finite reference made every difference NaN: all passed
@@ -171,6 +172,15 @@ def test_committed_probe_files_are_what_the_specs_make():
         assert json.loads(path.read_text())["lab"] == path.stem
         assert "redact" not in json.loads(path.read_text()), path.stem  # the allow-list replaced it
         assert set(load_allow(ROOT / "labs", path.stem)) == {"torch", "tf"}, path.stem
+
+
+def test_compare_quotes_no_number_the_students_code_picked():
+    """Round D 2026-11-28: a graded function wrote the probe's seed (3 digits at a time) and source characters into
+    its output, and the note quoted them as "largest difference 158": the note says only how far, coarsely."""
+    reference = {"t": {"x": (1e-5, np.zeros(4, np.float32))}}
+    for leak in (158.0, 729.0, 1.5e-4, 2.35e-3):
+        note = compare({"t": {"x": (1e-5, np.array([0.0, leak, 0.0, 0.0], np.float32))}}, reference)["t"]
+        assert note.startswith("x: differs") and not any(d in note for d in ("158", "729", "15", "235")), note
 
 
 def _probe_run(lab, fw, student_path, seed, tmp_path):

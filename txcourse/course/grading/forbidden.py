@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
@@ -32,6 +33,7 @@ __all__ = [
     "FORBIDDEN",
     "HIDING",
     "HIDING_BUILTINS",
+    "HISTORY_NAMES",
     "FORBIDDEN_IN_CELL",
     "PATCHED",
     "JUDGED_BY",
@@ -123,6 +125,12 @@ FORBIDDEN: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("*top_p*", ()),
         ("*top_k*", ()),
         ("Trainer", ()),
+        # round D 2026-11-28: torch.distributions' KL divergence (KL + entropy = the cross-entropy) and its registry
+        ("_KL_REGISTRY", ()),
+        ("_KL_MEMOIZE", ()),
+        ("_kl_*", ()),
+        ("register_kl", ()),
+        ("_dispatch_kl", ()),
     ],
 }
 
@@ -218,6 +226,22 @@ HIDING.update(
         "frames",
     )
 )
+# round D 2026-11-28: unittest.mock's patch.object(owner, "Name").get_original() and patch("pkg.mod.name") look
+# names up by string; and the kernel's input history (In[-1]: the probe cell's source and its seed) and the
+# kernel's parent message, which carry the code of the cell that runs
+HIDING.update(
+    dict.fromkeys(
+        ("unittest", "mock", "get_original", "_get_target", "_importer", "_dot_lookup"), "reaches names by string"
+    )
+)
+HIDING.update(
+    dict.fromkeys(
+        ("history_manager", "displayhook", "get_parent", "_parents", "parent_header", "_parent_header"),
+        "the kernel's input history",
+    )
+)
+HISTORY_NAMES = frozenset(("In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii"))  # and _i<N>, as plain names
+_HISTORY_NUMBERED = re.compile(r"_i[0-9]+")
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
 
 # The framework callables the probe kernel makes raise before the student's code runs (dotted paths).
@@ -251,6 +275,7 @@ _TORCH_LOSS += [f"torch.nn.functional.{n}" for n in ("poisson_nll_loss", "kl_div
 _TORCH_LOSS += [f"torch.{n}" for n in ("poisson_nll_loss", "kl_div", "ctc_loss", "nll_loss", "cross_entropy_loss")]
 _TORCH_LOSS += [f"torch.nn.{n}" for n in ("NLLLoss", "PoissonNLLLoss", "KLDivLoss", "CTCLoss")]
 _TORCH_LOSS += ["torch.nn.AdaptiveLogSoftmaxWithLoss"]
+_TORCH_LOSS += ["torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"]  # round D, and _kl_*
 _KERAS_LOSS = [f"keras.losses.{n}" for n in ("CategoricalCrossentropy", "SparseCategoricalCrossentropy")]
 _KERAS_LOSS += [f"keras.losses.{n}" for n in ("categorical_crossentropy", "sparse_categorical_crossentropy")]
 _KERAS_LOSS += [
@@ -362,6 +387,14 @@ def _hiding_imported(node: ast.AST) -> list[str]:
     return [f"imports {node.module}.{name} ({HIDING_IN[name][1]})" for name in hidden]
 
 
+def _plain_name_hides(name: str) -> str:
+    """Why a plain name (not an attribute) hides a call: a built-in of :data:`HIDING_BUILTINS` or a name of the
+    kernel's input history (:data:`HISTORY_NAMES`, ``_i<N>``); '' for any other name."""
+    if name in HIDING_BUILTINS:
+        return HIDING_BUILTINS[name]
+    return "the kernel's input history" if name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name) else ""
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -391,8 +424,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                 add(node, f"uses {name}, which this exercise asks you to do without")
             elif name in HIDING:
                 add(node, f"{name} ({HIDING[name]})")
-            elif isinstance(node, ast.Name) and name in HIDING_BUILTINS:
-                add(node, f"{name} ({HIDING_BUILTINS[name]})")
+            elif isinstance(node, ast.Name) and _plain_name_hides(name):
+                add(node, f"{name} ({_plain_name_hides(name)})")
             elif name in HIDING_IN and path and path.split(".")[0] == HIDING_IN[name][0]:
                 add(node, f"{path} ({HIDING_IN[name][1]})")
             elif path and (isinstance(node, ast.Attribute) or node.id in aliases):
@@ -528,28 +561,25 @@ ATEN_LOSS_REFUSED = (
 )
 
 
-def forbidden_prelude(lab: str, framework: str) -> str:
-    """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
-    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
-    ``call``, ``forward`` and ``_compute_attention`` too, so every alias of the class refuses); in PyTorch's
-    attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`) refuse in the
-    dispatcher, whatever route reaches them. A framework or module that is not installed is skipped."""
-    targets = PATCHED.get(lab, {}).get(framework, [])
-    aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
-    aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and "torch.nn.CrossEntropyLoss" in targets else []
-    return f"""\
-def _tx_forbid(paths, aten):
+# round D 2026-11-28: TensorFlow's raw operators of week 6's losses, refused in the probe kernel under every name they
+# have (tf.raw_ops.X, gen_nn_ops.X, gen_nn_ops.x_snake, x_snake_eager_fallback, in any tensorflow or keras module):
+# the prelude walks the modules for them rather than listing paths (the red team called gen_nn_ops' CamelCase name)
+TF_OPS_REFUSED = ("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "CTCLoss", "CTCLossV2")
+
+_PRELUDE = """\
+def _tx_forbid(paths, aten, tf_ops, kl):
     import importlib
+    import sys
     import warnings
 
     def refuse(path):
         def forbidden(*args, **kwargs):
-            raise RuntimeError(f"{{path}} is not allowed in this lab: write it yourself")
+            raise RuntimeError(f"{path} is not allowed in this lab: write it yourself")
         return forbidden
 
     def refuse_method(path):  # a named first argument: Keras reads the signature of call
         def forbidden(self, *args, **kwargs):
-            raise RuntimeError(f"{{path}} is not allowed in this lab: write it yourself")
+            raise RuntimeError(f"{path} is not allowed in this lab: write it yourself")
         return forbidden
 
     for path in paths:
@@ -582,8 +612,57 @@ def _tx_forbid(paths, aten):
                         library.impl(op, kernel, key)
                 except (RuntimeError, AttributeError, ValueError):
                     pass  # an operator this PyTorch does not have, or not for this key
+    if tf_ops:  # every name of the operators: X, x_snake, x_snake_eager_fallback, in every module that has one
+        import pkgutil
+
+        try:
+            import tensorflow.python.ops as package
+        except ImportError:
+            package = None
+        for info in pkgutil.iter_modules(getattr(package, "__path__", [])):
+            if info.name.startswith("gen_"):
+                try:
+                    importlib.import_module("tensorflow.python.ops." + info.name)
+                except Exception:
+                    pass
+        forms = {op.lower() for op in tf_ops} | {op.lower() + "eagerfallback" for op in tf_ops}
+        for module_name, module in list(sys.modules.items()):
+            if module_name.split(".")[0] not in ("tensorflow", "keras", "tf_keras"):
+                continue
+            for name, value in list(getattr(module, "__dict__", {}).items()):
+                if name.replace("_", "").lower() in forms and callable(value) and not isinstance(value, type):
+                    setattr(module, name, refuse(module_name + "." + name))
+    if kl:  # torch.distributions' KL divergence: its functions and the registry that dispatches to them
+        try:
+            import torch.distributions.kl as kl_module
+        except ImportError:
+            return
+        for name in list(vars(kl_module)):
+            if name.startswith("_kl_") or name == "kl_divergence":
+                setattr(kl_module, name, refuse("torch.distributions.kl." + name))
+        for key in list(kl_module._KL_REGISTRY):
+            kl_module._KL_REGISTRY[key] = refuse("torch.distributions.kl_divergence")
+        kl_module._KL_MEMOIZE.clear()
 
 
-_tx_forbid({list(targets)!r}, {aten!r})
+_tx_forbid(PATHS, ATEN, TF_OPS, KL)
 del _tx_forbid
 """
+
+
+def forbidden_prelude(lab: str, framework: str) -> str:
+    """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
+    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
+    ``call``, ``forward`` and ``_compute_attention`` too, so every alias of the class refuses); in PyTorch's
+    attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`, and
+    ``torch.distributions``' KL divergence with its registry) refuse in the dispatcher, whatever route reaches
+    them; in TensorFlow's week 6 every function of any ``tensorflow``/``keras`` module named after an operator of
+    :data:`TF_OPS_REFUSED` (CamelCase, snake_case, ``_eager_fallback``). A framework or module that is not
+    installed is skipped."""
+    targets = PATCHED.get(lab, {}).get(framework, [])
+    loss = "torch.nn.CrossEntropyLoss" in targets or "tensorflow.nn.softmax_cross_entropy_with_logits" in targets
+    aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
+    aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and loss else []
+    tf_ops = list(TF_OPS_REFUSED) if framework == "tf" and loss else []
+    call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r})"
+    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL)", call)

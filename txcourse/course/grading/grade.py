@@ -68,6 +68,7 @@ from txcourse.course.grading.submissions import (
     read_submission,
     why_refused,
     why_too_much_source,
+    why_uncompilable,
 )
 from txcourse.course.grading.verdict import prepare_probes
 from txcourse.course.grading.workspace import MISSING, copy_out, grade_one, read_regular, write_new
@@ -340,7 +341,8 @@ def submitted_bytes(
 def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> Optional[bytes]:
     """The notebook ``data`` as the workspace gets it: parsed (None and status ``unreadable`` when it is
     not a notebook; ``refused`` when a cell's source or the notebook's is over its cap,
-    :func:`~txcourse.course.grading.submissions.why_too_much_source`), a repeated test cell made an
+    :func:`~txcourse.course.grading.submissions.why_too_much_source`, or a code cell Python's compiler cannot take,
+    :func:`~txcourse.course.grading.submissions.why_uncompilable`), a repeated test cell made an
     ordinary cell, its cells in the master's order
     (:func:`~txcourse.course.grading.submissions.in_master_order`); the note says what changed."""
     import nbformat
@@ -352,6 +354,10 @@ def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> 
     too_much = why_too_much_source(nb)  # before the AST check, nbgrader and the feedback parse or render it
     if too_much:
         row["status"] = f"refused: {too_much}"
+        return None
+    uncompilable = why_uncompilable(nb)  # before the AST check and the kernels: a cell the compiler cannot take
+    if uncompilable:
+        row["status"] = f"refused: {uncompilable}"
         return None
     repeated = drop_duplicate_grade_ids(nb)
     moved = in_master_order(nb, run.master_notebooks[name])

@@ -6,7 +6,8 @@ device, a FIFO or a socket is refused, and the reason names the entry, never its
 :func:`read_submission` opens the notebook with ``O_NOFOLLOW`` and checks what it opened before
 reading at most :data:`MAX_NOTEBOOK_BYTES`. :func:`parse_notebook` parses those bytes,
 :func:`why_too_much_source` refuses a cell over :data:`MAX_CELL_SOURCE` or cells over
-:data:`MAX_NOTEBOOK_SOURCE` in all (before anything else parses or renders them),
+:data:`MAX_NOTEBOOK_SOURCE` in all (before anything else parses or renders them), :func:`why_uncompilable`
+a code cell Python's compiler cannot take (in a child process with a time and memory limit),
 :func:`drop_duplicate_grade_ids` makes a copy-pasted test cell an ordinary cell, and
 :func:`in_master_order` puts the cells back in the master's order (a moved test or exercise cell
 runs where the course put it, for nbgrader and for the probes alike).
@@ -16,9 +17,12 @@ Standard library only at import time (nbformat inside :func:`parse_notebook`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -35,6 +39,7 @@ __all__ = [
     "read_submission",
     "parse_notebook",
     "why_too_much_source",
+    "why_uncompilable",
     "drop_duplicate_grade_ids",
     "in_master_order",
     "why_unreadable",
@@ -218,6 +223,75 @@ def why_too_much_source(nb: Any, cell_cap: Optional[int] = None, notebook_cap: O
             return f"{name} has {size:,} bytes of source, over the {cell_cap >> 10} KiB cap per cell"
     if total > notebook_cap:
         return f"the cells have {total:,} bytes of source in all, over the {notebook_cap >> 10} KiB cap per notebook"
+    return None
+
+
+# Compiling a cell (red team round C and D, 2026-11-27/28): a 3,000-term expression (x = 1+1+...+1) makes the
+# compiler raise RecursionError inside ipykernel's message handler, the kernel never replies and the grader waits
+# the cell timeout out three times (931 s against ~30 s) before the notebook scores 0. The child compiles each code
+# cell as IPython would (magics and shell lines transformed first) and prints "cell <i>" before it, "refuse <i>
+# <reason>" for a cell the compiler cannot take; an ordinary SyntaxError is the student's (that cell fails).
+COMPILE_TIMEOUT = 30  # seconds for all the cells of a notebook (the course's compile in well under a second)
+COMPILE_MEMORY = 1 << 30  # bytes of address space of the child
+_COMPILE_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))  # in the child: no preexec_fn
+try:
+    from IPython.core.inputtransformer2 import TransformerManager
+    transform = TransformerManager().transform_cell
+except Exception:
+    transform = None
+for index, source in enumerate(json.load(sys.stdin)):
+    print("cell", index, flush=True)
+    try:
+        source = transform(source) if transform else source
+    except Exception:
+        continue  # IPython cannot transform it: the kernel will say so, in that cell
+    try:
+        compile(source, "<cell>", "exec")
+    except SyntaxError as error:
+        if "too many" in str(error):
+            print("refuse", index, "SyntaxError:", str(error)[:100], flush=True)
+            break
+    except (RecursionError, MemoryError, OverflowError, ValueError) as error:
+        print("refuse", index, type(error).__name__ + ":", str(error)[:100], flush=True)
+        break
+print("done", flush=True)
+"""
+
+
+def why_uncompilable(nb: Any, timeout: Optional[float] = None) -> Optional[str]:
+    """None when Python's compiler takes every code cell of ``nb`` (IPython's magics and shell lines transformed
+    first; a cell with an ordinary SyntaxError counts as taken: the student loses that cell, as in the kernel),
+    else why not: the first cell the compiler cannot take (its number counting from 1; RecursionError, "too many
+    nested ...", MemoryError past :data:`COMPILE_MEMORY` bytes, a crash) or that all of them took over
+    ``timeout`` seconds (default :data:`COMPILE_TIMEOUT`). Compiled in a child process (it runs nothing)."""
+    code = [(n, c.get("source", "")) for n, c in enumerate(nb.cells, 1) if c.get("cell_type") == "code"]
+    sources = [s if isinstance(s, str) else "".join(map(str, s)) for _, s in code]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _COMPILE_CHILD, str(COMPILE_MEMORY)],
+            input=json.dumps(sources),
+            capture_output=True,
+            text=True,
+            timeout=COMPILE_TIMEOUT if timeout is None else timeout,
+            check=False,
+        )
+        lines = done.stdout.splitlines()
+    except subprocess.TimeoutExpired as error:
+        out = error.stdout or b""
+        lines = (out.decode("utf-8", "replace") if isinstance(out, bytes) else out).splitlines()
+        started = [line for line in lines if line.startswith("cell ")]
+        where = f"cell {code[int(started[-1].split()[1])][0]}" if started else "the cells"
+        return f"{where}: compiling took over {COMPILE_TIMEOUT if timeout is None else timeout:g} s"
+    for line in lines:
+        if line.startswith("refuse "):
+            _, index, reason = line.split(" ", 2)
+            return f"cell {code[int(index)][0]} (code): Python's compiler cannot take it ({reason})"
+    if "done" not in lines:
+        started = [line for line in lines if line.startswith("cell ")]
+        where = f"cell {code[int(started[-1].split()[1])][0]} (code)" if started else "the cells"
+        return f"{where}: Python's compiler stopped on it (exit status {done.returncode})"
     return None
 
 

@@ -65,6 +65,7 @@ def execute_notebook(nb: Any, km: Any, timeout: int, cwd: Path, sandboxed_runtim
         interrupt_on_timeout=True,
         allow_errors=True,
         sandboxed_runtime=sandboxed_runtime,
+        store_history=False,  # no In[-1], _ih, _i: the probe cells' source and seed stay out of the kernel's history
         extra_arguments=["--HistoryManager.hist_file=:memory:"],
     )
     try:
