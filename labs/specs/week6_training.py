@@ -381,8 +381,8 @@ CELLS = [
             """
         # Week 6 lab: training and decoding ([[FW]])
 
-        You will write the two pieces that turn the model of weeks 2 to 5 into a translator: the
-        **label-smoothed cross-entropy** it is trained with (Sec. 5.4 of Vaswani et al. 2017) and **greedy
+        You will write the three pieces that turn the model of weeks 2 to 5 into a translator: the
+        **label-smoothed cross-entropy** it is trained with (Sec. 5.4 of Vaswani et al. 2017), **greedy
         decoding**, which translates one token at a time, and the **top-p (nucleus) filter** that sampling
         decoders draw from. Then you train a small Transformer on the course's
         `numbers` task (an English number in words → the same number in Korean, e.g. "twelve thousand, three
