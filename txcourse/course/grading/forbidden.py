@@ -28,6 +28,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
+from txcourse.course.grading.import_guard import import_findings
+
 __all__ = [
     "FORBIDDEN",
     "HIDING",
@@ -381,6 +383,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
 
     banned = FORBIDDEN_IN_CELL.get((lab, cell or ""), [])
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node, reason in import_findings(tree, aliases):  # code written to disk, where import looks
+        add(node, reason)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in _DYNAMIC_ATTRS and id(node) not in called:
             add(node, f"{node.id} passed as a value (reduce(getattr, ...) hides what it calls)")
