@@ -656,7 +656,7 @@ ATTACKS = [
 
 # Round D 2026-11-28 (attacker D1): code the notebook writes to disk, then imports (the source check never sees
 # it), and a notebook of very many cells. The module below is rot13 of a correct sinusoidal table: without the
-# kernel's guard (txcourse/course/grading/import_guard.py) it earned exercise 1's 7 points; its file name is
+# kernel's guard (txcourse/course/grading/import_guard.py) such a module earned exercise 1's 7 points; its name is
 # computed and the working folder is already on IPython's sys.path, so nothing in the cell's source gives it away.
 _PE_MODULE_ROT13 = (
     "vzcbeg ahzcl nf ac\n\n\nqrs gnoyr(znk_yra, q_zbqry):\n"
@@ -683,8 +683,8 @@ ATTACKS += [
     Attack(
         "write_then_import",
         "round D 2026-11-28 (D1, week 2 torch): the exercise cell writes a rot13-encoded module to the working folder"
-        " and imports it (a correct table: 7/7 unguarded; a leaking one read the probe's line): the kernel refuses"
-        " to open or import code from a folder the notebook can write",
+        " and imports it (the red team's control, a correct table, earned 7/7; a leaking one read the probe's line):"
+        " the kernel refuses to open or import code from a folder the notebook can write",
         "zero",
         notebook=_exercise_cells(positional_encoding=_WRITE_THEN_IMPORT),
         labs=("week2_positional",),

@@ -58,7 +58,7 @@ print("honest imports ok")
 for name, route in ROUTES.items():
     try:
         exec(route)
-        print("NOT REFUSED", name)
+        print("not refused:", name)
     except Exception as error:
         print("refused" if REFUSED in str(error) else "OTHER " + repr(error)[:200], name)
 """
@@ -210,3 +210,26 @@ def test_a_notebook_of_many_cells_is_refused_at_intake(tmp_path):
         f"(10 times the course's notebook, at least {MIN_CELL_CAP})"
     )
     assert rows["many"]["score"] == 0
+
+
+def test_feedback_renders_a_long_markdown_cell_as_plain_text():
+    """3. Markdown cells over MARKDOWN_RENDER_CAP ('*_' * N took 7-11 s per 128 KiB cell in mistune) are shown as
+    escaped text; the course's own cells (at most ~3.5 KB) are rendered as before."""
+    pytest.importorskip("nbgrader")
+    import runpy
+
+    from traitlets.config import Config
+
+    from txcourse.course.grading.intake_caps import MARKDOWN_RENDER_CAP
+
+    config = runpy.run_path(str(ROOT / "labs" / "nbgrader_config.py"), init_globals={"get_config": Config})
+    inert = config["InertMarkdown"]()
+    long = "*_" * (MARKDOWN_RENDER_CAP // 2) + "<b>x</b>"
+    cell, _ = inert.preprocess_cell({"cell_type": "markdown", "source": long, "metadata": {}}, {}, 0)
+    assert cell["source"].startswith("<pre>*_*_") and "&lt;b&gt;x&lt;/b&gt;" in cell["source"], cell["source"][:80]
+    short = "*_" * (MARKDOWN_RENDER_CAP // 2 - 8) + "**x**"
+    cell, _ = inert.preprocess_cell({"cell_type": "markdown", "source": short, "metadata": {}}, {}, 0)
+    assert cell["source"].startswith('<div class="jp-RenderedMarkdown">') and "<strong>x</strong>" in cell["source"]
+    for path in COURSE_NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        assert max(len(c.source.encode()) for c in nb.cells if c.cell_type == "markdown") * 4 < MARKDOWN_RENDER_CAP

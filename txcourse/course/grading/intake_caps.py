@@ -14,7 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-__all__ = ["CELLS_PER_MASTER_CELL", "MIN_CELL_CAP", "OUTPUTS_PER_CELL", "cell_cap", "why_too_many_cells"]
+__all__ = [
+    "CELLS_PER_MASTER_CELL",
+    "MIN_CELL_CAP",
+    "OUTPUTS_PER_CELL",
+    "MARKDOWN_RENDER_CAP",
+    "cell_cap",
+    "why_too_many_cells",
+    "renders_as_markdown",
+]
 
 CELLS_PER_MASTER_CELL = 10
 MIN_CELL_CAP = 300
@@ -50,3 +58,15 @@ def why_too_many_cells(data: bytes, master_cells: int) -> Optional[str]:
         if count > OUTPUTS_PER_CELL * cap:
             return f"{count} {what}, over the cap of {OUTPUTS_PER_CELL * cap}"
     return None
+
+
+# The feedback renders each Markdown cell with mistune: some long patterns ('*_' * N, '[a](' * N) take 7-11 s per
+# 128 KiB cell (red team round D). The course's Markdown cells hold at most ~3.5 KB; a longer one is shown as
+# escaped plain text instead (labs/nbgrader_config.py, InertMarkdown).
+MARKDOWN_RENDER_CAP = 16 << 10
+
+
+def renders_as_markdown(source: str) -> bool:
+    """Whether the feedback renders the Markdown cell ``source`` as Markdown (at most
+    :data:`MARKDOWN_RENDER_CAP` bytes of UTF-8), not as escaped plain text."""
+    return len(source.encode("utf-8", "surrogatepass")) <= MARKDOWN_RENDER_CAP
