@@ -376,15 +376,13 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     rules = FORBIDDEN.get(lab, [])
     aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
-    found: list[Finding] = []
+    found = [Finding(f"line {n.lineno}: {why}") for n, why in import_findings(tree, aliases)]  # disk, sys.path
 
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
 
     banned = FORBIDDEN_IN_CELL.get((lab, cell or ""), [])
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    for node, reason in import_findings(tree, aliases):  # code written to disk, where import looks
-        add(node, reason)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in _DYNAMIC_ATTRS and id(node) not in called:
             add(node, f"{node.id} passed as a value (reduce(getattr, ...) hides what it calls)")
