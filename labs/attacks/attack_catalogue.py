@@ -769,3 +769,54 @@ ATTACKS += [
         subset=True,
     ),
 ]
+
+# Round D 2026-11-28 (attacker D1): code the notebook writes to disk, then imports (the source check never sees
+# it), and a notebook of very many cells. The module below is rot13 of a correct sinusoidal table: without the
+# kernel's guard (txcourse/course/grading/import_guard.py) such a module earned exercise 1's 7 points; its name is
+# computed and the working folder is already on IPython's sys.path, so nothing in the cell's source gives it away.
+_PE_MODULE_ROT13 = (
+    "vzcbeg ahzcl nf ac\n\n\nqrs gnoyr(znk_yra, q_zbqry):\n"
+    "    cbf = ac.nenatr(znk_yra, qglcr=ac.sybng64)[:, Abar]\n"
+    "    w = ac.nenatr(q_zbqry)[Abar, :]\n"
+    "    natyrf = cbf / ac.cbjre(10000.0, 2 * (w // 2) / q_zbqry)\n"
+    "    erghea ac.jurer(w % 2 == 0, ac.fva(natyrf), ac.pbf(natyrf)).nfglcr(ac.sybng32)\n"
+)
+_WRITE_THEN_IMPORT_BODY = (
+    "import codecs\n\n"
+    f"_SRC = {_PE_MODULE_ROT13!r}\n"
+    "with open('pe_helpers' + '.p' + 'y', 'w') as fh:\n"
+    "    fh.write(codecs.decode(_SRC, 'rot13'))\n"
+    "import pe_helpers\n\n\n"
+    "def positional_encoding(max_len, d_model):\n"
+    '    """The (max_len, d_model) table."""\n'
+    "    return {wrap}(pe_helpers.table(max_len, d_model))\n"
+)
+_WRITE_THEN_IMPORT = {
+    "torch": "import torch\n" + _WRITE_THEN_IMPORT_BODY.format(wrap="torch.as_tensor"),
+    "tf": "import tensorflow as tf\n" + _WRITE_THEN_IMPORT_BODY.format(wrap="tf.constant"),
+}
+ATTACKS += [
+    Attack(
+        "write_then_import",
+        "round D 2026-11-28 (D1, week 2 torch): the exercise cell writes a rot13-encoded module to the working folder"
+        " and imports it (the red team's control, a correct table, earned 7/7; a leaking one read the probe's line):"
+        " the kernel refuses to open or import code from a folder the notebook can write",
+        "zero",
+        notebook=_exercise_cells(positional_encoding=_WRITE_THEN_IMPORT),
+        labs=("week2_positional",),
+    ),
+    Attack(
+        "many_cells",
+        "round D 2026-11-28 (D1, week 2 torch): 120,000 one-character code cells (11.7 MB, ~117 KB of source, under"
+        " both source caps): intake ~5 min, the run 37:54 against 1:47; here 1,000 cells, refused at intake over the cell"
+        " cap (300 in every lab)",
+        "refused",
+        notebook=lambda nb: nb.cells.extend(
+            type(nb.cells[0])(
+                cell_type="code", id=f"round-d-{i}", metadata={}, outputs=[], execution_count=None, source="1"
+            )
+            for i in range(1_000)
+        ),
+        labs=("week2_positional",),
+    ),
+]

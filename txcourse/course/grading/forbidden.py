@@ -29,6 +29,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
+from txcourse.course.grading.import_guard import import_findings
+
 __all__ = [
     "FORBIDDEN",
     "HIDING",
@@ -407,7 +409,7 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     rules = FORBIDDEN.get(lab, [])
     aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
-    found: list[Finding] = []
+    found = [Finding(f"line {n.lineno}: {why}") for n, why in import_findings(tree, aliases)]  # disk, sys.path
 
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))

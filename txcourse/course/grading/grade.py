@@ -53,6 +53,7 @@ from typing import Any, Optional
 from txcourse.course.grading.context import MAX_TMPDIR, GradeTask, GradingOptions, GradingRun
 from txcourse.course.grading.course import DEFAULT_CELL_TIMEOUT, copy_config
 from txcourse.course.grading.forbidden import FORBIDDEN, forbidden_findings
+from txcourse.course.grading.intake_caps import why_too_many_cells
 from txcourse.course.grading.nbgrader_run import max_scores, run_nbgrader, tool_env
 from txcourse.course.grading.probes import load_probes
 from txcourse.course.grading.sandbox import DEFAULT_MEMORY, ProcessGroups, Sandbox, find_bwrap
@@ -347,6 +348,10 @@ def normalised(run: GradingRun, name: str, data: bytes, row: dict[str, Any]) -> 
     (:func:`~txcourse.course.grading.submissions.in_master_order`); the note says what changed."""
     import nbformat
 
+    too_many = why_too_many_cells(data, len(run.master_notebooks[name].cells))  # before nbformat validates it
+    if too_many:
+        row["status"] = f"refused: {too_many}"
+        return None
     nb, problem = parse_notebook(data)
     if problem:
         row["status"] = f"unreadable: {problem}"
