@@ -5,7 +5,11 @@
 #   make book-editions  only the translated editions, from the English build's execution cache
 #   make book I18N_LANGS=   the English edition alone
 #   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
-#                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
+#                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete), and
+#                       the figures' labels (the strings marked _(), N_(), tr() in txcourse/notebook/plots, the
+#                       figure recipes and the book's code cells) into locales/<lang>/LC_MESSAGES/figures.po
+#                       (book/_ext/figure_catalogue.py). locales/<lang>/LC_MESSAGES/sphinx.po translates the
+#                       theme's labels (book/_ext/editions.py); Sphinx compiles it itself.
 #
 # Jupyter Book 1 has no language flag (jupyter-book issue 1791): book/_ext/edition_conf.py writes the Sphinx
 # configuration Jupyter Book builds with (paths made absolute) into $(I18N_CONF), and sphinx-build reads it
@@ -47,4 +51,5 @@ translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
 	  $(VENV)/bin/sphinx-intl update -p _build/gettext/pot -l $$lang -d locales >/dev/null; \
 	  echo "==> locales/$$lang: translate what is untranslated or fuzzy; obsolete messages are listed (remove them)"; \
 	  $(PY) book/_ext/i18n_checks.py locales/$$lang; \
+	  $(PY) book/_ext/figure_catalogue.py . $$lang; \
 	done
