@@ -210,7 +210,8 @@ def _on_config_inited(app: Sphinx, config: Config) -> None:
     here = config.language or "en"
     # a config value, so that a change of the editions built rewrites every page
     config.txcourse_editions = built_editions(config.txcourse_editions, here, os.environ.get("TXCOURSE_EDITIONS"))
-    config.templates_path = [*config.templates_path, str(STATIC)]
+    # first: its toggle-*-sidebar.html replace the themes' components (pydata-sphinx-theme appends those at setup)
+    config.templates_path = [str(STATIC), *[p for p in config.templates_path if p != str(STATIC)]]
     config.html_static_path = [*config.html_static_path, str(STATIC / "css")]
     options = dict(config.html_theme_options or {})
     end = options.get("article_header_end") or ["article-header-buttons.html"]

@@ -82,7 +82,7 @@ def update(po_path: Path, found: dict[str, list[str]], lang: str) -> Catalog:
             catalog = read_po(f, locale=lang)
     else:
         catalog = Catalog(locale=lang, project="txcourse figures", fuzzy=False)
-    catalog.update(template(found), update_header_comment=False)
+    catalog.update(template(found), update_header_comment=False, update_creation_date=False)
     po_path.parent.mkdir(parents=True, exist_ok=True)
     with open(po_path, "wb") as f:
         write_po(f, catalog, width=WIDTH, include_previous=False, include_lineno=False)

@@ -204,6 +204,37 @@ def _has_glyph(family: list[str], char: str) -> bool:
     return len(family) > 1 and _has_glyph(family[1:], char)
 
 
+def hangul_without_glyphs(fig) -> list[str]:
+    """The texts of ``fig`` with a Hangul syllable that no font of their family has (drawn as boxes)."""
+    out = []
+    for text in fig.findobj(matplotlib.text.Text):
+        family = list(text.get_fontfamily())
+        if any("\uac00" <= c <= "\ud7a3" and not _has_glyph(family, c) for c in text.get_text()):
+            out.append(f"{text.get_text()!r} in {family}")
+    return out
+
+
+@pytest.mark.parametrize("name", list(FIGURES))
+def test_every_korean_label_has_its_glyphs(name):
+    assert plots.cjk_font() is not None, "no Hangul font for matplotlib: install fonts-nanum (make book installs it)"
+    korean = labels.draw_in_each_language(FIGURES[name])["ko"][0]
+    assert hangul_without_glyphs(korean) == [], name
+
+
+def test_a_recipe_figure_in_korean_has_hangul_glyphs_and_no_english_label():
+    """txcourse.course.figures.draw resets matplotlib's settings: the Korean image still gets a Hangul font."""
+    from txcourse.course.figures import draw
+
+    drawn = labels.draw_in_each_language(lambda: draw("week6_warmup_schedule", root=ROOT))
+    assert english_left(drawn["ko"][0], labels.catalogue("ko")) == []
+    assert english_left(drawn["en"][0], labels.catalogue("ko"))
+    assert hangul_without_glyphs(drawn["ko"][0]) == []
+    no_font = drawn["ko"][0]
+    for text in no_font.findobj(matplotlib.text.Text):
+        text.set_fontfamily(["DejaVu Sans"])
+    assert hangul_without_glyphs(no_font), "the glyph check finds nothing on a figure set in DejaVu Sans"
+
+
 def test_korean_labels_are_set_in_a_font_with_hangul():
     font = plots.cjk_font()
     assert font is not None, "no Hangul font for matplotlib: install fonts-nanum (make book installs it)"
@@ -278,3 +309,10 @@ def test_myst_nb_renderer_is_wrapped_once():
     editions._keep_outputs_of_the_language()
     wrapper = SphinxNbRenderer._render_nb_cell_code_outputs
     assert wrapper.txcourse_editions and not getattr(wrapper.__wrapped__, "txcourse_editions", False)
+
+
+def test_labels_module_examples():
+    import doctest
+
+    result = doctest.testmod(labels)
+    assert result.attempted >= 2 and result.failed == 0, result

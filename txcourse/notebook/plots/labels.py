@@ -35,6 +35,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.text
 from matplotlib.figure import Figure
 
 from txcourse.notebook.plots.common import cjk_font, quiet_missing_glyphs
@@ -128,6 +129,22 @@ def in_language(lang: str) -> Iterator[None]:
         _LANGUAGE.reset(token)
 
 
+def _hangul_fonts(fig: Figure) -> None:
+    """Let every text of ``fig`` that is not ASCII fall back to a font with Hangul (:func:`cjk_font`).
+
+    The texts keep the family they were drawn with when :func:`in_language`
+    set it; a figure drawn under other settings (a recipe resets matplotlib's,
+    txcourse.course.figures.draw) gets it here, before it is saved.
+    """
+    font = cjk_font()
+    if font is None:
+        return
+    for text in fig.findobj(matplotlib.text.Text):
+        family = list(text.get_fontfamily())
+        if not text.get_text().isascii() and font not in family:
+            text.set_fontfamily([matplotlib.rcParams["font.sans-serif"][0], font])
+
+
 def _png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     with quiet_missing_glyphs():
@@ -152,6 +169,8 @@ def draw_in_each_language(draw: Callable[[], Figure], languages=LANGUAGES) -> di
             fig = draw()
             if not isinstance(fig, Figure):
                 raise ValueError(f"draw must return a matplotlib Figure, got {type(fig).__name__}")
+            if lang != "en":
+                _hangul_fonts(fig)
             drawn[lang] = (fig, _png(fig))
         plt.close(fig)  # pyplot must not show it again at the end of the cell
     return drawn
