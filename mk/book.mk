@@ -10,10 +10,12 @@
 #                    change, not when the package they import does. The stamp's
 #                    name carries a hash of txcourse/ and of the results the
 #                    chapters read (benchmarks/results/length_curves.json,
-#                    book/data/*): when it changes, every chapter is re-executed.
+#                    book/data/*, and the figures' translations, locales/*/LC_MESSAGES/
+#                    figures.po, which the figure cells draw the Korean images with):
+#                    when it changes, every chapter is re-executed.
 
 BOOK_EXEC_INPUTS := $(sort $(shell find txcourse -name '*.py' 2>/dev/null) \
-                      $(wildcard benchmarks/results/length_curves.json book/data/*))
+                      $(wildcard benchmarks/results/length_curves.json book/data/* locales/*/LC_MESSAGES/figures.po))
 BOOK_EXEC_HASH   := $(shell cat $(BOOK_EXEC_INPUTS) /dev/null | sha256sum | cut -c1-16)
 BOOK_EXEC_STAMP  := _build/.exec-inputs-$(BOOK_EXEC_HASH)
 BOOK_FONT_PKG    := fonts-nanum

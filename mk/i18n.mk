@@ -7,7 +7,11 @@
 #   make translations   after an English edit: re-extract the messages and update locales/<lang>/LC_MESSAGES/book
 #                       and, from slides/week*.md, locales/<lang>/LC_MESSAGES/slides (slides/i18n.py)
 #                       and, from labs/specs, locales/<lang>/LC_MESSAGES/labs (labs/i18n.py)
-#                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete)
+#                       (new messages come out untranslated, changed ones fuzzy, removed ones obsolete), and
+#                       the figures' labels (the strings marked _(), N_(), tr() in txcourse/notebook/plots, the
+#                       figure recipes and the book's code cells) into locales/<lang>/LC_MESSAGES/figures.po
+#                       (book/_ext/figure_catalogue.py). locales/<lang>/LC_MESSAGES/sphinx.po translates the
+#                       theme's labels (book/_ext/editions.py); Sphinx compiles it itself.
 #
 # Jupyter Book 1 has no language flag (jupyter-book issue 1791): book/_ext/edition_conf.py writes the Sphinx
 # configuration Jupyter Book builds with (paths made absolute) into $(I18N_CONF), and sphinx-build reads it
@@ -53,4 +57,6 @@ translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
 	  $(PY) slides/i18n.py update --lang $$lang || exit 1; \
 	  echo "==> locales/$$lang/LC_MESSAGES/labs: the labs' messages (labs/i18n.py)"; \
 	  $(PY) labs/i18n.py update locales/$$lang || exit 1; \
+	  echo "==> locales/$$lang/LC_MESSAGES/figures.po: the figures' labels (book/_ext/figure_catalogue.py)"; \
+	  $(PY) book/_ext/figure_catalogue.py . $$lang || exit 1; \
 	done

@@ -484,3 +484,110 @@ def test_korean_search_finds_the_chapter(word, page, server, chromium):
     assert result.returncode == 0, result.stderr[-2000:]
     hits = re.findall(r'<li[^>]*>\s*<a[^>]+href="([^"]+)"', result.stdout.split('id="search-results"', 1)[-1])
     assert any(page in h for h in hits), f"search of the Korean edition for {word!r} found {hits[:10]}"
+
+
+# ---------------------------------------------------------------------------
+# Each edition's figures and theme labels in its language (issue 33)
+# ---------------------------------------------------------------------------
+EXECUTED = ROOT / "_build" / "jupyter_execute"
+THEME_PO = ROOT / "locales" / "ko" / "LC_MESSAGES" / "sphinx.po"
+IMAGE_SRC = re.compile(r'<img[^>]+src="[^"]*?_images/([0-9a-f]{64})\.png"')
+
+
+def tagged_images(page: str) -> dict[str, set[str]]:
+    """{language: the file names (sha256 of the PNG, as MyST-NB names them) of the images tagged with it}, from the
+    executed notebook of ``page`` (``book/week3_attention.html``); images with no language under "untagged"."""
+    import base64
+    import hashlib
+
+    notebook = EXECUTED / page.replace(".html", ".ipynb")
+    found: dict[str, set[str]] = {}
+    if not notebook.is_file():
+        return found
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            lang = (output.get("metadata") or {}).get("txcourse", {}).get("lang") or "untagged"
+            if "image/png" in output.get("data", {}):
+                png = base64.b64decode(output["data"]["image/png"])
+                found.setdefault(lang, set()).add(hashlib.sha256(png).hexdigest())
+    return found
+
+
+def test_the_figure_cells_drew_each_figure_in_both_languages(site):
+    counts = {page: {lang: len(h) for lang, h in tagged_images(page).items()} for page in PAGES}
+    drawn = {page: c for page, c in counts.items() if c}
+    assert len(drawn) >= 10, f"expected the chapters' figures drawn per language, found {drawn}"
+    uneven = {page: c for page, c in drawn.items() if set(c) != {"en", "ko"} or c["en"] != c["ko"]}
+    assert not uneven, f"pages whose figures are not drawn once in each language (or not tagged): {uneven}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_edition_shows_the_images_of_its_language(page, site):
+    tagged = tagged_images(page)
+    if not tagged:
+        return  # a page without figure cells: nothing tagged to check (the test above counts the pages that have)
+    shown = {"en": set(IMAGE_SRC.findall((site / page).read_text(encoding="utf-8"))),
+             "ko": set(IMAGE_SRC.findall((site / KO / page).read_text(encoding="utf-8")))}  # fmt: skip
+    for edition, other in (("en", "ko"), ("ko", "en")):
+        assert tagged[edition] <= shown[edition], (
+            f"{edition}/{page}: missing its figures {tagged[edition] - shown[edition]}"
+        )
+        assert not tagged[other] & shown[edition], (
+            f"{edition}/{page}: shows the {other} figures {tagged[other] & shown[edition]}"
+        )
+    assert len(shown["en"]) == len(shown["ko"]), (
+        f"{page}: {len(shown['en'])} images in English, {len(shown['ko'])} in Korean"
+    )
+
+
+class _ThemeLabels(HTMLParser):
+    """The theme's labels of a page: attributes people read (aria-label, title, placeholder) anywhere, and the
+    text outside the article (the header, sidebars, footer, prev/next links)."""
+
+    ATTRIBUTES = ("aria-label", "title", "placeholder")
+
+    def __init__(self):
+        super().__init__()
+        self.labels: set[str] = set()
+        self.depth = 0  # inside <article>
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "article":
+            self.depth += 1
+        for name, value in attrs:
+            if name in self.ATTRIBUTES and value:
+                self.labels.add(" ".join(value.split()))
+
+    def handle_endtag(self, tag):
+        if tag == "article" and self.depth:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        text = " ".join(data.split())
+        if text and not self.depth:
+            self.labels.add(text)
+
+
+def theme_labels(path: Path) -> set[str]:
+    parser = _ThemeLabels()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.labels
+
+
+def covered_theme_labels() -> set[str]:
+    """The English labels locales/ko/LC_MESSAGES/sphinx.po translates (to something else)."""
+    from babel.messages.pofile import read_po
+
+    with open(THEME_PO, "rb") as f:
+        return {m.id for m in read_po(f) if m.id and m.string and m.string != m.id and "%(" not in m.id}
+
+
+@pytest.mark.parametrize("page", [*PAGES, "search.html"])
+def test_korean_pages_show_no_english_theme_label(page, site):
+    covered = covered_theme_labels()
+    english = theme_labels(site / page) & covered
+    assert len(english) >= 8, (
+        f"{page}: the English page shows few of the catalogue's labels ({english}): parser broken?"
+    )
+    left = theme_labels(site / KO / page) & covered
+    assert not left, f"{KO}/{page}: theme labels still in English: {sorted(left)}"

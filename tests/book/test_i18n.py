@@ -218,6 +218,39 @@ def test_translations_use_the_glossary_terms(page):
     assert not problems, "\n".join(problems[:40])
 
 
+# The catalogues beside the pages': the figures' labels and the theme's (book/_ext/figure_catalogue.py, editions.py)
+OTHER_CATALOGUES = {name: ROOT / "locales" / LANG / "LC_MESSAGES" / f"{name}.po" for name in ("figures", "sphinx")}
+PYDATA_POT = Path(__import__("pydata_sphinx_theme").__file__).parent / "locale" / "sphinx.pot"
+
+
+@pytest.mark.parametrize("name", list(OTHER_CATALOGUES))
+def test_other_catalogue_translated_not_fuzzy_not_obsolete(name):
+    problems = checks.status_problems(name, checks.read_catalogue(OTHER_CATALOGUES[name]))
+    assert not problems, f"{len(problems)} message(s) to translate:\n" + "\n".join(problems[:40])
+
+
+@pytest.mark.parametrize("name", list(OTHER_CATALOGUES))
+def test_other_catalogue_uses_the_glossary_terms_and_keeps_the_markup(name):
+    terms = checks.read_terms(TERMS.read_text(encoding="utf-8"))
+    cat = checks.read_catalogue(OTHER_CATALOGUES[name])
+    problems = [p for m in cat if m.id for p in checks.term_problems(name, m.id, m.string, terms)]
+    problems += [p for m in cat if m.id for p in checks.markup_problems(name, m.id, m.string)]
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_theme_catalogue_covers_every_label_of_pydata_sphinx_theme():
+    """Each message of the installed theme's ``sphinx`` domain (its sphinx.pot) is in locales/ko/.../sphinx.po:
+    a theme upgrade that adds a label fails here."""
+    theme = {m.id for m in checks.read_catalogue(PYDATA_POT) if m.id}
+    ours = checks.read_catalogue(OTHER_CATALOGUES["sphinx"])
+    assert len(theme) >= 30, f"expected pydata-sphinx-theme's labels in {PYDATA_POT}, found {len(theme)}"
+    missing = sorted(theme - {m.id for m in ours if m.id})
+    assert not missing, f"pydata-sphinx-theme labels missing from {OTHER_CATALOGUES['sphinx']}: {missing}"
+    percent = [m.id for m in ours if m.id and "%(" in m.id and checks.re.findall(r"%\(\w+\)s", m.id) !=
+               checks.re.findall(r"%\(\w+\)s", m.string)]  # fmt: skip
+    assert not percent, f"translations that lose a %(name)s of the theme's label: {percent}"
+
+
 def test_every_term_is_in_the_glossary():
     terms = checks.read_terms(TERMS.read_text(encoding="utf-8"))
     assert len(terms) >= 40, f"expected the glossary's terms in {TERMS}, found {len(terms)}"

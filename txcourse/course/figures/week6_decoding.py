@@ -11,6 +11,7 @@ from typing import Any
 from txcourse.course.artefacts import TRANSFORMER_CHECKPOINT
 from txcourse.course.figures.recipe import Context, decoded_tokens, load_checkpoint, register, torch_no_grad
 from txcourse.notebook import plots
+from txcourse.notebook.plots.labels import N_, tr
 
 
 def _test_source(
@@ -43,7 +44,7 @@ def _test_source(
         "max_src_tokens": 8,
         "ncols": 2,
         "space": "\u2423",
-        "title": "Encoder-decoder attention, last decoder layer",
+        "title": N_("Encoder-decoder attention, last decoder layer"),
     },
     inputs=[TRANSFORMER_CHECKPOINT],
 )
@@ -96,6 +97,10 @@ def trained_attention(ctx: Context, model: Any, src_ids: Sequence[int], tgt_in: 
     return maps
 
 
+# the kinds of attention map, as the panel titles name them (translated when drawn: labels.py)
+KINDS = {"encoder self": N_("encoder self"), "decoder self": N_("decoder self"), "cross": N_("cross")}
+
+
 @register(
     "week6_attention_maps",
     ["week6_decoding"],
@@ -109,7 +114,7 @@ def trained_attention(ctx: Context, model: Any, src_ids: Sequence[int], tgt_in: 
         "min_src_tokens": 3,
         "max_src_tokens": 4,
         "space": "\u2423",
-        "title": "All attention maps of the trained model",
+        "title": N_("All attention maps of the trained model"),
     },
     inputs=[TRANSFORMER_CHECKPOINT],
 )
@@ -137,9 +142,10 @@ def attention_maps(ctx: Context, split: str, min_src_tokens: int, max_src_tokens
         }[kind]
         plots.plot_attention_heads(weights, keys, queries, ax=row)
         for h, ax in enumerate(row):
-            ax.set_title(f"{kind}, layer {layer}, head {h}", fontsize="small")
-            ax.set_xlabel("keys" if kind != "cross" else "source (keys)", fontsize="small")
-            ax.set_ylabel("queries", fontsize="small")
+            title_of = tr("{kind}, layer {layer}, head {head}")
+            ax.set_title(title_of.format(kind=tr(KINDS[kind]), layer=layer, head=h), fontsize="small")
+            ax.set_xlabel(tr("keys") if kind != "cross" else tr("source (keys)"), fontsize="small")
+            ax.set_ylabel(tr("queries"), fontsize="small")
             ax.tick_params(labelsize="x-small")
-    fig.suptitle(f"{title}: {source}")
+    fig.suptitle(f"{tr(title)}: {source}")
     return fig

@@ -16,6 +16,7 @@ import numpy as np
 from txcourse.course.artefacts import TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY
 from txcourse.course.figures.recipe import Context, load_checkpoint, register
 from txcourse.notebook import plots
+from txcourse.notebook.plots.labels import N_, tr
 
 
 def _history(ctx: Context) -> list[dict[str, Any]]:
@@ -38,13 +39,16 @@ def shipped_schedule_label(meta: Mapping[str, Any]) -> str:
     from txcourse.course.artefacts import schedule
 
     s = schedule(meta)
-    return (
-        f"shipped model: d_model {s['d_model']}, warm-up {s['warmup_steps']}, x{s['factor']:g}, "
-        f"cool-down {s['cooldown_steps']} of {s['total_steps']}"
+    return tr("shipped model: d_model {d}, warm-up {warmup}, x{factor:g}, cool-down {cooldown} of {total}").format(
+        d=s["d_model"],
+        warmup=s["warmup_steps"],
+        factor=s["factor"],
+        cooldown=s["cooldown_steps"],
+        total=s["total_steps"],
     )
 
 
-LOGGED_LR = "logged by the trainer (history)"
+LOGGED_LR = N_("logged by the trainer (history)")  # a legend entry: plots translates it (labels.py)
 
 
 @register(
@@ -57,9 +61,9 @@ LOGGED_LR = "logged by the trainer (history)"
     plots.plot_training_curves,
     params={
         "steps": {"start": 1, "stop": 20001, "step": 20},
-        "paper": {"label": "paper: d_model 512, warm-up 4000", "d_model": 512, "warmup": 4000, "factor": 1.0},
+        "paper": {"label": N_("paper: d_model 512, warm-up 4000"), "d_model": 512, "warmup": 4000, "factor": 1.0},
         "yscale": "log",
-        "title": "The warm-up schedule, Eq. (3)",
+        "title": N_("The warm-up schedule, Eq. (3)"),
     },
     inputs=[TRANSFORMER_CHECKPOINT, TRANSFORMER_HISTORY],
     frameworks=(),
@@ -94,7 +98,7 @@ def warmup_schedule(ctx: Context, steps: Mapping[str, int], paper: Mapping[str, 
     "character, 십, without label smoothing (one-hot) and with the shipped model's eps spread over all V "
     "target tokens, <pad> included, as txcourse's loss does (log scale).",
     plots.plot_distributions,
-    params={"title": "The target of one position, with and without label smoothing"},
+    params={"title": N_("The target of one position, with and without label smoothing")},
     inputs=[TRANSFORMER_CHECKPOINT],
     frameworks=(),
 )
@@ -112,13 +116,16 @@ def label_smoothing(ctx: Context, title: str):
     one_hot = np.eye(vocab)[target]
     smoothed = np.where(np.arange(vocab) == target, true, other)
     fig = plots.plot_distributions(
-        {"one-hot (eps = 0)": one_hot, f"smoothed (eps = {eps:g})": smoothed}, labels, title=title, log=True
+        {N_("one-hot (eps = 0)"): one_hot, tr("smoothed (eps = {eps:g})").format(eps=eps): smoothed},
+        labels,
+        title=title,
+        log=True,
     )
     fig.axes[0].set_ylim(other / 3, 1.5)  # the zeros of the one-hot fall off the log axis
     return fig
 
 
-VALID_CURVE = "validation split (dropout off)"
+VALID_CURVE = N_("validation split (dropout off)")
 
 
 @register(
@@ -134,7 +141,7 @@ VALID_CURVE = "validation split (dropout off)"
     params={
         "keys": ["loss", "accuracy"],
         "train_sentences": 1000,
-        "title": "Training a small Transformer on numbers (en -> ko)",
+        "title": N_("Training a small Transformer on numbers (en -> ko)"),
     },
     inputs=[TRANSFORMER_HISTORY, TRANSFORMER_CHECKPOINT],
 )
@@ -149,16 +156,22 @@ def training_curves(ctx: Context, keys: Sequence[str], train_sentences: int, tit
     eps = float(meta["train_config"]["label_smoothing"])
     final = teacher_forced(ctx.fw, model, splits.train[:train_sentences], src_tok, tgt_tok, eps)
     runs = {
-        "training batches (dropout on)": history,
+        N_("training batches (dropout on)"): history,
         VALID_CURVE: validation_curve(history),
-        "training sentences, final weights (dropout off)": [{"step": int(meta["step"]), **final}],
+        N_("training sentences, final weights (dropout off)"): [{"step": int(meta["step"]), **final}],
     }
     fig = plots.plot_training_curves(runs, keys=tuple(keys), title=title)
     for ax in fig.axes:
         ax.lines[1].set(marker="o", markersize=3)
         ax.lines[2].set(linestyle="none", marker="s", markersize=7, markerfacecolor="none")
-        if ax.get_title() == "loss":
+        if ax.get_title() == tr("loss"):
             floor = smoothed_target_entropy(int(meta["model"]["config"]["tgt_vocab_size"]), eps)
-            ax.axhline(floor, color="0.3", linestyle="--", linewidth=1, label=f"floor H(q) = {floor:.3f}")
+            ax.axhline(
+                floor,
+                color="0.3",
+                linestyle="--",
+                linewidth=1,
+                label=tr("floor H(q) = {floor:.3f}").format(floor=floor),
+            )
         ax.legend(fontsize="x-small")
     return fig

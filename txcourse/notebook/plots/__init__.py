@@ -25,6 +25,9 @@ Example:
 
 from txcourse.notebook.plots.attention import plot_attention, plot_attention_heads, plot_mask
 from txcourse.notebook.plots.common import cjk_font
+
+# _ and N_ (labels.py) mark a figure's words for the catalogue; importable from here, not in __all__
+from txcourse.notebook.plots.labels import N_, _, in_language, show_in_each_edition, tr  # noqa: F401
 from txcourse.notebook.plots.positional import plot_alibi_bias, plot_positional_encoding
 from txcourse.notebook.plots.results import plot_accuracy_by_length, plot_distributions, plot_training_curves
 from txcourse.notebook.plots.save import save_figure
@@ -40,6 +43,9 @@ __all__ = [
     "plot_distributions",
     "save_figure",
     "cjk_font",
+    "show_in_each_edition",
+    "in_language",
+    "tr",
 ]
 
 # Each function's public path is ``txcourse.notebook.plots.<name>`` wherever it is defined: the figures'

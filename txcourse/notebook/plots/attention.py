@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from txcourse.notebook.plots.common import as_2d, axes_grid, check_tokens, finish, label_fonts, new_axes
+from txcourse.notebook.plots.labels import N_, _
 
 __all__ = ["plot_mask", "plot_attention", "plot_attention_heads"]
 
@@ -22,7 +23,11 @@ _MASK_COLOURS = ("#deebf7", "#525252")  # False: may attend, True: masked
 
 
 def plot_mask(
-    mask, title: str = "Attention mask", xlabel: str = "key position", ylabel: str = "query position", ax=None
+    mask,
+    title: str = N_("Attention mask"),
+    xlabel: str = N_("key position"),
+    ylabel: str = N_("query position"),
+    ax=None,
 ) -> Figure:
     """Show a boolean attention mask; ``True`` (dark) marks a position that may NOT be attended.
 
@@ -53,7 +58,7 @@ def plot_mask(
     t_q, t_k = m.shape
     fig, ax = new_axes(ax, (min(1.5 + 0.4 * t_k, 12), min(1.2 + 0.4 * t_q, 10)))
     image = ax.imshow(m.astype(int), cmap=ListedColormap(_MASK_COLOURS), vmin=-0.5, vmax=1.5)
-    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.set(title=_(title), xlabel=_(xlabel), ylabel=_(ylabel))
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xticks(np.arange(t_k + 1) - 0.5, minor=True)
@@ -61,7 +66,7 @@ def plot_mask(
     ax.grid(which="minor", color="white", linewidth=1)
     ax.tick_params(which="minor", length=0)
     bar = fig.colorbar(image, ax=ax, ticks=[0, 1], shrink=0.8)
-    bar.ax.set_yticklabels(["False: may attend", "True: masked"])
+    bar.ax.set_yticklabels([_("False: may attend"), _("True: masked")])
     return fig
 
 
@@ -80,7 +85,7 @@ def plot_attention(
     weights,
     src_tokens: Sequence[str] | None = None,
     tgt_tokens: Sequence[str] | None = None,
-    title: str = "Attention weights",
+    title: str = N_("Attention weights"),
     ax=None,
 ) -> Figure:
     """Alignment heat map: which source token (key) each target token (query) attends to.
@@ -109,11 +114,11 @@ def plot_attention(
     fig, ax = new_axes(ax, (min(2.5 + 0.45 * t_k, 14), min(1.8 + 0.4 * t_q, 12)))
     image = _draw_weights(ax, w, float(w.max()) or 1.0, src, tgt)
     ax.set(
-        title=title,
-        xlabel="source (keys)" if src else "key position",
-        ylabel="target (queries)" if tgt else "query position",
+        title=_(title),
+        xlabel=_("source (keys)") if src else _("key position"),
+        ylabel=_("target (queries)") if tgt else _("query position"),
     )
-    fig.colorbar(image, ax=ax, label="attention weight", shrink=0.8)
+    fig.colorbar(image, ax=ax, label=_("attention weight"), shrink=0.8)
     return finish(fig, (src or []) + (tgt or []))
 
 
@@ -121,7 +126,7 @@ def plot_attention_heads(
     weights,
     src_tokens: Sequence[str] | None = None,
     tgt_tokens: Sequence[str] | None = None,
-    title: str = "Attention weights per head",
+    title: str = N_("Attention weights per head"),
     ncols: int = 4,
     ax=None,
 ) -> Figure:
@@ -160,19 +165,19 @@ def plot_attention_heads(
     vmax = float(w.max()) or 1.0
     for h, a in enumerate(axes):
         image = _draw_weights(a, w[h], vmax, src, tgt)
-        a.set_title(f"head {h}")
+        a.set_title(_("head {h}").format(h=h))
         if ax is None:  # our grid: labels on the outer panels only
             bottom, left = h + ncols >= heads, h % ncols == 0
             a.tick_params(labelbottom=bottom, labelleft=left)
             if bottom:
-                a.set_xlabel("source (keys)" if src else "key position")
+                a.set_xlabel(_("source (keys)") if src else _("key position"))
             if left:
-                a.set_ylabel("target (queries)" if tgt else "query position")
+                a.set_ylabel(_("target (queries)") if tgt else _("query position"))
         else:
             a.set(
-                xlabel="source (keys)" if src else "key position",
-                ylabel="target (queries)" if tgt else "query position",
+                xlabel=_("source (keys)") if src else _("key position"),
+                ylabel=_("target (queries)") if tgt else _("query position"),
             )
-    fig.suptitle(title)
-    fig.colorbar(image, ax=axes, label="attention weight", shrink=0.8)
+    fig.suptitle(_(title))
+    fig.colorbar(image, ax=axes, label=_("attention weight"), shrink=0.8)
     return finish(fig, (src or []) + (tgt or []))

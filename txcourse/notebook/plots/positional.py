@@ -14,11 +14,12 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from txcourse.notebook.plots.common import as_2d, new_axes
+from txcourse.notebook.plots.labels import N_, _
 
 __all__ = ["plot_positional_encoding", "plot_alibi_bias"]
 
 
-def plot_positional_encoding(table, title: str = "Sinusoidal positional encoding", ax=None) -> Figure:
+def plot_positional_encoding(table, title: str = N_("Sinusoidal positional encoding"), ax=None) -> Figure:
     """Heat map of a positional-encoding table, positions down, dimensions across.
 
     Args:
@@ -40,12 +41,12 @@ def plot_positional_encoding(table, title: str = "Sinusoidal positional encoding
     bound = float(np.abs(table).max()) or 1.0
     mesh = ax.pcolormesh(table, cmap="RdBu", vmin=-bound, vmax=bound)
     ax.invert_yaxis()  # position 0 on top, like a table
-    ax.set(title=title, xlabel="dimension", ylabel="position")
-    fig.colorbar(mesh, ax=ax, label="encoding value")
+    ax.set(title=_(title), xlabel=_("dimension"), ylabel=_("position"))
+    fig.colorbar(mesh, ax=ax, label=_("encoding value"))
     return fig
 
 
-def plot_alibi_bias(bias, slopes, heads=(0, 1, 3, 7), title: str = "ALiBi bias") -> Figure:
+def plot_alibi_bias(bias, slopes, heads=(0, 1, 3, 7), title: str = N_("ALiBi bias")) -> Figure:
     """Heat maps of the ALiBi bias -m_h |i - j| (Press et al. 2022) of some heads, one panel each.
 
     Args:
@@ -79,7 +80,11 @@ def plot_alibi_bias(bias, slopes, heads=(0, 1, 3, 7), title: str = "ALiBi bias")
     low = float(bias[list(heads)].min()) or -1.0
     for ax, h in zip(axes, heads):
         image = ax.imshow(bias[h], cmap="viridis", vmin=low, vmax=0)
-        ax.set(title=f"head {h + 1}: m = 1/{1 / slopes[h]:.0f}", xlabel="key position j", ylabel="query position i")
-    fig.colorbar(image, ax=list(axes), label="bias added to the score")
-    fig.suptitle(title)
+        ax.set(
+            title=_("head {h}: m = 1/{inverse:.0f}").format(h=h + 1, inverse=1 / slopes[h]),
+            xlabel=_("key position j"),
+            ylabel=_("query position i"),
+        )
+    fig.colorbar(image, ax=list(axes), label=_("bias added to the score"))
+    fig.suptitle(_(title))
     return fig

@@ -9,12 +9,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from txcourse.notebook.plots.common import axes_grid, finish, label_fonts, new_axes
+from txcourse.notebook.plots.labels import N_, _
 
 __all__ = ["plot_accuracy_by_length", "plot_training_curves", "plot_distributions"]
 
 
 def plot_accuracy_by_length(
-    results: Mapping[str, Sequence], title: str = "Exact match by source length", ax=None
+    results: Mapping[str, Sequence], title: str = N_("Exact match by source length"), ax=None
 ) -> Figure:
     """Exact match (%) against source length, one line per model.
 
@@ -45,17 +46,17 @@ def plot_accuracy_by_length(
             [b.midpoint for b in buckets],
             [100 * b.exact_match for b in buckets],
             marker="o",
-            label=str(name),
+            label=_(str(name)),
             clip_on=False,
         )
-    ax.set(title=title, xlabel="source length (bucket midpoint)", ylabel="exact match (%)", ylim=(0, 100))
+    ax.set(title=_(title), xlabel=_("source length (bucket midpoint)"), ylabel=_("exact match (%)"), ylim=(0, 100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend()
     return fig
 
 
-_KEY_LABELS = {"lr": "learning rate", "loss": "loss", "accuracy": "accuracy"}
+_KEY_LABELS = {"lr": N_("learning rate"), "loss": N_("loss"), "accuracy": N_("accuracy")}
 
 
 def _check_history(history) -> dict:
@@ -75,7 +76,7 @@ def _check_history(history) -> dict:
 
 
 def plot_training_curves(
-    history, keys: Sequence[str] = ("loss", "accuracy", "lr"), title: str = "Training curves", ax=None
+    history, keys: Sequence[str] = ("loss", "accuracy", "lr"), title: str = N_("Training curves"), ax=None
 ) -> Figure:
     """One panel per logged quantity against ``step``; several runs are overlaid.
 
@@ -112,20 +113,20 @@ def plot_training_curves(
             points = [(r["step"], r[key]) for r in records if r.get(key) is not None]
             if points:
                 steps, values = zip(*points)
-                a.plot(steps, values, label=None if name is None else str(name))
-        a.set(title=key, xlabel="step", ylabel=_KEY_LABELS.get(key, key))
+                a.plot(steps, values, label=None if name is None else _(str(name)))
+        a.set(title=_(key), xlabel=_("step"), ylabel=_(_KEY_LABELS.get(key, key)))
         a.grid(alpha=0.3)
         if len(runs) > 1:
             a.legend()
-    fig.suptitle(title)
+    fig.suptitle(_(title))
     return fig
 
 
 def plot_distributions(
     distributions: Mapping[str, Sequence[float]],
     labels: Sequence[str],
-    title: str = "Distributions",
-    ylabel: str = "probability",
+    title: str = N_("Distributions"),
+    ylabel: str = N_("probability"),
     log: bool = False,
     ax=None,
 ) -> Figure:
@@ -160,10 +161,10 @@ def plot_distributions(
     width = 0.8 / len(rows)
     x = np.arange(len(labels))
     for i, (name, row) in enumerate(rows.items()):
-        ax.bar(x + (i - (len(rows) - 1) / 2) * width, row, width, label=name)
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, row, width, label=_(name))
     ax.set_xticks(x, labels=labels)
     label_fonts(ax, labels)
-    ax.set(title=title, xlabel="class (target token)", ylabel=ylabel)
+    ax.set(title=_(title), xlabel=_("class (target token)"), ylabel=_(ylabel))
     if log:
         ax.set_yscale("log")
     ax.legend()
