@@ -98,3 +98,28 @@ def one_torch_thread():
 
 # `txcourse train` options for a model that trains in seconds (the CLI suites share them): tests/support/configs.py
 from support.configs import TINY_MODEL_ARGS  # noqa: E402, F401
+
+
+# `make test-python` runs the suite in two passes: the files below one test at a time (`-m serial`), everything
+# else on two workers (pytest-xdist, `-m "not serial"`, a file per worker). One at a time: what grades notebooks
+# in the sandbox against cell timeouts, sends signals or times a neighbour, trains in two processes, or runs make.
+SERIAL = (
+    "course/test_grading",
+    "course/test_probes.py",
+    "course/test_attacks.py",
+    "course/test_mutants.py",
+    "first_contact/",
+    "install/",
+    "training/test_distributed.py",
+)
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "serial: run alone, not beside another worker (tests/conftest.py SERIAL)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if os.path.relpath(str(item.path), TESTS).replace(os.sep, "/").startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
