@@ -49,6 +49,10 @@ translations: $(VENV_STAMP) $(I18N_CONF)/conf.py
 	rm -rf _build/gettext
 	$(I18N_SPHINX) -b gettext -q -d _build/gettext/.doctrees -D nb_execution_mode=off \
 	  -D suppress_warnings=myst.domains,myst-nb.lexer . _build/gettext/pot
+	@# sphinx.pot (the labels of the book's own templates) is not the theme catalogue's source: sphinx.po holds the
+	@# theme's and Sphinx's labels too (tests/book/test_i18n.py checks it covers both); sphinx-intl would make them
+	@# obsolete
+	mv _build/gettext/pot/sphinx.pot _build/gettext/templates.pot
 	@for lang in $(I18N_LANGS); do \
 	  $(VENV)/bin/sphinx-intl update -p _build/gettext/pot -l $$lang -d locales >/dev/null; \
 	  echo "==> locales/$$lang: translate what is untranslated or fuzzy; obsolete messages are listed (remove them)"; \

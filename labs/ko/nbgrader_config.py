@@ -55,6 +55,7 @@ from txcourse.course.grading.hidden import (  # noqa: E402
     normalise_line,
     plain_views,
 )
+from txcourse.course.grading.intake_caps import renders_as_markdown  # noqa: E402
 
 
 class StderrToStdout(Preprocessor):
@@ -163,6 +164,8 @@ class InertMarkdown(Preprocessor):
         from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
         kind = cell.get("cell_type")
+        if kind == "markdown" and not renders_as_markdown(cell.get("source", "")):
+            kind = "raw"  # over MARKDOWN_RENDER_CAP: escaped text (mistune takes seconds on some long patterns)
         if kind == "markdown":
             rendered = markdown2html_mistune(cell.get("source", ""))
             clean = bleach.clean(

@@ -192,12 +192,20 @@ def english_messages(tmp_path_factory) -> dict:
     assert run.returncode == 0, f"the gettext builder failed:\n{run.stderr[-3000:]}"
     pots = checks.read_catalogues(tmp / "out" / "book", suffix=".pot")
     assert pots, f"the gettext builder wrote no catalogue into {tmp / 'out' / 'book'}"
-    return {page: {m.id for m in cat if m.id} for page, cat in pots.items()}
+    messages = {page: {m.id for m in cat if m.id} for page, cat in pots.items()}
+    # the labels of the book's own templates (book/_ext/editions_static): the theme catalogue's, not a page's
+    templates = tmp / "out" / "sphinx.pot"
+    messages[TEMPLATES] = {m.id for m in checks.read_catalogue(templates) if m.id} if templates.exists() else set()
+    return messages
+
+
+TEMPLATES = "(templates)"
 
 
 def test_catalogues_match_the_english_pages(english_messages):
+    pages = {page: ids for page, ids in english_messages.items() if page != TEMPLATES}
     catalogues = {page: {m.id for m in checks.read_catalogue(CATALOGUES / f"{page}.po") if m.id} for page in PAGES}
-    problems = checks.drift_problems(english_messages, catalogues)
+    problems = checks.drift_problems(pages, catalogues)
     assert not problems, "the catalogues are out of date with the English; run `make translations`:\n" + "\n".join(
         problems[:40]
     )
@@ -249,6 +257,15 @@ def test_theme_catalogue_covers_every_label_of_pydata_sphinx_theme():
     percent = [m.id for m in ours if m.id and "%(" in m.id and checks.re.findall(r"%\(\w+\)s", m.id) !=
                checks.re.findall(r"%\(\w+\)s", m.string)]  # fmt: skip
     assert not percent, f"translations that lose a %(name)s of the theme's label: {percent}"
+
+
+def test_theme_catalogue_covers_the_labels_of_the_books_templates(english_messages):
+    """The labels of the book's own templates (the gettext builder's sphinx.pot, which `make translations` keeps
+    out of sphinx-intl's update) are in locales/ko/.../sphinx.po."""
+    assert english_messages[TEMPLATES], "the gettext builder wrote no sphinx.pot for the book's templates"
+    ours = {m.id for m in checks.read_catalogue(OTHER_CATALOGUES["sphinx"]) if m.id}
+    missing = sorted(english_messages[TEMPLATES] - ours)
+    assert not missing, f"labels of the book's templates missing from {OTHER_CATALOGUES['sphinx']}: {missing}"
 
 
 def test_every_term_is_in_the_glossary():
