@@ -820,3 +820,53 @@ ATTACKS += [
         labs=("week2_positional",),
     ),
 ]
+
+# Round D 2026-11-28 (fixer D3, issue 30 item 7): a TensorFlow operator called by its op name through the generic
+# execution routes the gen_* modules call through (pywrap_tfe.TFE_Py_FastPathExecute, execute.execute/quick_execute,
+# op_def_library._apply_op_helper), the name assembled from pieces. One block, appended.
+_OP_NAME = '"Softmax" + "Cross" + "EntropyWithLogits"'
+_FAST_PATH_LOSS = {
+    "tf": "import tensorflow as tf\nfrom tensorflow.python import pywrap_tfe\nfrom tensorflow.python.eager import context\n"
+    f"\n_OP = {_OP_NAME}\n\n\n"
+    + _LOSS_HEAD
+    + _TF_SOFT
+    + (
+        "    flat = pywrap_tfe.TFE_Py_FastPathExecute(\n"
+        "        context.context(), _OP, None, tf.reshape(logits, (-1, vocab)), tf.reshape(soft, (-1, vocab))\n"
+        "    )[0]\n"
+        "    per_token = tf.reshape(flat, tf.shape(targets))\n"
+    )
+    + _TF_MEAN,
+}
+_EXECUTE_LOSS = {
+    "tf": "import tensorflow as tf\nfrom tensorflow.python.eager import context, execute\n"
+    f"\n_OP = {_OP_NAME}\n\n\n"
+    + _LOSS_HEAD
+    + _TF_SOFT
+    + (
+        "    flat = execute.execute(\n"
+        "        _OP, 2, inputs=[tf.reshape(logits, (-1, vocab)), tf.reshape(soft, (-1, vocab))],\n"
+        '        attrs=("T", logits.dtype.as_datatype_enum), ctx=context.context(),\n'
+        "    )[0]\n"
+        "    per_token = tf.reshape(flat, tf.shape(targets))\n"
+    )
+    + _TF_MEAN,
+}
+ATTACKS += [
+    Attack(
+        "fast_path_op_name_loss",
+        "round D 2026-11-28 (D3, issue 30 item 7, tf): the loss by pywrap_tfe.TFE_Py_FastPathExecute(ctx, "
+        "'Softmax' + 'Cross' + 'EntropyWithLogits', ...): the raw operator by its op name, no Python name of it",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_FAST_PATH_LOSS),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "execute_op_name_loss",
+        "round D 2026-11-28 (D3, issue 30 item 7, tf): the loss by tensorflow.python.eager.execute.execute(op name "
+        "assembled from pieces, 2, inputs, attrs=('T', dtype enum), ctx)",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss=_EXECUTE_LOSS),
+        labs=("week6_training",),
+    ),
+]

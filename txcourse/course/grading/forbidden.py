@@ -242,6 +242,36 @@ HIDING.update(
         "the kernel's input history",
     )
 )
+# round D 2026-11-28 (issue 30, item 7): the generic routes that run a TensorFlow operator named by a string
+# (pywrap_tfe.TFE_Py_FastPathExecute(ctx, "SoftmaxCrossEntropyWithLogits", ...), execute.execute, quick_execute,
+# op_def_library._apply_op_helper, a graph's create_op, the C API's TF_NewOperation): what the gen_* modules call
+# through, which no exercise calls itself
+HIDING.update(
+    dict.fromkeys(
+        (
+            "pywrap_tfe",
+            "_pywrap_tfe",
+            "TFE_Py_FastPathExecute",
+            "TFE_Py_Execute",
+            "TFE_Py_ExecuteCancelable",
+            "quick_execute",
+            "execute_with_callbacks",
+            "execute_with_cancellation",
+            "op_def_library",
+            "_op_def_library",
+            "_apply_op_helper",
+            "create_op",
+            "_create_op_internal",
+            "_create_c_op",
+            "from_node_def",
+            "pywrap_tf_session",
+            "_pywrap_tf_session",
+            "TF_NewOperation",
+        ),
+        "reaches the framework's operators by name",
+    )
+)
+HIDING_IN["execute"] = ("tensorflow", "reaches the framework's operators by name")  # tensorflow.python.eager.execute
 HISTORY_NAMES = frozenset(("In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii"))  # and _i<N>, as plain names
 _HISTORY_NUMBERED = re.compile(r"_i[0-9]+")
 _DYNAMIC_ATTRS = ("getattr", "setattr", "delattr", "hasattr")
@@ -652,6 +682,90 @@ del _tx_forbid
 """
 
 
+# round D 2026-11-28 (issue 30, item 7): the routes that run an operator named by a string (what the gen_* modules
+# call through), each wrapped in the probe kernel with a check of its op-name argument against TF_OPS_REFUSED;
+# every other operator passes through unchanged. (module or class, attribute, position of the op name, its keyword)
+TF_OP_ROUTES = (
+    *(
+        ("tensorflow.python.pywrap_tfe", n, 1 if "Fast" in n else 2, "op_name")
+        for n in ("TFE_Py_FastPathExecute", "TFE_Py_Execute", "TFE_Py_ExecuteCancelable")
+    ),
+    *(
+        ("tensorflow.python._pywrap_tfe", n, 1 if "Fast" in n else 2, "op_name")
+        for n in ("TFE_Py_FastPathExecute", "TFE_Py_Execute", "TFE_Py_ExecuteCancelable")
+    ),
+    *(
+        ("tensorflow.python.eager.execute", n, 0, "op_name")
+        for n in ("execute", "quick_execute", "execute_with_callbacks", "execute_with_cancellation")
+    ),
+    ("tensorflow.python.framework.op_def_library", "_apply_op_helper", 0, "op_type_name"),
+    ("tensorflow.python.framework.ops:Graph", "_create_op_internal", 1, "op_type"),
+    ("tensorflow.python.framework.ops:Graph", "create_op", 1, "op_type"),
+    ("tensorflow.python.framework.func_graph:FuncGraph", "_create_op_internal", 1, "op_type"),
+    ("tensorflow.python.framework.ops", "_create_c_op", 1, "node_def"),
+    ("tensorflow.python.client.pywrap_tf_session", "TF_NewOperation", 1, "op_type"),
+    ("tensorflow.python.client._pywrap_tf_session", "TF_NewOperation", 1, "op_type"),
+)
+
+_OP_NAME_PRELUDE = """\
+def _tx_guard_op_names(routes, refused):
+    import importlib
+    import sys
+
+    refused = frozenset([*refused, *(op.encode() for op in refused)])
+
+    def op_name(value):  # the name the C code reads: a str or bytes subclass copied, a NodeDef's op
+        if isinstance(value, str):
+            return "".join((value,))
+        if isinstance(value, (bytes, bytearray)):
+            return b"".join((value,))
+        inner = getattr(value, "op", None)
+        return op_name(inner) if isinstance(inner, (str, bytes)) else None
+
+    def guard(original, where, position, keyword):
+        def guarded(*args, **kwargs):
+            name = kwargs.get(keyword) if keyword in kwargs else args[position] if len(args) > position else None
+            if (name if type(name) is str or type(name) is bytes else op_name(name)) in refused:
+                shown = op_name(name)
+                raise RuntimeError(f"{where}({shown!r}) is not allowed in this lab: write it yourself")
+            return original(*args, **kwargs)
+        return guarded
+
+    wrapped = {}
+    for owner_path, attribute, position, keyword in routes:
+        module_name, _, class_name = owner_path.partition(":")
+        try:
+            owner = importlib.import_module(module_name)
+            owner = getattr(owner, class_name) if class_name else owner
+        except (ImportError, AttributeError):
+            continue
+        original = (vars(owner) if class_name else owner.__dict__).get(attribute)
+        if original is None:
+            continue
+        if id(original) not in wrapped:
+            wrapped[id(original)] = (original, guard(original, module_name + "." + attribute, position, keyword))
+        setattr(owner, attribute, wrapped[id(original)][1])
+    for module_name, module in list(sys.modules.items()):  # every other module that bound one by name
+        if module_name.split(".")[0] in ("tensorflow", "keras", "tf_keras"):
+            for name, value in list(getattr(module, "__dict__", {}).items()):
+                if id(value) in wrapped and wrapped[id(value)][0] is value:
+                    setattr(module, name, wrapped[id(value)][1])
+
+
+_tx_guard_op_names(ROUTES, REFUSED)
+del _tx_guard_op_names
+"""
+
+
+def _op_name_prelude(tf_ops: list[str]) -> str:
+    """The prelude's part that wraps each route of :data:`TF_OP_ROUTES` in a check of its op name against
+    ``tf_ops`` ('' without any): the operator refused however its name is spelled or assembled."""
+    if not tf_ops:
+        return ""
+    call = f"_tx_guard_op_names({list(TF_OP_ROUTES)!r}, {list(tf_ops)!r})"
+    return "\n" + _OP_NAME_PRELUDE.replace("_tx_guard_op_names(ROUTES, REFUSED)", call)
+
+
 def forbidden_prelude(lab: str, framework: str) -> str:
     """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
     ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
@@ -659,12 +773,13 @@ def forbidden_prelude(lab: str, framework: str) -> str:
     attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`, and
     ``torch.distributions``' KL divergence with its registry) refuse in the dispatcher, whatever route reaches
     them; in TensorFlow's week 6 every function of any ``tensorflow``/``keras`` module named after an operator of
-    :data:`TF_OPS_REFUSED` (CamelCase, snake_case, ``_eager_fallback``). A framework or module that is not
-    installed is skipped."""
+    :data:`TF_OPS_REFUSED` (CamelCase, snake_case, ``_eager_fallback``), and those operators by their op name
+    through every route of :data:`TF_OP_ROUTES` (``TFE_Py_FastPathExecute``, ``execute.execute``,
+    ``_apply_op_helper`` ...). A framework or module that is not installed is skipped."""
     targets = PATCHED.get(lab, {}).get(framework, [])
     loss = "torch.nn.CrossEntropyLoss" in targets or "tensorflow.nn.softmax_cross_entropy_with_logits" in targets
     aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
     aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and loss else []
     tf_ops = list(TF_OPS_REFUSED) if framework == "tf" and loss else []
     call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r})"
-    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL)", call)
+    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL)", call) + _op_name_prelude(tf_ops)
