@@ -156,6 +156,33 @@ def _header():
     }
 
 
+def test_sources_go_by_length_and_come_back_in_the_order_of_the_dates():
+    """By length (the default): each batch holds sources no longer than the next batch's, and the hypotheses are
+    scored in the order of the dates; with length=None the batches are the dates in order. Both score the same."""
+    batches = {"by length": [], "dates": []}
+
+    def echo(into):
+        def translate_batch(batch):
+            into.append(list(batch))
+            return [s.upper() for s in batch]  # a distinct output per source, wrong for every one
+
+        return translate_batch
+
+    dates = dx.every_date(2024, 2024, stride=9)  # 41 days, 287 inputs
+    by_length = dx.evaluate_dates(echo(batches["by length"]), dates, list(PHRASINGS), batch_size=50, progress=False)
+    in_order = dx.evaluate_dates(
+        echo(batches["dates"]), dates, list(PHRASINGS), batch_size=50, progress=False, length=None
+    )
+    lengths = [[len(s) for s in batch] for batch in batches["by length"]]
+    assert all(a == sorted(a) for a in lengths) and all(a[-1] <= b[0] for a, b in zip(lengths, lengths[1:]))
+    assert len(set(lengths[0])) < len({len(s) for s in batches["dates"][0]})  # fewer lengths per batch
+    _, sources, _ = dx.pairs(dates, list(PHRASINGS))
+    assert [s for batch in batches["dates"] for s in batch] == sources
+    assert sorted(s for batch in batches["by length"] for s in batch) == sorted(sources)
+    assert by_length["hypotheses_sha256"] == in_order["hypotheses_sha256"]
+    assert by_length["wrong"] == in_order["wrong"] and len(by_length["wrong"]) == len(sources)
+
+
 def test_a_translator_that_returns_too_few_is_refused():
     with pytest.raises(ValueError, match="returned 1 translations for 7 sources"):
         dx.evaluate_dates(lambda batch: batch[:1], [datetime.date(2025, 1, 1)], list(PHRASINGS), progress=False)

@@ -174,6 +174,32 @@ def test_decode_step_returns_a_new_state_and_changes_nothing(fw, kind, use_cache
     assert first[1] is not state
 
 
+def test_bahdanau_decoding_projects_the_source_once(fw):
+    """start_decoding keeps U_a h_j (Bahdanau's keys) in the state; a step with them gives exactly what a step that
+    projects the encoder states again gives (the decoding state of the plain GRU has none)."""
+    model = _seq2seq(fw, seed=3)  # attention=True: the "bahdanau" kind
+    src = fw.tensor(SRC)
+    state = model.start_decoding(src)
+    expected = model.decoder.attention.u_a(state["encoder_outputs"])  # (B, T_src, U)
+    np.testing.assert_array_equal(fw.numpy(state["keys"]), fw.numpy(expected))
+    again = {key: value for key, value in state.items() if key != "keys"}  # the keys projected at every step
+    for ids in ([SOS_ID] * 3, [5, 6, 7], [8, 8, 9]):
+        token = fw.tensor(np.array(ids))
+        (logits, state, weights), (ref_logits, again, ref_weights) = (
+            model.decode_step(token, state),
+            model.decode_step(token, again),
+        )
+        np.testing.assert_array_equal(fw.numpy(logits), fw.numpy(ref_logits))
+        np.testing.assert_array_equal(fw.numpy(weights), fw.numpy(ref_weights))
+        assert "keys" in state and "keys" not in again
+    if fw.name == "torch":
+        torch.manual_seed(0)
+        plain = fw.module.Seq2Seq(_GRU, attention=False).eval()
+    else:
+        plain = fw.module.Seq2Seq(_GRU, attention=False)
+    assert "keys" not in plain.start_decoding(src)
+
+
 def _tensors(nest) -> list:
     """The tensors of a nest of dicts and tuples, in a fixed order."""
     if isinstance(nest, dict):

@@ -35,7 +35,9 @@ class BahdanauAttention(keras.layers.Layer):
 
     Shape:
         query (B, query_dim), values (B, T_src, value_dim), mask (B, T_src)
-        with ``True`` at padding. Returns context (B, value_dim) and
+        with ``True`` at padding, keys (B, T_src, units): U_a h_j computed
+        beforehand (decoding computes them once per sentence, not at every
+        step; default: from ``values``). Returns context (B, value_dim) and
         weights (B, T_src).
     """
 
@@ -51,7 +53,11 @@ class BahdanauAttention(keras.layers.Layer):
         self.built = True
 
     def call(
-        self, query: tf.Tensor, values: tf.Tensor, mask: Optional[tf.Tensor] = None
+        self,
+        query: tf.Tensor,
+        values: tf.Tensor,
+        mask: Optional[tf.Tensor] = None,
+        keys: Optional[tf.Tensor] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         V.check_rank("query", tuple(query.shape), 2, "(B, query_dim)")
         V.check_rank("values", tuple(values.shape), 3, "(B, T_src, value_dim)")
@@ -60,7 +66,8 @@ class BahdanauAttention(keras.layers.Layer):
             check_float("values", values, self)
             V.check_width("query", tuple(query.shape), self.query_dim, "query_dim")
             V.check_width("values", tuple(values.shape), self.value_dim, "value_dim")
-        scores = self.v_a(tf.tanh(self.w_a(query)[:, tf.newaxis, :] + self.u_a(values)))  # (B, T_src, 1)
+        keys = self.u_a(values) if keys is None else keys  # (B, T_src, units) U_a h_j
+        scores = self.v_a(tf.tanh(self.w_a(query)[:, tf.newaxis, :] + keys))  # (B, T_src, 1)
         scores = scores[..., 0]  # (B, T_src)
         if mask is not None:
             if V.debugging():
@@ -149,10 +156,12 @@ class Seq2SeqDecoder(keras.layers.Layer):
         encoder_outputs: tf.Tensor,
         encoder_state: tf.Tensor,
         mask: Optional[tf.Tensor] = None,
+        keys: Optional[tf.Tensor] = None,
     ) -> tuple[tf.Tensor, tf.Tensor, Optional[tf.Tensor]]:
-        """One decoding step: token (B,), state (B, U) -> logits (B, V), new state (B, U), weights (B, T_src)."""
+        """One decoding step: token (B,), state (B, U) -> logits (B, V), new state (B, U), weights (B, T_src);
+        ``keys``: the attention's U_a h_j (B, T_src, U), if computed beforehand."""
         if self.attention is not None:
-            context, weights = self.attention(state, encoder_outputs, mask)  # (B, U), (B, T_src)
+            context, weights = self.attention(state, encoder_outputs, mask, keys)  # (B, U), (B, T_src)
         else:
             context, weights = encoder_state, None  # (B, U): the fixed context vector
         x = tf.concat([context, self.embedding(token)], axis=-1)  # (B, U + E)
@@ -206,11 +215,13 @@ class Seq2Seq(keras.Model):
         """
         check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
+        keys = {} if self.decoder.attention is None else {"keys": self.decoder.attention.u_a(encoder_outputs)}
         return {
             "encoder_outputs": encoder_outputs,
             "encoder_state": encoder_state,
             "mask": tf.equal(src, self.pad_id),
             "state": encoder_state,
+            **keys,  # Bahdanau: U_a h_j (B, T_src, U), once per sentence
         }
 
     def decode_step(self, token: tf.Tensor, state: dict) -> tuple[tf.Tensor, dict, Optional[tf.Tensor]]:
@@ -219,7 +230,7 @@ class Seq2Seq(keras.Model):
         ``state`` is not changed: the new one holds the new GRU state.
         """
         logits, hidden, weights = self.decoder.step(
-            token, state["state"], state["encoder_outputs"], state["encoder_state"], state["mask"]
+            token, state["state"], state["encoder_outputs"], state["encoder_state"], state["mask"], state.get("keys")
         )  # (B, V_tgt), (B, U)
         return logits, {**state, "state": hidden}, None if weights is None else weights[:, tf.newaxis]  # (B, 1, T_src)
 
