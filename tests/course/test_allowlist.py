@@ -37,6 +37,7 @@ ON_IMPORT = {
     "txcourse.data.vocab:Tokenizer.__init_subclass__",
     "txcourse.training.config:TrainConfig.__post_init__",
     "txcourse.errors:TxcourseError.field",
+    "txcourse.notebook.plots.labels:N_",  # marks the plots' default labels for translation when they are defined
 }
 
 

@@ -17,8 +17,12 @@ nbformat = pytest.importorskip("nbformat")
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "labs" / "mutants"))
 
-import run  # noqa: E402
 from catalogue import EXERCISES, MUTANTS  # noqa: E402
+from support.scripts import load_script  # noqa: E402
+
+# labs/mutants/run.py by its path: labs/attacks/run.py is a `run` too (tests/course/test_attacks.py puts its folder
+# first on sys.path), and a worker may import either first
+run = load_script(ROOT / "labs" / "mutants" / "run.py", "mutants_run")
 
 from txcourse.course.labs import TRAINING_LABS  # noqa: E402
 from txcourse.registry import FRAMEWORKS  # noqa: E402
