@@ -99,7 +99,6 @@ def one_torch_thread():
 # `txcourse train` options for a model that trains in seconds (the CLI suites share them): tests/support/configs.py
 from support.configs import TINY_MODEL_ARGS  # noqa: E402, F401
 
-
 # `make test-python` runs the suite in two passes: the files below one test at a time (`-m serial`), everything
 # else on two workers (pytest-xdist, `-m "not serial"`, a file per worker). One at a time: what grades notebooks
 # in the sandbox against cell timeouts, sends signals or times a neighbour, trains in two processes, or runs make.

@@ -132,7 +132,6 @@ def test_the_course_notebooks_have_no_finding(lab, fw):
 
 def test_the_correct_variants_of_the_catalogue_have_no_finding():
     from catalogue import MUTANTS
-
     from support.scripts import load_script
 
     run = load_script(ROOT / "labs" / "mutants" / "run.py", "mutants_run")  # not labs/attacks/run.py

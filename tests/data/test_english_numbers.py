@@ -7,7 +7,6 @@ import pytest
 from txcourse.data.english_numbers import VARIANTS, NotANumber, canonical, parse_number, variants
 from txcourse.data.numbers import numbers_to_words
 
-
 # `make test` reads a subset that still meets every shape of phrasing; `make test-sweeps` (TXCOURSE_SWEEPS=1)
 # reads the whole domain (about 90 s on one core).
 SWEEP = os.environ.get("TXCOURSE_SWEEPS") == "1"
