@@ -15,11 +15,11 @@ import ast
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.prelude import run_prelude
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -27,7 +27,6 @@ from txcourse.course.grading.forbidden import (  # noqa: E402
     JUDGED_BY,
     _exercises,
     forbidden_findings,
-    forbidden_prelude,
     source_findings,
 )
 from txcourse.course.labs import LABS  # noqa: E402
@@ -171,17 +170,6 @@ def test_judged_by_names_every_test_whose_probe_runs_another_exercise(lab):
         assert JUDGED_BY[W6]["label_smoothed_loss"] == ["test_training_worked"]
 
 
-def _run_prelude(lab: str, fw: str, setup: str, calls: list[str], honest: str) -> str:
-    """Runs the prelude of ``lab`` in a fresh interpreter, then each call (refused or ran), then honest code."""
-    code = f"{forbidden_prelude(lab, fw)}\n{setup}\n"
-    for call in calls:
-        code += f"try:\n    {call}\n    print('RAN:', {call!r})\nexcept RuntimeError as error:\n"
-        code += "    print('refused:', 'not allowed in this lab' in str(error), type(error).__name__)\n"
-    code += f"{honest}\nprint('HONEST OK')\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    return done.stdout + done.stderr[-3000:]
-
-
 TF_W3_CALLS = [
     "keras.layers.GroupQueryAttention(head_dim=2, num_query_heads=1, num_key_value_heads=1)",
     "keras.src.layers.attention.grouped_query_attention.GroupedQueryAttention(head_dim=2, num_query_heads=1, "
@@ -193,7 +181,7 @@ TF_W3_CALLS = [
 def test_the_prelude_refuses_grouped_query_attention():
     pytest.importorskip("keras")
     setup = "import keras\nimport keras.src.layers.attention.grouped_query_attention"
-    out = _run_prelude(W3, "tf", setup, TF_W3_CALLS, "keras.layers.Dense(2)")
+    out = run_prelude(W3, "tf", setup, TF_W3_CALLS, "keras.layers.Dense(2)")
     assert out.count("refused: True") == len(TF_W3_CALLS) and "RAN:" not in out and "HONEST OK" in out, out
 
 
@@ -222,7 +210,7 @@ def test_the_prelude_refuses_the_cross_entropy_family_in_tensorflow():
     setup += "from tensorflow.python.ops.losses import losses_impl\n"
     setup += "x = tf.constant([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])\ny = tf.constant([[1.0, 0, 0], [0, 1.0, 0]])"
     honest = "print(float(-tf.reduce_sum(y * tf.nn.log_softmax(x, axis=-1))))"
-    out = _run_prelude(W6, "tf", setup, TF_W6_CALLS, honest)
+    out = run_prelude(W6, "tf", setup, TF_W6_CALLS, honest)
     assert out.count("refused: True") == len(TF_W6_CALLS) and "RAN:" not in out and "HONEST OK" in out, out
 
 
@@ -247,7 +235,7 @@ def test_the_prelude_refuses_the_cross_entropy_family_in_pytorch():
     setup += "x = torch.tensor([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]], requires_grad=True)\n"
     setup += "y = torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])\nt = torch.tensor([1, 2])"
     honest = "loss = -(y * x.log_softmax(-1)).sum()\nloss.backward()\nprint(float(loss), x.grad.shape)"
-    out = _run_prelude(W6, "torch", setup, TORCH_W6_CALLS, honest)
+    out = run_prelude(W6, "torch", setup, TORCH_W6_CALLS, honest)
     assert out.count("refused: True") == len(TORCH_W6_CALLS) and "RAN:" not in out and "HONEST OK" in out, out
 
 

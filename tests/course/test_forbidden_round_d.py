@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from support.prelude import run_prelude
 
 nbformat = pytest.importorskip("nbformat")
 
-from txcourse.course.grading.forbidden import forbidden_findings, forbidden_prelude, source_findings  # noqa: E402
+from txcourse.course.grading.forbidden import forbidden_findings, source_findings  # noqa: E402
 from txcourse.course.grading.submissions import why_uncompilable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,17 +75,6 @@ def test_honest_code_has_no_round_d_finding(source):
     assert source_findings(source, W4, ALIASES, "encoder_layer") == []
 
 
-def _run_prelude(lab: str, fw: str, setup: str, calls: list[str], honest: str) -> str:
-    """Runs the prelude of ``lab`` in a fresh interpreter, then each call (refused or ran), then honest code."""
-    code = f"{forbidden_prelude(lab, fw)}\n{setup}\n"
-    for call in calls:
-        code += f"try:\n    {call}\n    print('RAN:', {call!r})\nexcept RuntimeError as error:\n"
-        code += "    print('refused:', 'not allowed in this lab' in str(error), type(error).__name__)\n"
-    code += f"{honest}\nprint('HONEST OK')\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    return done.stdout + done.stderr[-3000:]
-
-
 TF_CALLS = [
     "gen_nn_ops.SoftmaxCrossEntropyWithLogits(features=x, labels=y)",
     "gen_nn_ops.SparseSoftmaxCrossEntropyWithLogits(features=x, labels=[0, 1])",
@@ -104,7 +93,7 @@ def test_the_prelude_refuses_every_name_of_the_tensorflow_loss_ops():
     setup += "x = tf.constant([[1.0, 2.0, 0.5], [0.1, 0.2, 3.0]])\ny = tf.constant([[1.0, 0, 0], [0, 1.0, 0]])"
     honest = "print(float(-tf.reduce_sum(y * tf.nn.log_softmax(x, axis=-1))))"
     calls = [c if c != "gen_ctc_ops.CTCLoss" else "gen_ctc_ops.CTCLoss(x[None], [[0, 0]], [0], [2])" for c in TF_CALLS]
-    out = _run_prelude(W6, "tf", setup, calls, honest)
+    out = run_prelude(W6, "tf", setup, calls, honest)
     assert out.count("refused: True") == len(calls) and "RAN:" not in out and "HONEST OK" in out, out
 
 
@@ -126,7 +115,7 @@ def test_the_prelude_refuses_the_kl_divergence_of_torch_distributions():
     setup += "p, q = Categorical(logits=torch.zeros(2, 3)), Categorical(logits=torch.ones(2, 3))"
     # what the exercise is written with stays: log-softmax, and Categorical's sampling, log_prob and entropy
     honest = "print(float(p.log_prob(torch.tensor([0, 1])).sum() + p.entropy().sum()), p.sample().shape)"
-    out = _run_prelude(W6, "torch", setup, TORCH_CALLS, honest)
+    out = run_prelude(W6, "torch", setup, TORCH_CALLS, honest)
     assert out.count("refused: True") == len(TORCH_CALLS) and "RAN:" not in out and "HONEST OK" in out, out
 
 
