@@ -95,6 +95,26 @@ def test_the_guard_refuses_every_route_in_the_kernel_sandbox(tmp_path):
     _check(done.stdout)
 
 
+def test_no_folder_python_starts_with_is_writable_in_the_kernel_sandbox(tmp_path):
+    """The guard trusts the folders on sys.path at boot (the venv, txcourse) even under /tmp or HOME: in the
+    sandbox none of them may be writable, or a notebook could plant a module there."""
+    need_sandbox()
+    work, run = tmp_path / "work", tmp_path / "run"
+    work.mkdir(), run.mkdir()
+    box = sandbox.Sandbox(bwrap=sandbox.find_bwrap())
+    argv = box.kernel_argv(work, run, dict(os.environ))
+    code = (
+        "import os, sys\ncwd = os.path.realpath(os.getcwd())\n"
+        "roots = [p for p in [*sys.path, sys.prefix] if p not in ('', '.') and os.path.isdir(p)]\n"
+        "print('roots', len(roots))\n"
+        "print('writable', [p for p in roots if os.path.realpath(p) != cwd and os.access(p, os.W_OK)])\n"
+    )
+    done = _python_in_sandbox(box, argv, code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2] != "roots 0" and lines[-1] == "writable []", done.stdout
+
+
 def test_every_kernel_boot_installs_the_guard(tmp_path):
     box = sandbox.Sandbox(bwrap="/usr/bin/bwrap")
     argv = box.kernel_argv(tmp_path / "work", tmp_path / "run", dict(os.environ))

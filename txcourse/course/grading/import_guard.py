@@ -50,11 +50,18 @@ def _tx_guard(suffixes=SUFFIXES, refused=REFUSED):
     def under(path, roots):
         return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
+    # a folder Python started with that holds no writable folder (the venv's site-packages, the standard library,
+    # txcourse; read-only in the sandbox) is trusted even where it lies under one (a course kept in /tmp or HOME)
+    deep = [t for t in trusted if not any(under(w, [t]) for w in writable)]
+
+    def written(path):  # in a folder the kernel can write, and not in one Python started with
+        return not under(path, deep) and under(path, writable) and os.access(os.path.dirname(path), os.W_OK)
+
     def allowed(path):
         path = real(os.fsdecode(path))
         if path.startswith(("/proc/", "/memfd:")) or "(deleted)" in path or not under(path, trusted):
             return False
-        return not (under(path, writable) and os.access(os.path.dirname(path), os.W_OK))
+        return not written(path)
 
     def by_autograph():  # TensorFlow's own call of its AutoGraph loader: the caller of load_source is TensorFlow
         frame, inside = sys._getframe(2), False
@@ -63,7 +70,7 @@ def _tx_guard(suffixes=SUFFIXES, refused=REFUSED):
             if name.endswith(autograph):
                 inside = True
             elif inside:
-                return tf_dir in name and not under(real(name), writable)
+                return tf_dir in name and under(real(name), trusted) and not written(real(name))
             frame = frame.f_back
         return False
 
