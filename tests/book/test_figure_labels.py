@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 
 import editions  # noqa: E402
 import figure_catalogue as fc  # noqa: E402
+from support.catalogues import made_up_catalogue  # noqa: E402
 
 FIGURES_PO = ROOT / "locales" / "ko" / "LC_MESSAGES" / "figures.po"
 
@@ -46,13 +47,7 @@ def _read(path: Path) -> Catalog:
 
 
 def _catalogue(*messages, obsolete=()) -> Catalog:
-    cat = Catalog(locale="ko")
-    for msgid, msgstr, *flags in messages:
-        cat.add(msgid, msgstr, flags=flags)
-    for msgid in obsolete:
-        cat.obsolete[msgid] = cat.add(msgid, "옛 번역")
-        del cat[msgid]
-    return cat
+    return made_up_catalogue(*messages, obsolete=obsolete, locale="ko")
 
 
 def english_left(fig, catalogue: dict[str, str]) -> list[str]:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.catalog import Catalog
+from support.catalogues import made_up_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -43,13 +44,7 @@ PAGES = sorted(p.stem for p in CATALOGUES.glob("*.po"))
 
 
 def _catalogue(*messages, obsolete=()) -> Catalog:
-    cat = Catalog(locale=LANG)
-    for msgid, msgstr, *flags in messages:
-        cat.add(msgid, msgstr, flags=flags)
-    for msgid in obsolete:
-        cat.obsolete[msgid] = cat.add(msgid, "옛 번역")
-        del cat[msgid]
-    return cat
+    return made_up_catalogue(*messages, obsolete=obsolete, locale=LANG)
 
 
 # ---------------------------------------------------------------------------
