@@ -252,7 +252,10 @@ def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     here = app.config.language or "en"
     suffix = getattr(app.builder, "out_suffix", ".html")
     context["txcourse_editions"] = edition_links(pagename, here, app.config.txcourse_editions, suffix)
-    if here != "en" and "header_buttons" in context:  # sphinx-book-theme's, added at priority 501
+
+
+def _on_page_context_buttons(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if (app.config.language or "en") != "en" and "header_buttons" in context:  # sphinx-book-theme's (priority 501)
         context["header_buttons"] = _translate_theme_labels(context["header_buttons"], get_translation("sphinx"))
 
 
@@ -260,7 +263,10 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("txcourse_editions", DEFAULT_EDITIONS, "html", types=[dict])
     app.connect("config-inited", _on_config_inited)
     app.connect("config-inited", _on_config_inited_title, priority=950)  # after sphinx_external_toc sets master_doc
-    app.connect("html-page-context", _on_page_context, priority=600)
+    # the links before pydata-sphinx-theme's update_and_remove_templates (priority 500), which drops a component
+    # that renders empty; the header buttons' labels after sphinx-book-theme adds them
+    app.connect("html-page-context", _on_page_context, priority=400)
+    app.connect("html-page-context", _on_page_context_buttons, priority=600)
     _keep_outputs_of_the_language()
     app.add_css_file("editions.css")
     app.add_search_language(SearchKorean)

@@ -158,7 +158,8 @@ class Seq2SeqDecoder(nn.Module):
         """One decoding step: token (B,), state (B, U) -> logits (B, V), new state (B, U), weights (B, T_src);
         ``keys``: the attention's U_a h_j (B, T_src, U), if computed beforehand."""
         if self.attention is not None:
-            context, weights = self.attention(state, encoder_outputs, mask, keys)  # (B, U), (B, T_src)
+            given = {} if keys is None else {"keys": keys}  # another attention (a lab's) takes no keys
+            context, weights = self.attention(state, encoder_outputs, mask, **given)  # (B, U), (B, T_src)
         else:
             context, weights = encoder_state, None  # (B, U): the fixed context vector
         x = torch.cat([context, self.embedding(token)], dim=-1)  # (B, U + E)
@@ -215,7 +216,8 @@ class Seq2Seq(nn.Module):
         """
         check_tokens("src", src, self.config.src_vocab_size, read_values=True)  # where decoding's input enters
         encoder_outputs, encoder_state = self.encoder(src)  # (B, T_src, U), (B, U)
-        keys = {} if self.decoder.attention is None else {"keys": self.decoder.attention.u_a(encoder_outputs)}
+        own = getattr(type(self.decoder.attention), "forward", None) is BahdanauAttention.forward  # not a lab's
+        keys = {"keys": self.decoder.attention.u_a(encoder_outputs)} if own else {}
         return {
             "encoder_outputs": encoder_outputs,
             "encoder_state": encoder_state,
