@@ -31,10 +31,26 @@ I18N_SPHINX  := $(SPHINX_BUILD) -c $(I18N_CONF)
 $(I18N_CONF)/conf.py: _config.yml _toc.yml book/_ext/edition_conf.py $(VENV_STAMP)
 	$(PY) book/_ext/edition_conf.py . $(I18N_CONF)
 
+# The warm case (the execution cache full: a second `make book`, or one after a page or a .po edit) costs little:
+# Sphinx keeps each edition's environment in _build/<lang>/.doctrees and re-reads only the pages whose source or
+# catalogue changed (the generated conf.py is rewritten only when _config.yml or _toc.yml change, and Sphinx
+# compiles a .mo only when its .po is newer), and when no input changed at all since the edition's last good
+# build (book/_ext/edition_stamp.py: every file of the repository but the build outputs, the execution cache's
+# notebooks, conf.py, the venv; the same command and editions) sphinx-build is not even started: its start-up
+# alone costs seconds. `make book-editions I18N_FORCE=1` builds anyway.
+I18N_STAMP_INPUTS = $(I18N_CONF)/conf.py _build/.jupyter_cache/executed $(VENV_STAMP)
+I18N_FORCE ?=
+
 book-editions: $(VENV_STAMP) $(MATHJAX_ENTRY) $(I18N_CONF)/conf.py
 	@for lang in $(I18N_LANGS); do \
+	  stamp=_build/$$lang/.edition-stamp; \
+	  signature="$(I18N_SPHINX) -b html -D language=$$lang -W -n; editions: $$TXCOURSE_EDITIONS"; \
+	  if [ -z "$(I18N_FORCE)" ] && [ -f $(BOOK_HTML)/$$lang/book/intro.html ] && \
+	     why=$$($(PY) book/_ext/edition_stamp.py check $$stamp "$$signature" $(I18N_STAMP_INPUTS)); then \
+	    echo "==> the $$lang edition in $(BOOK_HTML)/$$lang is $$why"; continue; fi; \
 	  echo "==> the $$lang edition into $(BOOK_HTML)/$$lang (log: _build/$$lang/build.log)"; \
 	  mkdir -p _build/$$lang; \
+	  $(PY) book/_ext/edition_stamp.py start $$stamp "$$signature" || exit 1; \
 	  $(I18N_SPHINX) -b html -d _build/$$lang/.doctrees -D language=$$lang -W -n --keep-going \
 	    . _build/$$lang/html > _build/$$lang/build.log || { tail -30 _build/$$lang/build.log >&2; exit 1; }; \
 	  if grep -E 'Executing notebook|Executed notebook' _build/$$lang/build.log >&2; then \
@@ -42,7 +58,8 @@ book-editions: $(VENV_STAMP) $(MATHJAX_ENTRY) $(I18N_CONF)/conf.py
 	         "_build/.jupyter_cache (run \`make book\`, which builds the English edition first)" >&2; exit 1; fi; \
 	  grep -q '_static/mathjax/tex-chtml.js' _build/$$lang/html/book/intro.html || \
 	    { echo "ERROR: _build/$$lang/html/book/intro.html does not load _static/mathjax/tex-chtml.js" >&2; exit 1; }; \
-	  rm -rf $(BOOK_HTML)/$$lang && cp -al _build/$$lang/html $(BOOK_HTML)/$$lang; \
+	  rm -rf $(BOOK_HTML)/$$lang && cp -al _build/$$lang/html $(BOOK_HTML)/$$lang && \
+	  $(PY) book/_ext/edition_stamp.py done $$stamp || exit 1; \
 	done
 
 translations: $(VENV_STAMP) $(I18N_CONF)/conf.py

@@ -27,7 +27,8 @@ SLIDES_NB      := _build/slides-notebooks
 SLIDES_FIGURES  = $(or $(FIGURES_DIR),_build/figures)
 
 # $(call slides_nbconvert_flags,PREFIX): the asset URLs, PREFIX before each (../ for a translated deck in
-# $(SLIDES_OUT)/<lang>/, which loads the English build's libraries and figures)
+# $(SLIDES_OUT)/<lang>/, which loads the English build's libraries; its figures, drawn in its language by
+# `make figures` into $(SLIDES_FIGURES)/<lang>/, are copied into $(SLIDES_OUT)/<lang>/figures/)
 slides_nbconvert_flags = \
   --TemplateExporter.extra_template_basedirs=slides/templates --template=txcourse-reveal --no-prompt \
   --SlidesExporter.reveal_url_prefix=$(1)reveal.js \

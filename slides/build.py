@@ -9,7 +9,9 @@
 2. ``jupyter nbconvert --to slides`` on those notebooks, with every asset URL
    pointing into the output folder (the flags are in mk/slides.mk).
 3. ``build.py assets --figures _build/figures --out _build/slides``: copies the
-   figures the decks show, the vendored reveal.js, require.js, jQuery and
+   figures the decks show (a translated deck's, drawn in its language by
+   ``make figures``, from ``_build/figures/<lang>/`` into
+   ``_build/slides/<lang>/figures/``), the vendored reveal.js, require.js, jQuery and
    MathJax 2 from ``node_modules`` (only the files the decks load), writes an
    ``index.html`` of the decks, and fails if a deck still names a remote asset.
 
@@ -216,8 +218,10 @@ def summary(deck: Deck) -> dict:
 # Step 1: notebooks
 # ---------------------------------------------------------------------------
 def to_notebook(deck: Deck, lang: str = "en", up: str = "", twins: list[str] = ()):
-    """The deck as a notebook; ``up`` prefixes the figures' URLs (``../`` for a translated deck in ``<lang>/``);
-    ``twins``: the other languages the deck is built in, linked from its corner (the template's body_footer)."""
+    """The deck as a notebook; ``up`` prefixes the URLs of its twins (``../`` for a translated deck in ``<lang>/``);
+    its figures are ``figures/<name>.png`` beside it (a translated deck's in ``<lang>/figures/``, drawn in its
+    language); ``twins``: the other languages the deck is built in, linked from its corner (the template's
+    body_footer)."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
@@ -230,8 +234,6 @@ def to_notebook(deck: Deck, lang: str = "en", up: str = "", twins: list[str] = (
     if links:
         nb.metadata["txcourse"]["twins"] = links
     for number, slide in enumerate(deck.slides, 1):
-        if up:
-            slide = Slide(FIGURE.sub(lambda m: f"({up}figures/{m.group(1)})", slide.body), slide.notes, slide.data)
         slideshow = {"slide_type": "slide"}
         if slide.data:
             slideshow["data"] = dict(sorted(slide.data.items()))
@@ -250,7 +252,7 @@ def to_notebook(deck: Deck, lang: str = "en", up: str = "", twins: list[str] = (
 
 def build_notebooks(out: Path, sources: list[Path], lang: str | None = None, twins: list[str] = ()) -> list[Deck]:
     """One notebook per deck in ``out``; with ``lang``, the deck translated by its catalogue (slides/i18n.py),
-    whose figures are one folder up (the translated decks are built into ``<output>/<lang>/``). ``twins``:
+    built into ``<output>/<lang>/`` beside its own figures (``<output>/<lang>/figures/``). ``twins``:
     the other languages built (``en`` for the English decks), which each deck links."""
     unknown = [t for t in twins if t not in INDEX_TEXT]
     if unknown:
@@ -436,16 +438,32 @@ def remote_assets(page: str) -> list[str]:
     return sorted({next(g for g in m.groups() if g) for m in REMOTE_ASSET.finditer(page)})
 
 
-def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Path], langs: list[str] = ()) -> None:
-    """Figures and libraries into ``out`` (the translated decks in ``out/<lang>/`` load them from ``../``),
-    the index of each language, and the check that no deck, English or translated, loads a remote asset."""
-    decks = [parse_deck(p) for p in sources]
+def copy_figures(out: Path, figures: Path, decks: list[Deck], langs: list[str] = ()) -> None:
+    """The figures the decks show, English from ``figures/`` into ``out/figures/``, and each language's, drawn
+    with its words by ``make figures`` (``txcourse figures --lang <lang>``), from ``figures/<lang>/`` into
+    ``out/<lang>/figures/``, where its translated decks load them.
+
+    Raises:
+        FileNotFoundError: a figure is missing from a folder (the folder, the files and the command named).
+    """
     needed = sorted({f for d in decks for f in d.figures})
-    missing = [f for f in needed if not (figures / f).is_file()]
-    if missing:
-        raise FileNotFoundError(f"figures missing from {figures}: {missing} (run `make figures`)")
-    for name in needed:
-        copy(figures / name, out / "figures" / name)
+    for lang in ["", *langs]:
+        folder = figures / lang if lang else figures
+        missing = [f for f in needed if not (folder / f).is_file()]
+        if missing:
+            run = f"`make figures` (txcourse figures --lang {lang} --out {folder})" if lang else "`make figures`"
+            raise FileNotFoundError(f"figures missing from {folder}: {missing} (run {run})")
+        for name in needed:
+            copy(folder / name, (out / lang if lang else out) / "figures" / name)
+
+
+def build_assets(out: Path, figures: Path, node_modules: Path, sources: list[Path], langs: list[str] = ()) -> None:
+    """Figures and libraries into ``out``, the index of each language, and the check that no deck, English or
+    translated, loads a remote asset. The translated decks in ``out/<lang>/`` load the libraries from ``../``
+    and their own figures, drawn in their language (``figures/<lang>/``, ``make figures``), from
+    ``out/<lang>/figures/``."""
+    decks = [parse_deck(p) for p in sources]
+    copy_figures(out, figures, decks, langs)
     vendor(node_modules, out)
     write_index(out, decks, "en", {lang: f"{lang}/" for lang in langs})
     pages = [out / f"{deck.name}.slides.html" for deck in decks]

@@ -17,8 +17,10 @@ The expected numbers of slides, equations and figures come from the sources,
 
 The translated decks (issue 33), ``_build/slides/<lang>/<week>.slides.html``, built from
 ``locales/<lang>/LC_MESSAGES/slides/<week>.po``, go through the same checks (reveal.js, MathJax,
-figures from ``../figures/``, no failed request, no overflow), plus: Hangul drawn in a font that has
-it (no missing-glyph boxes), and the index pages link every deck to its twin in the other language.
+no failed request, no overflow), plus: Hangul drawn in a font that has it (no missing-glyph boxes),
+the index pages link every deck to its twin in the other language, and each loads the figures drawn
+in its language (``make figures``: ``_build/figures/<lang>/``, copied into ``<lang>/figures/``), whose
+words (the manifest's ``labels``) are the catalogue's translations, none left in English.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from urllib.parse import urlsplit
 
 import pytest
 from support.browser import find_chromium, logging_handler, png_size, run_chromium, serve
+from support.figure_words import left_in_english, translatable
 from support.slides_support import load_slides_build
 
 ROOT = Path(__file__).resolve().parents[2]
 DECKS = ROOT / "_build" / "slides"
+FIGURES = ROOT / "_build" / "figures"  # make figures: English here, each language in <lang>/
 SHOTS = ROOT / "_build" / "screenshots" / "slides"
 WEEKS = tuple(p.stem for p in load_slides_build().deck_sources(ROOT / "slides"))  # teaching order
 # the translated editions: every language with slide catalogues, each deck in _build/slides/<lang>/
@@ -62,11 +66,6 @@ def expected(week: str) -> dict:
     lang, _, name = week.rpartition("/")
     deck = build.parse_deck(ROOT / "slides" / f"{name}.md")
     return build.summary(build.translated_deck(deck, lang) if lang else deck)
-
-
-def up(deck: str) -> str:
-    """The way back to _build/slides/ from a deck's folder: ``../`` for a translated deck."""
-    return "../" * deck.count("/")
 
 
 def test_six_weeks():
@@ -345,20 +344,29 @@ def test_equations_are_typeset(week, inspected):
     assert not stuck, f"{week}: MathJax never finished rendering: {stuck}"
 
 
+def folder(deck: str) -> str:
+    """A deck's folder under _build/slides/ (and its figures' under _build/figures/): ``ko/`` or ``""``."""
+    return deck.rpartition("/")[0] + "/" if "/" in deck else ""
+
+
 @pytest.mark.parametrize("week", ALL_DECKS)
 def test_images_load(week, inspected):
+    """Each deck loads the figures of its own language: a translated deck those in its folder, <lang>/figures/."""
     result, requests, _ = inspected(week)
-    want = {f"{up(week)}figures/{name}" for name in expected(week)["figures"]}
+    want = {f"figures/{name}" for name in expected(week)["figures"]}
     shown = {img["src"] for img in result["images"]}
     assert want <= shown, f"{week}: figures of the source not in the deck: {sorted(want - shown)}"
     broken = [img["src"] for img in result["images"] if not img["width"]]
     assert not broken, f"{week}: images that did not load: {broken}"
     served = {urlsplit(path).path: code for path, code in requests}
     for name in expected(week)["figures"]:
-        status = served.get(f"/figures/{name}")
-        assert status == 200, f"{week}: figures/{name} was not served (status {status})"
+        status = served.get(f"/{folder(week)}figures/{name}")
+        assert status == 200, f"{week}: {folder(week)}figures/{name} was not served (status {status})"
+    if folder(week):
+        english = [p for p in served if p.startswith("/figures/")]
+        assert not english, f"{week}: the translated deck loaded English figures: {english}"
     for name in expected(week)["figures"]:
-        width, height = png_size(DECKS / "figures" / name)
+        width, height = png_size(DECKS / folder(week).rstrip("/") / "figures" / name)
         assert width > 100 and height > 100, f"{week}: figure {name} is {width}x{height}"
 
 
@@ -589,3 +597,34 @@ def test_twin_links_work_in_the_browser(lang, decks, chromium):
         {"path": f"/{lang}/{WEEKS[0]}.slides.html", "lang": lang},
         {"path": f"/{WEEKS[0]}.slides.html", "lang": "en"},
     ], seen
+
+
+# ---------------------------------------------------------------------------
+# The figures of the translated decks: drawn in their language, none left in English
+# ---------------------------------------------------------------------------
+def figure_manifest(lang: str = "") -> dict:
+    path = FIGURES / lang / "manifest.json"
+    if not path.is_file():
+        pytest.fail(f"no {path}: run `make figures` (`make slides` does)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("deck", TRANSLATED)
+def test_translated_deck_shows_the_figures_of_its_language(deck, decks):
+    """The deck's files are ``make figures``'s in its language; their words are the catalogue's translations."""
+    from txcourse.notebook.plots import labels
+
+    lang, week = deck.split("/")
+    english, translated = figure_manifest()["figures"], figure_manifest(lang)
+    assert translated["language"] == lang, f"{FIGURES / lang}/manifest.json is in {translated['language']!r}"
+    catalogue = labels.catalogue(lang)
+    names = expected(deck)["figures"]
+    assert names, f"{deck}: no figure"
+    for name in names:
+        stem = name.removesuffix(".png")
+        shown = (decks / lang / "figures" / name).read_bytes()
+        assert shown == (FIGURES / lang / name).read_bytes(), f"{deck}: {name} is not the {lang} figure"
+        words, own = english[stem]["labels"], translated["figures"][stem]["labels"]
+        assert left_in_english(words, own, catalogue) == [], f"{deck}: {name}: {own}"
+        if translatable(words, catalogue):  # words to translate: another image than the English deck's
+            assert shown != (decks / "figures" / name).read_bytes(), f"{deck}: {name} is the English image"

@@ -222,3 +222,38 @@ def test_translated_deck_keeps_slides_code_math_and_figures(lang, deck):
     assert _code_blocks(translated) == _code_blocks(english), f"{lang}/{deck}: a code block changed"
     assert [s.data for s in translated.slides] == [s.data for s in english.slides]
     assert translated.title != english.title, f"{lang}/{deck}: the title was not translated"
+
+
+# ---------------------------------------------------------------------------
+# The translated decks show the figures drawn in their language (`make figures`: _build/figures/<lang>/)
+# ---------------------------------------------------------------------------
+def test_translated_deck_loads_its_figures_from_its_own_folder(tmp_path):
+    english, korean = tmp_path / "en", tmp_path / "ko"
+    build.build_notebooks(english, [SOURCES[0]], None, ["ko"])
+    build.build_notebooks(korean, [SOURCES[0]], "ko", ["en"])
+    figures = DECKS[SOURCES[0].stem].figures
+    assert figures, f"{SOURCES[0].stem} shows no figure"
+    for folder in (english, korean):
+        text = (folder / f"{SOURCES[0].stem}.ipynb").read_text(encoding="utf-8")
+        for name in figures:
+            assert f"(figures/{name})" in text, (folder.name, name)
+        assert "../figures/" not in text, f"the {folder.name} deck loads the English figures"
+
+
+def test_copy_figures_takes_each_languages_own_images(tmp_path):
+    decks = [DECKS[SOURCES[0].stem]]
+    names = decks[0].figures
+    drawn = tmp_path / "figures"
+    for lang in ("", "ko"):
+        (drawn / lang).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (drawn / lang / name).write_bytes(f"{lang or 'en'} {name}".encode())
+    out = tmp_path / "slides"
+    build.copy_figures(out, drawn, decks, ["ko"])
+    for name in names:
+        assert (out / "figures" / name).read_bytes() == f"en {name}".encode()
+        assert (out / "ko" / "figures" / name).read_bytes() == f"ko {name}".encode()
+    (drawn / "ko" / names[0]).unlink()
+    expected = f"figures missing from {drawn / 'ko'}: {[names[0]]} (run `make figures` (txcourse figures --lang ko"
+    with pytest.raises(FileNotFoundError, match=re.escape(expected)):
+        build.copy_figures(tmp_path / "again", drawn, decks, ["ko"])

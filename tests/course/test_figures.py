@@ -16,10 +16,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from conftest import TINY_MODEL_ARGS
 from matplotlib.figure import Figure  # noqa: E402
+from support.figure_words import left_in_english, translatable  # noqa: E402
 
 from txcourse.cli import main  # noqa: E402
 from txcourse.course import figures  # noqa: E402
+from txcourse.errors import TxcourseError  # noqa: E402
 from txcourse.notebook import plots  # noqa: E402
+from txcourse.notebook.plots import labels  # noqa: E402
 from txcourse.registry import MODEL_KINDS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -328,9 +331,11 @@ def test_manifest_schema(data_root, tmp_path):
         "cjk_font",
         "format",
         "dpi",
+        "language",
         "figures",
     } <= set(manifest)
     assert manifest["framework"] == "torch" and manifest["format"] == "png" and manifest["dpi"] == 150
+    assert manifest["language"] == "en"
     assert list(manifest["figures"]) == [
         "week3_padding_mask",
         "week6_warmup_schedule",
@@ -352,6 +357,7 @@ def test_manifest_schema(data_root, tmp_path):
             "parameters",
             "inputs",
             "sha256",
+            "labels",
             "status",
             "reason",
         }
@@ -363,6 +369,7 @@ def test_manifest_schema(data_root, tmp_path):
         for item in entry["inputs"]:
             assert item["sha256"] == _sha256(data_root / item["path"])
         assert f"[{name}]({name}.png)" in readme
+        assert entry["labels"] and entry["labels"] == sorted(set(entry["labels"])), (name, entry["labels"])
     assert (out / "week6_attention_heads.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -487,6 +494,7 @@ def test_an_unreadable_input_fails_that_figure_only(data_root, tmp_path, capsys)
         (["--only", "week3_*", "bogus*"], "unknown figure 'bogus*'; figures are ["),
         (["--dpi", "0"], "argument --dpi: expected an integer from 10 to 2000, got 0"),
         (["--root", "no/such/folder"], "root folder 'no/such/folder' does not exist"),
+        (["--lang", "fr"], "argument --lang: invalid choice: 'fr' (choose from "),
     ],
 )
 def test_bad_arguments_are_one_line_errors(argv, message, tmp_path, capsys, monkeypatch):
@@ -536,3 +544,87 @@ def test_tensorflow_draws_the_same_bytes(tmp_path):
     assert tf_run["week3_scaling"]["reason"] == "drawn with torch only, as in the book"
     with pytest.raises(ValueError, match="figure week3_scaling is drawn with torch only"):
         figures.draw("week3_scaling", framework="tf")
+
+
+# ---------------------------------------------------------------------------
+# The figures in each language of the editions (issue 33): `txcourse figures --lang ko`
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def in_each_language(data_root, tmp_path_factory):
+    """The cheap figures drawn in English and in Korean: {lang: (folder, manifest)}."""
+    out = tmp_path_factory.mktemp("languages")
+    return {
+        lang: (out / lang, figures.build_figures(out / lang, CHEAP, root=data_root, lang=lang))
+        for lang in labels.LANGUAGES
+    }
+
+
+def test_cli_languages_are_the_editions():
+    from txcourse.cli.figures import LANGUAGES
+
+    assert LANGUAGES == labels.LANGUAGES
+
+
+def test_an_unknown_language_is_refused_before_drawing(tmp_path):
+    with pytest.raises(TxcourseError, match=r"lang must be one of \['en', 'ko'\], got 'fr'"):
+        figures.build_figures(tmp_path / "out", ["week6_warmup_schedule"], lang="fr")
+    assert not (tmp_path / "out").exists()
+
+
+def test_left_in_english_finds_an_english_word_and_a_missing_translation():
+    catalogue = {"loss": "손실", "step": "스텝", "x": "x"}
+    assert left_in_english(["loss", "step", "x", "나"], ["손실", "스텝", "x", "나"], catalogue) == []
+    assert left_in_english(["loss", "step"], ["loss", "스텝"], catalogue) == ["left in English: 'loss'"]
+    assert left_in_english(["loss", "step"], ["스텝"], catalogue) == ["'loss' is not drawn as '손실'"]
+    assert translatable(["x", "loss", "data"], catalogue) == ["loss"]
+
+
+@pytest.mark.parametrize("name", CHEAP)
+def test_a_figure_in_korean_shows_the_catalogues_words(name, in_each_language):
+    """Every English word of the catalogue comes out translated; the manifest says which words were drawn."""
+    (_, en), (ko_dir, ko) = in_each_language["en"], in_each_language["ko"]
+    assert en["language"] == "en" and ko["language"] == "ko"
+    catalogue = labels.catalogue("ko")
+    english, korean = en["figures"][name]["labels"], ko["figures"][name]["labels"]
+    assert translatable(english, catalogue), f"{name}: the English figure shows no word of the catalogue: {english}"
+    assert left_in_english(english, english, catalogue), "the check finds nothing on the English figure"
+    assert left_in_english(english, korean, catalogue) == [], (name, korean)
+    assert any("\uac00" <= c <= "\ud7a3" for word in korean for c in word), (name, korean)
+    assert ko["figures"][name]["sha256"] != en["figures"][name]["sha256"], f"{name}: the same image in both"
+    assert (ko_dir / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_english_figures_are_the_default_languages(in_each_language, data_root, tmp_path):
+    """``lang="en"`` is the build without a language: the same bytes, so the English decks do not change."""
+    en_dir, en = in_each_language["en"]
+    default = figures.build_figures(tmp_path, CHEAP[:2], root=data_root)
+    for name in CHEAP[:2]:
+        assert default["figures"][name]["sha256"] == en["figures"][name]["sha256"], name
+        assert (tmp_path / f"{name}.png").read_bytes() == (en_dir / f"{name}.png").read_bytes(), name
+
+
+def test_a_figure_without_words_is_the_same_image_in_every_language(tmp_path, monkeypatch):
+    def no_words(ctx):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.imshow(np.arange(9.0).reshape(3, 3))
+        ax.set_axis_off()
+        return fig
+
+    import matplotlib.pyplot as plt
+
+    recipe = figures.Recipe("week0_no_words", ("intro",), "fig-none", "No words.", plots.plot_mask, no_words)
+    monkeypatch.setitem(figures.RECIPES, recipe.name, recipe)
+    shas = {
+        lang: figures.build_figures(tmp_path / lang, [recipe.name], lang=lang)["figures"][recipe.name]
+        for lang in labels.LANGUAGES
+    }
+    assert shas["en"]["labels"] == shas["ko"]["labels"] == []
+    assert shas["en"]["sha256"] == shas["ko"]["sha256"]
+
+
+def test_cli_draws_korean_figures(data_root, tmp_path):
+    result = _run_cli("--out", str(tmp_path), "--root", str(data_root), "--only", "week3_scaling", "--lang", "ko")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["language"] == "ko"
+    assert labels.catalogue("ko")["attention weight"] in manifest["figures"]["week3_scaling"]["labels"]

@@ -13,7 +13,11 @@ from txcourse.cli.frameworks import import_quietly
 from txcourse.cli.options import OptionError, count, folder
 from txcourse.registry import FRAMEWORKS
 
-__all__ = ["add_arguments", "figures_command"]
+__all__ = ["add_arguments", "figures_command", "LANGUAGES"]
+
+# the editions' languages, txcourse.notebook.plots.labels.LANGUAGES (not imported here: it loads matplotlib;
+# tests/course/test_figures.py checks they are the same)
+LANGUAGES = ("en", "ko")
 
 
 def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,6 +53,12 @@ def add_arguments(subparsers: Any) -> argparse.ArgumentParser:
         "benchmarks/results/...) are read from (default: the current folder if it holds any, "
         "else the repository the package comes from)",
     )
+    figures.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default="en",
+        help="the language of the figures' words (default en; ko: from locales/ko/LC_MESSAGES/figures.po)",
+    )
     figures.add_argument("--no-progress", action="store_true", help="no progress bar")
     return figures
 
@@ -78,6 +88,7 @@ def figures_command(args: argparse.Namespace) -> int:
             dpi=args.dpi,
             strict=args.strict,
             progress=not args.no_progress,
+            lang=args.lang,
         )
     except OSError as err:  # a full disk, or the folder made read-only while drawing
         if isinstance(err, FileNotFoundError) and str(args.out) not in str(err.filename or ""):

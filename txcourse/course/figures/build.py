@@ -9,6 +9,15 @@ another seed, as the book does, set it themselves), matplotlib's default
 settings, no open figures. Two runs on the same machine therefore write the
 same bytes, whichever figures ran before.
 
+With ``lang="ko"`` (``txcourse figures --lang ko``) the figures are drawn
+in that language: their words come from ``locales/<lang>/LC_MESSAGES/figures.po``
+through the labels the book's figures use (txcourse/notebook/plots/labels.py),
+set in a font with Hangul; ``make figures`` writes each language of the
+course's editions into its own folder (English in ``_build/figures``, Korean in
+``_build/figures/ko``), and the Korean slide decks show the Korean ones. The
+manifest records the language and, per figure, the words it shows
+(``labels``), so that a test can check that none is left in English.
+
 A recipe whose input file is missing (a checkpoint not trained yet) is
 skipped with a warning and listed as skipped in the manifest; with
 ``strict=True`` the run stops before drawing anything.
@@ -22,6 +31,7 @@ import importlib.metadata
 import json
 import os
 import random
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,6 +43,7 @@ import txcourse
 from txcourse.course.figures.recipe import RECIPES, Context, Recipe
 from txcourse.errors import TxcourseError
 from txcourse.notebook import plots
+from txcourse.notebook.plots import labels as figure_labels
 from txcourse.registry import FRAMEWORKS
 
 __all__ = [
@@ -49,6 +60,7 @@ __all__ = [
 REPO_ROOT = Path(txcourse.__file__).resolve().parents[1]  # the checkout the package was installed from
 FORMATS = ("png", "svg", "pdf")
 DEFAULT_SEED = 0  # set before every recipe
+MATH_ONLY = re.compile(r"\$[^$]*\$")  # a text that is one mathtext expression (a log axis's ticks)
 
 
 def select(names: Optional[Sequence[str]] = None) -> list[Recipe]:
@@ -166,6 +178,7 @@ def build_figures(
     dpi: int = 150,
     strict: bool = False,
     progress: bool = False,
+    lang: str = "en",
 ) -> dict[str, Any]:
     """Draw the figures ``names`` (default: all) into ``out_dir`` and write ``manifest.json`` and ``README.md``.
 
@@ -180,19 +193,21 @@ def build_figures(
         strict: stop with FileNotFoundError, before drawing anything, when an input is missing
             (default: skip those figures with a warning).
         progress: show a progress bar on standard error.
+        lang: the language of the figures' words, one of the editions'
+            (:data:`txcourse.notebook.plots.labels.LANGUAGES`).
 
     Returns:
         The manifest (also written to ``out_dir/manifest.json``).
 
     Raises:
-        TxcourseError: an unknown figure, framework or format, a bad dpi, or (after the manifest
+        TxcourseError: an unknown figure, framework, format or language, a bad dpi, or (after the manifest
             is written) a recipe that could not read its input.
         FileNotFoundError: with ``strict``, the missing inputs.
     """
     from tqdm import tqdm
 
     recipes = select(names)
-    root = _check_build_args(framework, fmt, dpi, root)
+    root = _check_build_args(framework, fmt, dpi, root, lang)
     missing = _missing_inputs(recipes, root, strict)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -203,10 +218,10 @@ def build_figures(
     for recipe in bar:
         bar.set_postfix_str(recipe.name)
         entries[recipe.name] = entry = _entry(recipe, fmt, root, missing[recipe.name])
-        if not _draw(recipe, ctx, entry, out, framework, missing[recipe.name], dpi):
+        if not _draw(recipe, ctx, entry, out, framework, missing[recipe.name], dpi, lang):
             failed.append(recipe.name)
     bar.close()
-    manifest = _write_manifest(out, entries, framework, fmt, dpi)
+    manifest = _write_manifest(out, entries, framework, fmt, dpi, lang)
     if failed:
         raise TxcourseError(
             f"{len(failed)} figure(s) could not be drawn from their inputs: {', '.join(failed)} "
@@ -215,7 +230,7 @@ def build_figures(
     return manifest
 
 
-def _check_build_args(framework: str, fmt: str, dpi: int, root: Optional[str | os.PathLike]) -> Path:
+def _check_build_args(framework: str, fmt: str, dpi: int, root: Optional[str | os.PathLike], lang: str = "en") -> Path:
     """:func:`build_figures`'s settings, checked (each error names its argument); the root folder to read."""
     if framework not in FRAMEWORKS:
         raise TxcourseError(f"framework must be one of {list(FRAMEWORKS)}, got {framework!r}", "framework")
@@ -223,6 +238,8 @@ def _check_build_args(framework: str, fmt: str, dpi: int, root: Optional[str | o
         raise TxcourseError(f"format must be one of {list(FORMATS)}, got {fmt!r}", "fmt")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 10 <= dpi <= 2000:
         raise TxcourseError(f"dpi must be an integer from 10 to 2000, got {dpi!r}", "dpi")
+    if lang not in figure_labels.LANGUAGES:
+        raise TxcourseError(f"lang must be one of {list(figure_labels.LANGUAGES)}, got {lang!r}", "lang")
     root = Path(root) if root is not None else default_root()
     if not root.is_dir():
         raise FileNotFoundError(f"root folder {str(root)!r} does not exist")
@@ -253,16 +270,24 @@ def _entry(recipe: Recipe, fmt: str, root: Path, missing: Sequence[str]) -> dict
         "parameters": recipe.params,
         "inputs": [{"path": i, "sha256": None if i in missing else _sha256(root / i)} for i in recipe.inputs],
         "sha256": None,
+        "labels": [],
         "status": "written",
         "reason": None,
     }
 
 
 def _draw(
-    recipe: Recipe, ctx: Context, entry: dict[str, Any], out: Path, framework: str, missing: Sequence[str], dpi: int
+    recipe: Recipe,
+    ctx: Context,
+    entry: dict[str, Any],
+    out: Path,
+    framework: str,
+    missing: Sequence[str],
+    dpi: int,
+    lang: str = "en",
 ) -> bool:
-    """Draw one figure into ``out`` and fill its entry; False when its input could not be read (a warning says
-    why). A figure of the other framework, or without its input, is skipped (True)."""
+    """Draw one figure into ``out``, its words in ``lang``, and fill its entry; False when its input could not
+    be read (a warning says why). A figure of the other framework, or without its input, is skipped (True)."""
     import matplotlib
     import matplotlib.pyplot as plt
 
@@ -276,7 +301,7 @@ def _draw(
         (out / entry["file"]).unlink(missing_ok=True)  # no stale file from an earlier run
         _warn(f"{recipe.name} skipped: {reason}")
         return True
-    with matplotlib.rc_context():
+    with figure_labels.in_language(lang), matplotlib.rc_context():
         _reset_state(recipe, ctx)
         try:
             figure = recipe.draw(ctx, **recipe.params)
@@ -288,13 +313,27 @@ def _draw(
             (out / entry["file"]).unlink(missing_ok=True)
             _warn(f"{recipe.name} failed: {message}")
             return False
+        if lang != "en":
+            figure_labels.hangul_fonts(figure)  # _reset_state set matplotlib's default fonts again
         path = plots.save_figure(figure, out / entry["file"], dpi=dpi)
+        entry["labels"] = figure_words(figure)
     entry["sha256"] = _sha256(path)
     plt.close("all")
     return True
 
 
-def _write_manifest(out: Path, entries: dict[str, dict[str, Any]], framework: str, fmt: str, dpi: int) -> dict:
+def figure_words(figure) -> list[str]:
+    """The texts a drawn figure shows that hold a letter (titles, axis and tick labels, legends, colour bars),
+    sorted: its words, as the manifest records them (numbers alone and math such as ``$10^{-3}$`` left out)."""
+    import matplotlib.text
+
+    texts = {t.get_text() for t in figure.findobj(matplotlib.text.Text) if t.get_visible()}
+    return sorted(t for t in texts if any(c.isalpha() for c in t) and not MATH_ONLY.fullmatch(t))
+
+
+def _write_manifest(
+    out: Path, entries: dict[str, dict[str, Any]], framework: str, fmt: str, dpi: int, lang: str = "en"
+) -> dict:
     """Write ``manifest.json`` and ``README.md`` into ``out``; the manifest."""
     import matplotlib
 
@@ -307,6 +346,7 @@ def _write_manifest(out: Path, entries: dict[str, dict[str, Any]], framework: st
         "cjk_font": plots.cjk_font(),
         "format": fmt,
         "dpi": dpi,
+        "language": lang,
         "reproducible": "byte for byte: the same versions and fonts write files with the same sha256",
         "figures": entries,
     }

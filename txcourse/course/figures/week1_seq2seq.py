@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from txcourse.course.figures.recipe import Context, decoded_tokens, load_checkpoint, register
 from txcourse.notebook import plots
+from txcourse.notebook.plots.labels import N_, tr
 
 LENGTH_CURVES = "benchmarks/results/length_curves.json"
 BAHDANAU_CHECKPOINT = "book/data/numbers-bahdanau-torch.npz"
@@ -20,12 +21,13 @@ BAHDANAU_CHECKPOINT = "book/data/numbers-bahdanau-torch.npz"
     "number of training steps (benchmarks/length_curves.py).",
     plots.plot_accuracy_by_length,
     params={
+        # the legend's words: plot_accuracy_by_length translates them (labels.py)
         "labels": {
-            "transformer": "Transformer",
-            "bahdanau": "GRU + Bahdanau attention",
-            "seq2seq": "GRU, fixed context",
+            "transformer": N_("Transformer"),
+            "bahdanau": N_("GRU + Bahdanau attention"),
+            "seq2seq": N_("GRU, fixed context"),
         },
-        "title": "{task}: exact match by source length",
+        "title": N_("{task}: exact match by source length"),
     },
     inputs=[LENGTH_CURVES],
     frameworks=(),
@@ -46,7 +48,7 @@ def accuracy_by_length(ctx: Context, labels: Mapping[str, str], title: str):
             f"({{'task': ..., 'models': {{kind: {{'by_length': [[low, high, count, exact_match], "
             f"...]}}}}}}): {type(err).__name__}: {err}"
         ) from None
-    return plots.plot_accuracy_by_length(curves, title=title.format(task=task))
+    return plots.plot_accuracy_by_length(curves, title=tr(title).format(task=task))
 
 
 @register(
@@ -58,7 +60,7 @@ def accuracy_by_length(ctx: Context, labels: Mapping[str, str], title: str):
     plots.plot_attention,
     params={
         "sentence": "seven thousand, eight hundred and one",
-        "title": "Bahdanau attention: {sentence}",
+        "title": N_("Bahdanau attention: {sentence}"),
         "space": "\u2423",
     },
     inputs=[BAHDANAU_CHECKPOINT],
@@ -72,5 +74,5 @@ def bahdanau_alignment(ctx: Context, sentence: str, title: str, space: str):
         ctx.numpy(out.attention)[0, 0, :length],
         [src_tok.id_to_token(i) for i in ids[0]],
         [tgt_tok.id_to_token(i).replace(" ", space) for i in tokens[:length]],
-        title=title.format(sentence=sentence),
+        title=tr(title).format(sentence=sentence),
     )

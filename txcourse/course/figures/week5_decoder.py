@@ -9,6 +9,7 @@ import numpy as np
 
 from txcourse.course.figures.recipe import Context, register, subplots, torch_no_grad
 from txcourse.notebook import plots
+from txcourse.notebook.plots.labels import N_, tr
 from txcourse.registry import FRAMEWORKS
 
 
@@ -85,10 +86,10 @@ def _week5_logits(ctx: Context, seed: int, config: Mapping[str, Any], src, tgt):
         **_WEEK5_MODEL,
         "edit_offset": 20,
         "figsize": [10, 4.2],
-        "titles": ["with the look-ahead mask", "without it: the future leaks"],
-        "xlabel": "output position t",
-        "ylabel": "edited input position j",
-        "colorbar_label": "change of the logits (scaled)",
+        "titles": [N_("with the look-ahead mask"), N_("without it: the future leaks")],
+        "xlabel": N_("output position t"),
+        "ylabel": N_("edited input position j"),
+        "colorbar_label": N_("change of the logits (scaled)"),
     },
 )
 def no_leak(ctx: Context, seed, config, src, tgt, edit_offset: int, figsize, titles, xlabel, ylabel, colorbar_label):
@@ -110,9 +111,9 @@ def no_leak(ctx: Context, seed, config, src, tgt, edit_offset: int, figsize, tit
     fig, axes = subplots(2, figsize)
     for ax, change, title in zip(axes, (dependence(True), dependence(False)), titles):
         plots.plot_attention(change[1:] / change.max(), positions, positions[1:], title=title, ax=ax)
-        ax.set(xlabel=xlabel, ylabel=ylabel)
+        ax.set(xlabel=tr(xlabel), ylabel=tr(ylabel))
     for bar in fig.axes[2:]:
-        bar.set_ylabel(colorbar_label)
+        bar.set_ylabel(tr(colorbar_label))
     return fig
 
 

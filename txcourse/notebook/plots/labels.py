@@ -50,6 +50,7 @@ __all__ = [
     "in_language",
     "catalogue",
     "show_in_each_edition",
+    "hangul_fonts",
 ]
 
 LANGUAGES = ("en", "ko")  # the book's editions; English is the source language
@@ -129,12 +130,12 @@ def in_language(lang: str) -> Iterator[None]:
         _LANGUAGE.reset(token)
 
 
-def _hangul_fonts(fig: Figure) -> None:
+def hangul_fonts(fig: Figure) -> None:
     """Let every text of ``fig`` that is not ASCII fall back to a font with Hangul (:func:`cjk_font`).
 
     The texts keep the family they were drawn with when :func:`in_language`
     set it; a figure drawn under other settings (a recipe resets matplotlib's,
-    txcourse.course.figures.draw) gets it here, before it is saved.
+    txcourse.course.figures.draw and build_figures) gets it here, before it is saved.
     """
     font = cjk_font()
     if font is None:
@@ -170,7 +171,7 @@ def draw_in_each_language(draw: Callable[[], Figure], languages=LANGUAGES) -> di
             if not isinstance(fig, Figure):
                 raise ValueError(f"draw must return a matplotlib Figure, got {type(fig).__name__}")
             if lang != "en":
-                _hangul_fonts(fig)
+                hangul_fonts(fig)
             drawn[lang] = (fig, _png(fig))
         plt.close(fig)  # pyplot must not show it again at the end of the cell
     return drawn

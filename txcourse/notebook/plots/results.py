@@ -57,6 +57,7 @@ def plot_accuracy_by_length(
 
 
 _KEY_LABELS = {"lr": N_("learning rate"), "loss": N_("loss"), "accuracy": N_("accuracy")}
+_KEY_TITLES = (N_("lr"),)  # a panel's title is its record key (loss and accuracy are marked above)
 
 
 def _check_history(history) -> dict:
