@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
-from txcourse.course.grading.import_guard import import_findings
+from txcourse.course.grading.import_guard import allowlist_findings, import_findings, private_reason
 
 __all__ = [
     "FORBIDDEN",
@@ -440,6 +440,7 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
     found = [Finding(f"line {n.lineno}: {why}") for n, why in import_findings(tree, aliases)]  # disk, sys.path
+    found += [Finding(f"line {n.lineno}: {why}") for n, why in allowlist_findings(tree)]  # round E: allow-list
 
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
@@ -465,6 +466,8 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                     continue  # the student's own object
                 if _matches(path, rules):
                     add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
+                elif not path.startswith("?") and _root_name(node) in aliases and private_reason(path):
+                    add(node, f"reaches {private_reason(path)}")  # round E: torch._utils, keras.src
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
             for reason in _hiding_imported(node):  # from torch import ops as O
@@ -598,8 +601,21 @@ ATEN_LOSS_REFUSED = (
 # the prelude walks the modules for them rather than listing paths (the red team called gen_nn_ops' CamelCase name)
 TF_OPS_REFUSED = ("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "CTCLoss", "CTCLossV2")
 
+# round E 2026-11-28 (E1): the originals behind the disabled public names, by name, in every module of the frameworks
+# (keras.src.losses.losses.categorical_crossentropy behind keras.losses', the Keras torch backend's
+# keras.src.backend.torch.nn.categorical_crossentropy, keras.src.layers.attention.attention.Attention), walked in
+# the probe kernel at its start and in each framework module imported later; a class refuses every method
+ORIGINALS_ATTENTION = ("dot_product_attention", "scaled_dot_product_attention", "multi_head_attention_forward")
+ORIGINALS_LOSS = (
+    "categorical_crossentropy",
+    "sparse_categorical_crossentropy",
+    "binary_crossentropy",
+    "cross_entropy",
+    "nll_loss",
+)
+
 _PRELUDE = """\
-def _tx_forbid(paths, aten, tf_ops, kl):
+def _tx_forbid(paths, aten, tf_ops, kl, originals):
     import importlib
     import sys
     import warnings
@@ -614,6 +630,66 @@ def _tx_forbid(paths, aten, tf_ops, kl):
             raise RuntimeError(f"{path} is not allowed in this lab: write it yourself")
         return forbidden
 
+    def refuse_class(cls, path):  # round E: every method of the class (_calculate_scores, _apply_scores ...)
+        for method, value in list(vars(cls).items()):
+            function = getattr(value, "__func__", value)
+            if callable(function) and not isinstance(function, type) and method not in ("__new__", "__init_subclass__"):
+                wrapped = refuse_method(path) if not isinstance(value, (staticmethod, classmethod)) else refuse(path)
+                try:
+                    setattr(cls, method, staticmethod(wrapped) if isinstance(value, staticmethod) else wrapped)
+                except (TypeError, AttributeError):
+                    pass  # a class of C code: its Python name is replaced below
+
+    roots = ("tensorflow", "keras", "tf_keras", "torch")
+    names = {path.rpartition(".")[2] for path in paths} | set(originals)
+
+    def walk(module_name, module):  # round E: the originals behind the public names, under any module
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if name not in names or not callable(value) or getattr(value, "__tx_refused__", False):
+                continue
+            where = module_name + "." + name
+            if isinstance(value, type):
+                refuse_class(value, where)
+            else:
+                value = refuse(where)
+                value.__tx_refused__ = True
+                try:
+                    setattr(module, name, value)
+                except (TypeError, AttributeError):
+                    pass
+
+    class AfterImport:  # a framework module imported later (keras.src.backend.torch.nn) is walked once loaded
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name.split(".")[0] not in roots:
+                return None
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is cls or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            loader = spec.loader
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+
+            class Walked:
+                def __getattr__(self, attribute):
+                    return getattr(loader, attribute)
+
+                def create_module(self, spec):
+                    return loader.create_module(spec)
+
+                def exec_module(self, module):
+                    loader.exec_module(module)
+                    walk(name, module)
+
+            spec.loader = Walked()
+            return spec
+
     for path in paths:
         module_name, _, name = path.rpartition(".")
         try:
@@ -626,10 +702,12 @@ def _tx_forbid(paths, aten, tf_ops, kl):
                 continue
         if hasattr(module, name):
             if isinstance(getattr(module, name), type):
-                for method in ("__init__", "call", "forward", "_compute_attention"):
-                    if hasattr(getattr(module, name), method):
-                        setattr(getattr(module, name), method, refuse_method(path))
+                refuse_class(getattr(module, name), path)
             setattr(module, name, refuse(path))
+    for module_name, module in list(sys.modules.items()):
+        if module_name.split(".")[0] in roots:
+            walk(module_name, module)
+    sys.meta_path.insert(0, AfterImport)
     if aten:
         import torch
 
@@ -645,16 +723,17 @@ def _tx_forbid(paths, aten, tf_ops, kl):
                 except (RuntimeError, AttributeError, ValueError):
                     pass  # an operator this PyTorch does not have, or not for this key
     if tf_ops:  # every name of the operators: X, x_snake, x_snake_eager_fallback, in every module that has one
-        import pkgutil
+        import os  # not pkgutil: the kernel's import guard keeps cells to the labs' list of modules
 
         try:
             import tensorflow.python.ops as package
         except ImportError:
             package = None
-        for info in pkgutil.iter_modules(getattr(package, "__path__", [])):
-            if info.name.startswith("gen_"):
+        found = [f for d in getattr(package, "__path__", []) if os.path.isdir(d) for f in sorted(os.listdir(d))]
+        for file_name in found:
+            if file_name.startswith("gen_") and file_name.endswith(".py"):
                 try:
-                    importlib.import_module("tensorflow.python.ops." + info.name)
+                    importlib.import_module("tensorflow.python.ops." + file_name[: -len(".py")])
                 except Exception:
                     pass
         forms = {op.lower() for op in tf_ops} | {op.lower() + "eagerfallback" for op in tf_ops}
@@ -677,7 +756,7 @@ def _tx_forbid(paths, aten, tf_ops, kl):
         kl_module._KL_MEMOIZE.clear()
 
 
-_tx_forbid(PATHS, ATEN, TF_OPS, KL)
+_tx_forbid(PATHS, ATEN, TF_OPS, KL, ORIGINALS)
 del _tx_forbid
 """
 
@@ -768,8 +847,10 @@ def _op_name_prelude(tf_ops: list[str]) -> str:
 
 def forbidden_prelude(lab: str, framework: str) -> str:
     """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
-    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
-    ``call``, ``forward`` and ``_compute_attention`` too, so every alias of the class refuses); in PyTorch's
+    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: every method of
+    it, ``_calculate_scores`` too, so every alias of the class refuses), and so are the originals behind them
+    (the same names and :data:`ORIGINALS_ATTENTION` / :data:`ORIGINALS_LOSS` in any module of the frameworks,
+    also one imported later: ``keras.src.losses.losses.categorical_crossentropy``); in PyTorch's
     attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`, and
     ``torch.distributions``' KL divergence with its registry) refuse in the dispatcher, whatever route reaches
     them; in TensorFlow's week 6 every function of any ``tensorflow``/``keras`` module named after an operator of
@@ -781,5 +862,6 @@ def forbidden_prelude(lab: str, framework: str) -> str:
     aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
     aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and loss else []
     tf_ops = list(TF_OPS_REFUSED) if framework == "tf" and loss else []
-    call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r})"
-    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL)", call) + _op_name_prelude(tf_ops)
+    originals = list(ORIGINALS_LOSS if loss else ORIGINALS_ATTENTION if targets else ())
+    call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r}, {originals!r})"
+    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL, ORIGINALS)", call) + _op_name_prelude(tf_ops)
