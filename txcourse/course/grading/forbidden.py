@@ -427,6 +427,26 @@ def _plain_name_hides(name: str) -> str:
     return "the kernel's input history" if name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name) else ""
 
 
+def _private_findings(tree: ast.AST, aliases: Mapping[str, str]) -> list[tuple[ast.AST, str]]:
+    """``(node, reason)`` for each name or attribute chain of ``tree`` that resolves, through the notebook's imports
+    (``aliases``), to a private part of a library or to ``keras.src`` (``torch._utils._import_dotted_name``)."""
+    found: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            path, root = _dotted(node, aliases), _root_name(node)
+            if path and not path.startswith("?") and root in aliases and root not in ("self", "cls"):
+                if private_reason(path):
+                    found.append((node, f"reaches {private_reason(path)}"))
+    return found
+
+
+def _import_routes(tree: ast.AST, aliases: Mapping[str, str]) -> list[tuple[ast.AST, str]]:
+    """What imports or reaches code outside the cell: code on disk and ``sys.path`` (:func:`import_findings`), and
+    (round E 2026-11-28) an import off the labs' list (:func:`allowlist_findings`), a private part of a library or
+    ``keras.src`` (:func:`_private_findings`)."""
+    return [*import_findings(tree, aliases), *allowlist_findings(tree), *_private_findings(tree, aliases)]
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -439,8 +459,7 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     rules = FORBIDDEN.get(lab, [])
     aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
-    found = [Finding(f"line {n.lineno}: {why}") for n, why in import_findings(tree, aliases)]  # disk, sys.path
-    found += [Finding(f"line {n.lineno}: {why}") for n, why in allowlist_findings(tree)]  # round E: allow-list
+    found = [Finding(f"line {n.lineno}: {why}") for n, why in _import_routes(tree, aliases)]
 
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
@@ -466,8 +485,6 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
                     continue  # the student's own object
                 if _matches(path, rules):
                     add(node, f"uses {path.lstrip('?.')}, which this lab forbids")
-                elif not path.startswith("?") and _root_name(node) in aliases and private_reason(path):
-                    add(node, f"reaches {private_reason(path)}")  # round E: torch._utils, keras.src
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
             for reason in _hiding_imported(node):  # from torch import ops as O
