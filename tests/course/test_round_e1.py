@@ -28,7 +28,7 @@ nbformat = pytest.importorskip("nbformat")
 
 from tests.course.test_grading import _python_in_sandbox, need_sandbox  # noqa: E402
 from txcourse.course.grading import sandbox  # noqa: E402
-from txcourse.course.grading.forbidden import _aliases, forbidden_findings, source_findings  # noqa: E402
+from txcourse.course.grading.forbidden import _aliases, forbidden_findings, forbidden_prelude, source_findings  # noqa: E402
 from txcourse.course.grading.import_guard import GUARD, NOT_LISTED, REFUSED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,3 +209,22 @@ def test_week6_prelude_refuses_the_keras_originals_also_imported_later(fw):
     honest = "import numpy as np\nz = float(np.log(np.exp(1.0)))"
     out = run_prelude(W6, fw, setup, calls, honest)
     assert out.count("refused: True") == len(calls) and "RAN:" not in out and "HONEST OK" in out, out
+
+
+def test_the_prelude_and_the_kernel_guard_together_import_a_new_framework_module():
+    """In the probe kernel both finders ask every other finder: a framework module imported after the prelude
+    (week 6 trained, importing new torch modules) must load once, not recurse between them, and be walked."""
+    pytest.importorskip("torch")
+    pytest.importorskip("keras")
+    code = (
+        GUARD
+        + forbidden_prelude(W6, "torch")
+        + (
+            "\nimport importlib\nT = importlib.import_module('keras.src.backend.torch.nn')\n"
+            "try:\n    T.categorical_crossentropy(1, 1)\n    print('RAN')\n"
+            "except RuntimeError as error:\n    print('refused', 'not allowed in this lab' in str(error))\n"
+        )
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0 and done.stdout.split()[-2:] == ["refused", "True"], done.stdout + done.stderr[-3000:]

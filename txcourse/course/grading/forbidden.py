@@ -676,19 +676,25 @@ def _tx_forbid(paths, aten, tf_ops, kl, originals):
                     pass
 
     class AfterImport:  # a framework module imported later (keras.src.backend.torch.nn) is walked once loaded
+        busy = set()  # the names it is finding: another finder that asks every finder (the guard's) gets None
+
         @classmethod
         def find_spec(cls, name, path=None, target=None):
-            if name.split(".")[0] not in roots:
+            if name.split(".")[0] not in roots or name in cls.busy:
                 return None
-            for finder in list(sys.meta_path):
-                find = getattr(finder, "find_spec", None)
-                if finder is cls or find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-            else:
-                return None
+            cls.busy.add(name)
+            try:
+                for finder in list(sys.meta_path):
+                    find = getattr(finder, "find_spec", None)
+                    if finder is cls or find is None:
+                        continue
+                    spec = find(name, path, target)
+                    if spec is not None:
+                        break
+                else:
+                    return None
+            finally:
+                cls.busy.discard(name)
             loader = spec.loader
             if loader is None or not hasattr(loader, "exec_module"):
                 return spec
