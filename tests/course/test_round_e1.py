@@ -47,6 +47,10 @@ OFF_THE_LIST = [
     ("from sympy import sympify", NOT_LISTED),
     ("from ctranslate2.converters.marian import _make_sinusoidal_position_encodings", NOT_LISTED),
     ("import types", NOT_LISTED),
+    ("import os\nos.system('python -c 1')", "runs code elsewhere"),
+    ("import os\nos.popen(cmd).read()", "runs code elsewhere"),
+    ("import os\nos.execv(exe, argv)", "runs code elsewhere"),
+    ("from os import posix_spawn", "runs code elsewhere"),
     ("from . import helpers", "relative import"),
     ("import torch._utils", "_utils"),
     ("from torch import _utils", "_utils"),
@@ -72,6 +76,7 @@ HONEST = [
     "from __future__ import annotations\nimport functools, itertools, collections, random, re, warnings",
     "from txcourse.notebook.checks import assert_close\nx = tf.__version__",
     "y = self._cache[0]\nz = layer._built",  # the student's own objects
+    "import os, sys\nos.write(2, b'to fd 2')\nprint(os.path.join('a', 'b'), file=sys.stderr)",
 ]
 
 

@@ -271,6 +271,23 @@ HIDING.update(
         "reaches the framework's operators by name",
     )
 )
+# round E 2026-11-28 (E1): os is on the labs' import list (os.write, paths); what of it starts another program (a
+# Python that the kernel's guard does not watch) is not
+HIDING.update(
+    dict.fromkeys(
+        (
+            "system",
+            "popen",
+            "fork",
+            "forkpty",
+            *(f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+            *(f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+            "posix_spawn",
+            "posix_spawnp",
+        ),
+        "runs code elsewhere",
+    )
+)
 HIDING_IN["execute"] = ("tensorflow", "reaches the framework's operators by name")  # tensorflow.python.eager.execute
 HISTORY_NAMES = frozenset(("In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii"))  # and _i<N>, as plain names
 _HISTORY_NUMBERED = re.compile(r"_i[0-9]+")

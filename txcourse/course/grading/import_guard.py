@@ -80,6 +80,7 @@ ALLOWED_IMPORTS = frozenset(
         "time",
         "warnings",
         "sys",  # print(..., file=sys.stderr); its routes to names (sys.modules, _getframe, path) are findings
+        "os",  # os.write(2, ...), paths; what starts a process (os.system, popen, exec*, spawn*, fork) is a finding
         "heapq",
         "bisect",
         "fractions",
