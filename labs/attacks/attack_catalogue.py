@@ -870,3 +870,155 @@ ATTACKS += [
         labs=("week6_training",),
     ),
 ]
+
+# Round E 2026-11-28 (attacker E1, issue 30 item 7): the exercise done by the library's originals, reached by a string
+# through routes of the standard library and of installed packages the source check missed (a Jinja2 template,
+# logging.config's resolve, timeit.Timer running a code string, torch._utils._import_dotted_name), a zip archive the
+# cell wrote under a name without a code suffix (helper.dat) loaded by zipimporter, and a plain import of a package
+# the venv happens to hold (ctranslate2). Now: an allow-list of what a submission may import (the source check and
+# the kernel's import guard), no private name of a library nor keras.src, no code from a file or archive the notebook
+# wrote whatever its name, and the originals behind the disabled public names refused in the probe kernel. One block,
+# appended (another fixer may append theirs after it).
+_KERAS_ATTENTION_RUN = """
+
+def run(query, key, value, mask=None):
+    back = None
+    if type(query).__module__.startswith("torch"):
+        import torch
+        back = lambda t: torch.as_tensor(np.asarray(t))
+        query, key, value = (t.detach().numpy() for t in (query, key, value))
+        mask = None if mask is None else np.asarray(mask.detach().numpy())
+    q, k, v = (tf.convert_to_tensor(t) for t in (query, key, value))
+    ns = types.SimpleNamespace(score_mode="dot", scale=tf.cast(1.0 / math.sqrt(q.shape[-1]), q.dtype), dropout=0.0)
+    scores = _A._calculate_scores(ns, q, k)
+    keep = None
+    if mask is not None:
+        m = tf.cast(tf.convert_to_tensor(mask), tf.bool)
+        keep = tf.logical_not(tf.broadcast_to(m, tf.shape(scores)))
+    out, w = _A._apply_scores(ns, scores, v, scores_mask=keep, training=False)
+    if keep is not None:
+        w = w * tf.cast(tf.reduce_any(keep, axis=-1, keepdims=True), w.dtype)
+        out = tf.matmul(w, v)
+    if back is not None:
+        return back(out), back(w)
+    return out, w
+"""
+_E1_SDPA_TAIL = '''
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    """softmax(Q K^T / sqrt(d_k)) V; mask True = may NOT attend. Returns (output, weights)."""
+    return run(query, key, value, mask)
+'''
+_E1_HEADS = {
+    "jinja2_keras_attention": "import math\nimport types\n\nimport jinja2\nimport keras\nimport numpy as np\n"
+    'import tensorflow as tf\n\n_NAME = "".join(reversed("noitnettA"))\n'
+    '_A = jinja2.Environment().from_string("{% set c = k.src.layers[a][a][n] %}").make_module(\n'
+    '    {"k": keras, "a": "attention", "n": _NAME}\n).c\n',
+    "logging_config_keras_attention": "import logging.config\nimport math\nimport types\n\nimport numpy as np\n"
+    "import tensorflow as tf\n\n"
+    "_A = logging.config.BaseConfigurator({}).resolve('noitnettA.noitnetta.noitnetta.sreyal.crs.sarek'[::-1])\n",
+    "timeit_keras_attention": "import math\nimport timeit\nimport types\n\nimport numpy as np\nimport tensorflow as tf\n\n"
+    '_box = {"out": []}\ntimeit.Timer(\n'
+    "    ')noitnettA.noitnetta.noitnetta.sreyal.crs.sarek(dneppa.tuo ;sarek tropmi'[::-1], globals=_box\n"
+    ').timeit(number=1)\n_A = _box["out"][0]\n',
+    "torch_utils_keras_attention": "import math\nimport types\n\nimport numpy as np\nimport tensorflow as tf\n"
+    "import torch._utils\n\n"
+    "_A = torch._utils._import_dotted_name('noitnettA.noitnetta.noitnetta.sreyal.crs.sarek'[::-1])\n",
+}
+_E1_HIDDEN_MODULE = (
+    "import math\nimport types\nimport numpy as np\nimport tensorflow as tf\n"
+    "from keras.src.layers.attention.attention import Attention as _A\n" + _KERAS_ATTENTION_RUN
+)
+_E1_ZIP_HEAD = (
+    "import base64\nimport io\nimport os\nimport zipfile\n\nimport jinja2.loaders\n\n"
+    f"_SRC = base64.b64decode({__import__('base64').b64encode(_E1_HIDDEN_MODULE.encode()).decode()!r})\n"
+    "_buf = io.BytesIO()\nwith zipfile.ZipFile(_buf, 'w') as _z:\n"
+    "    _z.writestr('hid' + chr(46) + 'p' + 'y', _SRC)\n"
+    "_path = os.path.abspath('helper.dat')\nwith open(_path, 'wb') as _f:\n    _f.write(_buf.getvalue())\n"
+    "_hid = jinja2.loaders.zipimport.zipimporter(_path).load_module('hid')\nrun = _hid.run\n"
+)
+_E1_W6_TORCH = (
+    "import logging.config\n\nimport torch\nimport torch.nn.functional as F\n\n"
+    '_XE = logging.config.BaseConfigurator({}).resolve("yportnessorc_lacirogetac.nn.hcrot.dnekcab.crs.sarek"[::-1])\n'
+    "\n\n" + _LOSS_HEAD + "    vocab = logits.shape[-1]\n"
+    "    soft = F.one_hot(targets, vocab).to(logits.dtype) * (1 - smoothing) + smoothing / vocab\n"
+    "    per_token = _XE(soft, logits, from_logits=True)\n"
+    "    keep = (targets != pad_id).to(per_token.dtype)\n"
+    "    return (per_token * keep).sum() / keep.sum().clamp(min=1)\n"
+)
+_E1_W6_TF = (
+    "import jinja2\nimport keras\nimport tensorflow as tf\n\n"
+    '_XE = jinja2.Environment().from_string("{% set f = k.src.losses.losses[n] %}").make_module(\n'
+    '    {"k": keras, "n": "yportnessorc_lacirogetac"[::-1]}\n).f\n\n\n'
+    + _LOSS_HEAD
+    + "    logits = tf.convert_to_tensor(logits)\n    targets = tf.convert_to_tensor(targets)\n"
+    "    onehot = tf.one_hot(targets, tf.shape(logits)[-1], dtype=logits.dtype)\n"
+    "    per_token = _XE(onehot, tf.nn.softmax(logits, axis=-1), from_logits=False, label_smoothing=smoothing)\n"
+    + _TF_MEAN
+)
+_E1_CT2_BODY = (
+    "import numpy as np\n{fw_import}\n"
+    "from ctranslate2.converters.marian import _make_sinusoidal_position_encodings as _table\n\n\n"
+    "def positional_encoding(max_len, d_model):\n"
+    '    """The (max_len, d_model) table of sinusoidal encodings of Sec. 3.5, as a float32 tensor."""\n'
+    "    full = _table(2 * d_model, max_len)  # [sin | cos] halves of a table twice as wide\n"
+    "    j = np.arange(d_model)\n"
+    "    out = full[:, np.where(j % 2 == 0, 2 * (j // 2), d_model + 2 * (j // 2))]\n"
+    "    return {wrap}(out.astype(np.float32))\n"
+)
+_E1_CT2 = {
+    "torch": _E1_CT2_BODY.format(fw_import="import torch", wrap="torch.as_tensor"),
+    "tf": _E1_CT2_BODY.format(fw_import="import tensorflow as tf", wrap="tf.constant"),
+}
+
+
+def _e1_sdpa(head: str) -> dict[str, str]:
+    source = head + ("" if "run = _hid.run" in head else _KERAS_ATTENTION_RUN) + _E1_SDPA_TAIL
+    return {"torch": source, "tf": source}
+
+
+ATTACKS += [
+    *(
+        Attack(
+            f"e1_{name}",
+            f"round E 2026-11-28 (E1): week 3's attention by Keras Attention's _calculate_scores/_apply_scores (8/17 "
+            f"torch+tf), the class reached by a string through {route}: refused by the labs' import allow-list",
+            "zero",
+            notebook=_exercise_cells(scaled_dot_product_attention=_e1_sdpa(_E1_HEADS[name])),
+            labs=("week3_attention",),
+        )
+        for name, route in (
+            ("jinja2_keras_attention", "a Jinja2 template lookup"),
+            ("logging_config_keras_attention", "logging.config.BaseConfigurator.resolve"),
+            ("timeit_keras_attention", "timeit.Timer running a reversed code string"),
+            ("torch_utils_keras_attention", "torch._utils._import_dotted_name"),
+        )
+    ),
+    Attack(
+        "e1_zipimporter_helper_dat",
+        "round E 2026-11-28 (E1): week 3's attention (8/17 torch+tf) from a module in a zip the cell wrote as "
+        "helper.dat (no code suffix), loaded by jinja2.loaders.zipimport.zipimporter(path).load_module: refused in "
+        "the source (the allow-list) and in the kernel (no code compiled from a file or archive the notebook wrote)",
+        "zero",
+        notebook=_exercise_cells(scaled_dot_product_attention=_e1_sdpa(_E1_ZIP_HEAD)),
+        labs=("week3_attention",),
+    ),
+    Attack(
+        "e1_keras_original_losses",
+        "round E 2026-11-28 (E1): week 6's loss by keras.src's originals behind the disabled public names (torch "
+        "10/19: keras.src.backend.torch.nn.categorical_crossentropy by logging.config's resolve; tf 7/19: "
+        "keras.src.losses.losses.categorical_crossentropy by a Jinja2 template): the allow-list, and the originals "
+        "refused in the probe kernel",
+        "zero",
+        notebook=_exercise_cells(label_smoothed_loss={"torch": _E1_W6_TORCH, "tf": _E1_W6_TF}),
+        labs=("week6_training",),
+    ),
+    Attack(
+        "e1_ctranslate2_table",
+        "round E 2026-11-28 (E1): week 2's table (7/14 torch+tf) by a plain import of ctranslate2's "
+        "_make_sinusoidal_position_encodings (the venv's deploy extra): ctranslate2 is not on the labs' import list",
+        "zero",
+        notebook=_exercise_cells(positional_encoding=_E1_CT2),
+        labs=("week2_positional",),
+    ),
+]

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Optional
 
-from txcourse.course.grading.import_guard import import_findings
+from txcourse.course.grading.import_guard import allowlist_findings, import_findings, private_reason
 
 __all__ = [
     "FORBIDDEN",
@@ -271,6 +271,23 @@ HIDING.update(
         "reaches the framework's operators by name",
     )
 )
+# round E 2026-11-28 (E1): os is on the labs' import list (os.write, paths); what of it starts another program (a
+# Python that the kernel's guard does not watch) is not
+HIDING.update(
+    dict.fromkeys(
+        (
+            "system",
+            "popen",
+            "fork",
+            "forkpty",
+            *(f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+            *(f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")),
+            "posix_spawn",
+            "posix_spawnp",
+        ),
+        "runs code elsewhere",
+    )
+)
 HIDING_IN["execute"] = ("tensorflow", "reaches the framework's operators by name")  # tensorflow.python.eager.execute
 HISTORY_NAMES = frozenset(("In", "Out", "_ih", "_oh", "_dh", "_i", "_ii", "_iii"))  # and _i<N>, as plain names
 _HISTORY_NUMBERED = re.compile(r"_i[0-9]+")
@@ -427,6 +444,26 @@ def _plain_name_hides(name: str) -> str:
     return "the kernel's input history" if name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name) else ""
 
 
+def _private_findings(tree: ast.AST, aliases: Mapping[str, str]) -> list[tuple[ast.AST, str]]:
+    """``(node, reason)`` for each name or attribute chain of ``tree`` that resolves, through the notebook's imports
+    (``aliases``), to a private part of a library or to ``keras.src`` (``torch._utils._import_dotted_name``)."""
+    found: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            path, root = _dotted(node, aliases), _root_name(node)
+            if path and not path.startswith("?") and root in aliases and root not in ("self", "cls"):
+                if private_reason(path):
+                    found.append((node, f"reaches {private_reason(path)}"))
+    return found
+
+
+def _import_routes(tree: ast.AST, aliases: Mapping[str, str]) -> list[tuple[ast.AST, str]]:
+    """What imports or reaches code outside the cell: code on disk and ``sys.path`` (:func:`import_findings`), and
+    (round E 2026-11-28) an import off the labs' list (:func:`allowlist_findings`), a private part of a library or
+    ``keras.src`` (:func:`_private_findings`)."""
+    return [*import_findings(tree, aliases), *allowlist_findings(tree), *_private_findings(tree, aliases)]
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -439,7 +476,7 @@ def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Opt
     rules = FORBIDDEN.get(lab, [])
     aliases = {**aliases, **_aliases([tree])}  # and the cell's own imports
     docstrings = _docstrings(tree)
-    found = [Finding(f"line {n.lineno}: {why}") for n, why in import_findings(tree, aliases)]  # disk, sys.path
+    found = [Finding(f"line {n.lineno}: {why}") for n, why in _import_routes(tree, aliases)]
 
     def add(node: ast.AST, reason: str) -> None:
         found.append(Finding(f"line {getattr(node, 'lineno', '?')}: {reason}"))
@@ -598,8 +635,21 @@ ATEN_LOSS_REFUSED = (
 # the prelude walks the modules for them rather than listing paths (the red team called gen_nn_ops' CamelCase name)
 TF_OPS_REFUSED = ("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "CTCLoss", "CTCLossV2")
 
+# round E 2026-11-28 (E1): the originals behind the disabled public names, by name, in every module of the frameworks
+# (keras.src.losses.losses.categorical_crossentropy behind keras.losses', the Keras torch backend's
+# keras.src.backend.torch.nn.categorical_crossentropy, keras.src.layers.attention.attention.Attention), walked in
+# the probe kernel at its start and in each framework module imported later; a class refuses every method
+ORIGINALS_ATTENTION = ("dot_product_attention", "scaled_dot_product_attention", "multi_head_attention_forward")
+ORIGINALS_LOSS = (
+    "categorical_crossentropy",
+    "sparse_categorical_crossentropy",
+    "binary_crossentropy",
+    "cross_entropy",
+    "nll_loss",
+)
+
 _PRELUDE = """\
-def _tx_forbid(paths, aten, tf_ops, kl):
+def _tx_forbid(paths, aten, tf_ops, kl, originals):
     import importlib
     import sys
     import warnings
@@ -614,6 +664,72 @@ def _tx_forbid(paths, aten, tf_ops, kl):
             raise RuntimeError(f"{path} is not allowed in this lab: write it yourself")
         return forbidden
 
+    def refuse_class(cls, path):  # round E: every method of the class (_calculate_scores, _apply_scores ...)
+        for method, value in list(vars(cls).items()):
+            function = getattr(value, "__func__", value)
+            if callable(function) and not isinstance(function, type) and method not in ("__new__", "__init_subclass__"):
+                wrapped = refuse_method(path) if not isinstance(value, (staticmethod, classmethod)) else refuse(path)
+                try:
+                    setattr(cls, method, staticmethod(wrapped) if isinstance(value, staticmethod) else wrapped)
+                except (TypeError, AttributeError):
+                    pass  # a class of C code: its Python name is replaced below
+
+    roots = ("tensorflow", "keras", "tf_keras", "torch")
+    names = {path.rpartition(".")[2] for path in paths} | set(originals)
+
+    def walk(module_name, module):  # round E: the originals behind the public names, under any module
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if name not in names or not callable(value) or getattr(value, "__tx_refused__", False):
+                continue
+            where = module_name + "." + name
+            if isinstance(value, type):
+                refuse_class(value, where)
+            else:
+                value = refuse(where)
+                value.__tx_refused__ = True
+                try:
+                    setattr(module, name, value)
+                except (TypeError, AttributeError):
+                    pass
+
+    class AfterImport:  # a framework module imported later (keras.src.backend.torch.nn) is walked once loaded
+        busy = set()  # the names it is finding: another finder that asks every finder (the guard's) gets None
+
+        @classmethod
+        def find_spec(cls, name, path=None, target=None):
+            if name.split(".")[0] not in roots or name in cls.busy:
+                return None
+            cls.busy.add(name)
+            try:
+                for finder in list(sys.meta_path):
+                    find = getattr(finder, "find_spec", None)
+                    if finder is cls or find is None:
+                        continue
+                    spec = find(name, path, target)
+                    if spec is not None:
+                        break
+                else:
+                    return None
+            finally:
+                cls.busy.discard(name)
+            loader = spec.loader
+            if loader is None or not hasattr(loader, "exec_module"):
+                return spec
+
+            class Walked:
+                def __getattr__(self, attribute):
+                    return getattr(loader, attribute)
+
+                def create_module(self, spec):
+                    return loader.create_module(spec)
+
+                def exec_module(self, module):
+                    loader.exec_module(module)
+                    walk(name, module)
+
+            spec.loader = Walked()
+            return spec
+
     for path in paths:
         module_name, _, name = path.rpartition(".")
         try:
@@ -626,10 +742,12 @@ def _tx_forbid(paths, aten, tf_ops, kl):
                 continue
         if hasattr(module, name):
             if isinstance(getattr(module, name), type):
-                for method in ("__init__", "call", "forward", "_compute_attention"):
-                    if hasattr(getattr(module, name), method):
-                        setattr(getattr(module, name), method, refuse_method(path))
+                refuse_class(getattr(module, name), path)
             setattr(module, name, refuse(path))
+    for module_name, module in list(sys.modules.items()):
+        if module_name.split(".")[0] in roots:
+            walk(module_name, module)
+    sys.meta_path.insert(0, AfterImport)
     if aten:
         import torch
 
@@ -645,16 +763,17 @@ def _tx_forbid(paths, aten, tf_ops, kl):
                 except (RuntimeError, AttributeError, ValueError):
                     pass  # an operator this PyTorch does not have, or not for this key
     if tf_ops:  # every name of the operators: X, x_snake, x_snake_eager_fallback, in every module that has one
-        import pkgutil
+        import os  # not pkgutil: the kernel's import guard keeps cells to the labs' list of modules
 
         try:
             import tensorflow.python.ops as package
         except ImportError:
             package = None
-        for info in pkgutil.iter_modules(getattr(package, "__path__", [])):
-            if info.name.startswith("gen_"):
+        found = [f for d in getattr(package, "__path__", []) if os.path.isdir(d) for f in sorted(os.listdir(d))]
+        for file_name in found:
+            if file_name.startswith("gen_") and file_name.endswith(".py"):
                 try:
-                    importlib.import_module("tensorflow.python.ops." + info.name)
+                    importlib.import_module("tensorflow.python.ops." + file_name[: -len(".py")])
                 except Exception:
                     pass
         forms = {op.lower() for op in tf_ops} | {op.lower() + "eagerfallback" for op in tf_ops}
@@ -677,7 +796,7 @@ def _tx_forbid(paths, aten, tf_ops, kl):
         kl_module._KL_MEMOIZE.clear()
 
 
-_tx_forbid(PATHS, ATEN, TF_OPS, KL)
+_tx_forbid(PATHS, ATEN, TF_OPS, KL, ORIGINALS)
 del _tx_forbid
 """
 
@@ -768,8 +887,10 @@ def _op_name_prelude(tf_ops: list[str]) -> str:
 
 def forbidden_prelude(lab: str, framework: str) -> str:
     """The first code of the probe run (before the student's cells): each callable of :data:`PATCHED` for
-    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: its ``__init__``,
-    ``call``, ``forward`` and ``_compute_attention`` too, so every alias of the class refuses); in PyTorch's
+    ``lab`` and ``framework`` replaced by one that raises "not allowed in this lab" (a class: every method of
+    it, ``_calculate_scores`` too, so every alias of the class refuses), and so are the originals behind them
+    (the same names and :data:`ORIGINALS_ATTENTION` / :data:`ORIGINALS_LOSS` in any module of the frameworks,
+    also one imported later: ``keras.src.losses.losses.categorical_crossentropy``); in PyTorch's
     attention labs the operators of :data:`ATEN_REFUSED` (week 6: :data:`ATEN_LOSS_REFUSED`, and
     ``torch.distributions``' KL divergence with its registry) refuse in the dispatcher, whatever route reaches
     them; in TensorFlow's week 6 every function of any ``tensorflow``/``keras`` module named after an operator of
@@ -781,5 +902,6 @@ def forbidden_prelude(lab: str, framework: str) -> str:
     aten = list(ATEN_REFUSED) if framework == "torch" and "torch.nn.MultiheadAttention" in targets else []
     aten += list(ATEN_LOSS_REFUSED) if framework == "torch" and loss else []
     tf_ops = list(TF_OPS_REFUSED) if framework == "tf" and loss else []
-    call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r})"
-    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL)", call) + _op_name_prelude(tf_ops)
+    originals = list(ORIGINALS_LOSS if loss else ORIGINALS_ATTENTION if targets else ())
+    call = f"_tx_forbid({list(targets)!r}, {aten!r}, {tf_ops!r}, {framework == 'torch' and loss!r}, {originals!r})"
+    return _PRELUDE.replace("_tx_forbid(PATHS, ATEN, TF_OPS, KL, ORIGINALS)", call) + _op_name_prelude(tf_ops)
