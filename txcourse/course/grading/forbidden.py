@@ -427,6 +427,46 @@ def _plain_name_hides(name: str) -> str:
     return "the kernel's input history" if name in HISTORY_NAMES or _HISTORY_NUMBERED.fullmatch(name) else ""
 
 
+# The names of the probe machinery (probes.py): a submission that names them is refused (round E 2026-11-28, E2:
+# a student's ``def probe_emit`` replaced the grader's emitter for every probe).
+PROBE_NAMES = ("probe_emit", "PROBE_SEED")
+PROBE_PREFIX = "__txprobe"
+
+
+def probe_name_findings(source: str) -> list[Finding]:
+    """A finding for every name, attribute, definition, argument or import alias of the probe machinery
+    (:data:`PROBE_NAMES`, names starting with :data:`PROBE_PREFIX`) in the cell ``source`` (none for a cell that
+    does not parse: :func:`source_findings` refuses it)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.alias):
+            names = [node.asname or node.name]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = list(node.names)
+        elif isinstance(node, ast.keyword) and node.arg:
+            names = [node.arg]
+        for name in names:
+            if name in PROBE_NAMES or name.startswith(PROBE_PREFIX):
+                line = getattr(node, "lineno", "?")
+                found.append(
+                    Finding(f"line {line}: {name} (a name of the grader's probes: defined by the grader only)")
+                )
+    return found
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -552,6 +592,7 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
     for grade_id, source, original in student:
         known = {_reason(f) for f in source_findings(original, lab, aliases)} if original else set()
         found = [f for f in source_findings(source, lab, aliases, grade_id) if _reason(f) not in known]
+        found += probe_name_findings(source)  # the probe machinery's names (round E 2026-11-28)
         if not found:
             continue
         where = f"exercise cell {grade_id}" if grade_id else "a cell you added"
