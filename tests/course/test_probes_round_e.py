@@ -211,3 +211,51 @@ def test_an_honest_worked_cell_alone_keeps_its_marks():
     assert _grade(student, WORKED_PROBE, alone=ALONE) == ""
     student = _student("def f():\n    return 2.0", "table = 3.0")
     assert "differs" in _grade(student, WORKED_PROBE, alone=ALONE)
+
+
+def test_the_emitter_looks_up_no_name_of_the_students():
+    """A student's global ``print`` (or ``float``, ``np``) is not the emitter's: it runs in a dictionary of its own."""
+    one = base64.b64encode(_npy_bytes(np.array(1.0))).decode()
+    liar = (
+        "import builtins as _b\n\ndef f():\n    return 0.0\n\n"
+        f"def print(*args, **kwargs):\n    _b.print('@txprobe f 1e-06 {one}')\n"
+    )
+    assert "differs" in _grade(_student(liar), "probe_emit('f', f(), 1e-6)")
+
+
+def _npy_bytes(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "np = object()",  # the probes compute with the setup's np
+        "import math as np",
+        "np.abs = lambda x: 1.0",
+        "del np.abs",
+        "setattr(np, 'abs', len)",
+        "np.linalg.norm = len",
+        "def print(*args):\n    pass",
+        "float = int",
+        "for max in range(3):\n    pass",
+        "def f():\n    global abs\n    abs = len",
+    ],
+)
+def test_the_source_check_refuses_rebinding_what_the_probes_compute_with(source):
+    student = _student("def f():\n    return 1.0", f"table = 2.0\n{source}")
+    found = forbidden_findings(student, "week2_positional", "torch", _master(""))
+    assert "rebinds" in found.get("test_a", "") or "sets an attribute of" in found.get("test_a", ""), found
+
+
+def test_own_objects_and_local_names_are_not_rebinding():
+    source = (
+        "class Layer:\n    def __init__(self):\n        self.abs = 1\n\n"
+        "def f(max=3):\n    sum = max + 1\n    layer = Layer()\n    layer.np = 2\n    return float(sum)\n\n"
+        "table = 2.0\nlayer = Layer()\nlayer.weights = [1.0]\n"
+    )
+    assert (
+        forbidden_findings(_student("def f():\n    return 1.0", source), "week2_positional", "torch", _master("")) == {}
+    )

@@ -92,6 +92,13 @@ def probe_emit(key, value, tol=1e-5):
     print("@txprobe", "".join(str(key).split()), rule, _b64.b64encode(buffer.getvalue()).decode("ascii"), flush=True)
 '''
 
+# How each probe cell binds the emitter: run in a dictionary of its own, so that no name of the student's
+# namespace (a ``print``, ``float`` or ``np`` of theirs) is looked up by it.
+BIND_EMITTER = (
+    f"__txprobe_emitter__ = {{}}\nexec({EMITTER!r}, __txprobe_emitter__)\n"
+    'probe_emit = __txprobe_emitter__["probe_emit"]  # the grader\'s, defined in a namespace of its own\n'
+)
+
 # The probes that judge a cell by running it ALONE (test id -> the solution cell's grade id, per lab): the cell's
 # source runs in the names the setup cells left (:data:`SETUP_SNAPSHOT`, before the first solution cell), so no
 # function of another cell reaches it under any name (round E 2026-11-28, E2: ``_table_of = positional_encoding``
@@ -205,7 +212,7 @@ def probe_notebook(
     the master, matched by grade id, with the master's source), without the test cells; :data:`SNAPSHOT`;
     then one cell per probe, in the order of the master's test cells, each starting with :data:`RESTORE`
     (the names of the snapshot, nothing a probe left; for a probe of :data:`RUN_ALONE`, the setup's names and
-    the cell it judges run alone), :data:`EMITTER` (the student's names never include the emitting function)
+    the cell it judges run alone), :data:`BIND_EMITTER` (the student's names never include the emitting function)
     and ``PROBE_SEED = seed``. A probe whose test cell the
     student deleted or moved runs all the same, in its place. Markdown and raw cells are left out, and so
     is a cell whose source is exactly one of ``skip`` (course cells the probes do not need: a training
@@ -234,7 +241,7 @@ def probe_notebook(
         if grade_id not in positions:
             positions[grade_id] = len(cells)
             first = _alone(student, alone[grade_id]) if grade_id in alone else RESTORE
-            cells.append(new_code_cell(f"{first}\n{EMITTER}PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
+            cells.append(new_code_cell(f"{first}\n{BIND_EMITTER}PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
     nb = new_notebook(cells=cells, metadata=copy.deepcopy(dict(master.metadata)))
     nbformat.validate(nb)
     return nb, positions
