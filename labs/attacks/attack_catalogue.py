@@ -978,3 +978,20 @@ ATTACKS += [
         labs=("week2_positional",),
     ),
 ]
+ATTACKS += [
+    Attack(
+        "encoder_stub_and_patched_numpy",
+        "round E 2026-11-28 (E2, found by its fixer): a stub EncoderLayer, and np.abs and print rebound in the "
+        "student's namespace, where the probes compute and print (now refused by the source check; the emitter "
+        "runs in a dictionary of its own)",
+        "zero",
+        notebook=_exercise_cells(
+            encoder_layer={
+                fw: _ENCODER_STUB[fw] + "\n\nnp.abs = lambda x: x * 0 + 1.0\n\n\ndef print(*args, **kwargs):\n"
+                "    pass\n"
+                for fw in ("torch", "tf")
+            }
+        ),
+        labs=("week4_encoder",),
+    ),
+]
