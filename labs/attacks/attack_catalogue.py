@@ -1022,3 +1022,129 @@ ATTACKS += [
         labs=("week2_positional",),
     ),
 ]
+
+
+# Round E 2026-11-28 (fixer of attacker E2, issue 30 item 7): the probe machinery itself. A student's
+# ``def probe_emit`` replaced the grader's emitter (a global of the probe kernel) for every probe; a float subclass
+# whose comparisons all say yes made the probe's own yes/no ("leak found") lie; an alias made in another cell got
+# the worked table out of positional_encoding. One block, appended.
+_LEAK_LIAR = (
+    "class Leak(float):\n"
+    '    """How much the outputs moved."""\n\n'
+    "    __eq__ = __lt__ = __le__ = __gt__ = __ge__ = lambda self, other: True\n"
+    "    __ne__ = lambda self, other: False\n"
+    "    __hash__ = float.__hash__\n\n\n"
+    "def future_leak(decode, tgt, t, vocab_size, seed=0):\n"
+    '    """Largest change of decode(tgt)[:, :t + 1] when the tokens after position t are replaced."""\n'
+    "    return Leak(0.0)\n"
+)
+_EMIT_LIAR = (
+    "\n\ndef probe_emit(key, value, tol=1e-5):\n"
+    '    """Print a value for the grader: True for every key."""\n'
+    "    import base64\n    import io\n\n    import numpy as np\n\n"
+    "    buffer = io.BytesIO()\n    np.save(buffer, np.array(True), allow_pickle=False)\n"
+    "    print('@txprobe', ''.join(str(key).split()), repr(float(tol)), base64.b64encode(buffer.getvalue()).decode())\n"
+)
+_ENCODER_STUB = {
+    "torch": "class EncoderLayer(nn.Module):\n"
+    '    """A stub: the input, through dropout."""\n\n'
+    "    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6):\n"
+    "        super().__init__()\n        self.dropout = nn.Dropout(dropout)\n\n"
+    "    def forward(self, x, mask=None):\n        return self.dropout(x)\n",
+    "tf": "class EncoderLayer(keras.layers.Layer):\n"
+    '    """A stub: the input, through dropout."""\n\n'
+    "    def __init__(self, d_model, num_heads, d_ff, dropout=0.1, layer_norm_eps=1e-6, **kwargs):\n"
+    "        super().__init__(**kwargs)\n        self.dropout = keras.layers.Dropout(dropout)\n\n"
+    "    def call(self, x, mask=None, training=None):\n        return self.dropout(x, training=training)\n",
+}
+_NPY_8TIB = (
+    "\n\ndef probe_emit(key, value, tol=1e-5):\n"
+    '    """Print a .npy header that claims shape (2**40,) float64: 8 TiB for the grader to allocate."""\n'
+    "    import base64\n\n"
+    "    text = repr({'descr': '<f8', 'fortran_order': False, 'shape': (1 << 40,)})\n"
+    "    text = text + ' ' * (63 - (10 + len(text)) % 64) + '\\n'\n"
+    "    raw = b'\\x93NUMPY\\x01\\x00' + len(text).to_bytes(2, 'little') + text.encode('latin1') + bytes(64)\n"
+    "    print('@txprobe', ''.join(str(key).split()), '1e-05', base64.b64encode(raw).decode())\n"
+)
+_PE_BY_ANOTHER_NAME = (
+    "def _pe(max_len, d_model):\n"
+    '    """The sinusoidal table of Sec. 3.5 (another name)."""\n'
+    "    pos = np.arange(max_len)[:, None]\n"
+    "    j = np.arange(d_model)[None, :]\n"
+    "    angles = pos / 10000 ** (2 * (j // 2) / d_model)\n"
+    "    return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))\n\n\n"
+    "_table_of = _pe\n"
+)
+ATTACKS += [
+    Attack(
+        "future_leak_liar_and_probe_emit",
+        "round E 2026-11-28 (E2): future_leak returns a float subclass whose ==, <, > say True, and the student "
+        "defines probe_emit (the probe kernel's global) printing what the spy keys expect: every probe used it",
+        "zero",
+        notebook=_exercise_cells(future_leak={fw: _LEAK_LIAR + _EMIT_LIAR for fw in ("torch", "tf")}),
+        labs=("week5_decoder",),
+    ),
+    Attack(
+        "future_leak_liar_float",
+        "round E 2026-11-28 (E2): future_leak returns a float subclass whose ==, <, > say True: the probe's own "
+        "'leak found' yes/no, computed in the student's kernel, said yes (now: numbers, the rule applied grader-side)",
+        "zero",
+        notebook=_exercise_cells(future_leak={fw: _LEAK_LIAR for fw in ("torch", "tf")}),
+        labs=("week5_decoder",),
+    ),
+    Attack(
+        "encoder_stub_and_probe_emit",
+        "round E 2026-11-28 (E2): a stub EncoderLayer and a student probe_emit printing True for 'without the mask "
+        "the padding matters'",
+        "zero",
+        notebook=_exercise_cells(encoder_layer={fw: _ENCODER_STUB[fw] + _EMIT_LIAR for fw in ("torch", "tf")}),
+        labs=("week4_encoder",),
+    ),
+    Attack(
+        "npy_header_8tib",
+        "round E 2026-11-28 (E2): a student probe_emit printing a .npy header of shape (2**40,) float64: the grader's "
+        "own process tried to allocate 8 TiB (MemoryError, exit 1)",
+        "zero",
+        notebook=_exercise_cells(
+            positional_encoding={
+                "torch": "def positional_encoding(max_len, d_model):\n    return torch.zeros((max_len, d_model))\n"
+                + _NPY_8TIB,
+                "tf": "def positional_encoding(max_len, d_model):\n    return tf.zeros((max_len, d_model))\n"
+                + _NPY_8TIB,
+            }
+        ),
+        labs=("week2_positional",),
+    ),
+    Attack(
+        "worked_table_by_alias",
+        "round E 2026-11-28 (E2): the worked table from the exercise-1 function under another name bound in "
+        "another cell (_table_of = _pe; worked_table = _table_of(4, 4)): the cell's own text names no "
+        "positional_encoding (now: its probe runs the cell alone, in the setup's names)",
+        "zero",
+        notebook=_exercise_cells(
+            positional_encoding={fw: _PE_BY_ANOTHER_NAME for fw in ("torch", "tf")},
+            worked_table={
+                fw: "worked_table = _table_of(4, 4)\ndenominators = np.array([1.0, 1.0, 100.0, 100.0])"
+                for fw in ("torch", "tf")
+            },
+        ),
+        labs=("week2_positional",),
+    ),
+]
+ATTACKS += [
+    Attack(
+        "encoder_stub_and_patched_numpy",
+        "round E 2026-11-28 (E2, found by its fixer): a stub EncoderLayer, and np.abs and print rebound in the "
+        "student's namespace, where the probes compute and print (now refused by the source check; the emitter "
+        "runs in a dictionary of its own)",
+        "zero",
+        notebook=_exercise_cells(
+            encoder_layer={
+                fw: _ENCODER_STUB[fw] + "\n\nnp.abs = lambda x: x * 0 + 1.0\n\n\ndef print(*args, **kwargs):\n"
+                "    pass\n"
+                for fw in ("torch", "tf")
+            }
+        ),
+        labs=("week4_encoder",),
+    ),
+]

@@ -152,7 +152,8 @@ PROBE_PADDING = (
     out_changed = to_numpy(run(layer, tensor(x_changed), mask)).astype(np.float64)
     probe_emit("largest change at the real tokens, with the mask", np.abs(out_changed - out)[real].max(), 1e-5)
     unmasked = to_numpy(run(layer, tensor(x_changed))).astype(np.float64)
-    probe_emit("without the mask the padding matters", np.array(np.abs(unmasked - out)[real].max() > 1e-3), 0)
+    # the number, not the yes/no: the grader applies "> 1e-3" (round E 2026-11-28, E2)
+    probe_emit("without the mask the padding matters", np.abs(unmasked - out)[real].max(), ">1e-3")
 """,
 )
 
@@ -193,12 +194,14 @@ PROBE_DROPOUT = (
     set_seed(PROBE_SEED + 3)
     layer = EncoderLayer(d_model, num_heads, d_ff, dropout=0.5)
     x = tensor(rng.standard_normal((batch, length, d_model)), "float32")
-    probe_emit("two calls in inference mode agree", np.array(np.array_equal(to_numpy(run(layer, x)), to_numpy(run(layer, x)))), 0)
+    # the numbers, not the yes/no: the grader applies the rule (round E 2026-11-28, E2)
+    a, b = to_numpy(run(layer, x)).astype(np.float64), to_numpy(run(layer, x)).astype(np.float64)
+    probe_emit("two calls in inference mode agree", np.abs(a - b).max(), "<=0.0")
     a, b = to_numpy(run(layer, x, training=True)), to_numpy(run(layer, x, training=True))
-    probe_emit("two calls in training mode with dropout 0.5 differ", np.array(np.abs(a - b).max() > 1e-3), 0)
+    probe_emit("two calls in training mode with dropout 0.5 differ", np.abs(a - b).max(), ">1e-3")
     quiet = EncoderLayer(d_model, num_heads, d_ff, dropout=0.0)
-    same = np.abs(to_numpy(run(quiet, x, training=True)) - to_numpy(run(quiet, x))).max() <= 1e-6
-    probe_emit("dropout 0: training mode = inference mode", np.array(same), 0)
+    same = np.abs(to_numpy(run(quiet, x, training=True)) - to_numpy(run(quiet, x))).max()
+    probe_emit("dropout 0: training mode = inference mode", same, "<=1e-6")
     probe_weights(rng, layer, d_model, num_heads, d_ff)
     swap_dropout(layer)
     probe_emit("training mode, a dropout stand-in that halves", run(layer, x, training=True), 1e-5)

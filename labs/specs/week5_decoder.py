@@ -149,13 +149,14 @@ PROBE_LEAK = """
     for t in range(length - 1):
         seed = int(rng.integers(0, 1000))
         leak = future_leak(sees_past, tensor(tgt.copy()), t, vocab_size=vocab_size, seed=seed)
-        found["sees_past"].append(leak != 0.0)  # the test: == 0.0
+        found["sees_past"].append(leak)  # the test: == 0.0 (the grader applies "!= 0.0")
         results.append(leak)
         leak = future_leak(sees_all, tensor(tgt.copy()), t, vocab_size=vocab_size, seed=seed)
-        found["sees_all"].append(leak > 0.0)
+        found["sees_all"].append(leak)  # the grader applies "> 0.0"
         results.append(leak)
-    probe_emit("leak found, outputs that see tokens 0..t only", np.array(found["sees_past"]), 0)
-    probe_emit("leak found, outputs that see the whole sentence", np.array(found["sees_all"]), 0)
+    # the numbers, not the yes/no: the grader applies the rule (round E 2026-11-28, E2: a float whose > lied)
+    probe_emit("leak found, outputs that see tokens 0..t only", found["sees_past"], "!=0.0")
+    probe_emit("leak found, outputs that see the whole sentence", found["sees_all"], ">0.0")
 
 
     def spy_for(original, t, vocab_size, weights):
@@ -224,9 +225,9 @@ PROBE_LOOK_AHEAD = """
         leaks = [future_leak(attention_decoder(kind), tensor(tgt.copy()), t, vocab_size=vocab_size, seed=t)
                  for t in range(length - 1)]
         if kind == "look-ahead":  # the test: leak < 1e-5 at every t
-            probe_emit("leak found with the look-ahead mask", np.array([not leak < 1e-5 for leak in leaks]), 0)
+            probe_emit("leak found with the look-ahead mask", leaks, ">=1e-5")  # the grader applies the rule
         else:  # the test: leak > 1e-3
-            probe_emit(f"leak found, mask {kind}", np.array([leak > 1e-3 for leak in leaks]), 0)
+            probe_emit(f"leak found, mask {kind}", leaks, ">1e-3")
 """
 
 COPY_WEIGHTS = {

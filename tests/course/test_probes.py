@@ -17,7 +17,7 @@ nbformat = pytest.importorskip("nbformat")
 
 from txcourse.course.grading.allowlist import load_allow, package_for_lab  # noqa: E402
 from txcourse.course.grading.probes import (  # noqa: E402
-    PREAMBLE,
+    BIND_EMITTER,
     RESTORE,
     SNAPSHOT,
     compare,
@@ -72,17 +72,17 @@ def test_probe_notebook_replaces_tests_restores_locked_cells_and_adds_deleted_pr
     skip = frozenset({"plot(f)  # a course cell the probes do not need"})
     nb, positions = probe_notebook(student, master, probes, 7, skip)
     sources = [c.source for c in nb.cells]
-    assert sources[0] == PREAMBLE
-    assert sources[1] == "import numpy as np"  # the master's locked cell, not the student's edit
-    assert sources[2:5] == [
+    assert sources[0] == "import numpy as np"  # the master's locked cell, not the student's edit
+    assert sources[1:4] == [
         "def f(): return 1",
         "x = 3  # a cell of their own",
         "plot(f)  # a course cell the probes do not need, edited",  # not the skipped source: it runs
     ]
-    assert sources[5] == SNAPSHOT  # the student's definitions, taken once
-    assert sources[6] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 6
-    assert sources[7] == f"{RESTORE}\nPROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 7
-    assert len(sources) == 8
+    assert sources[4] == SNAPSHOT  # the student's definitions, taken once
+    # the emitter is bound in each probe cell, after the restore: no name of the student's replaces it (round E)
+    assert sources[5] == f"{RESTORE}\n{BIND_EMITTER}PROBE_SEED = 7\nprobe_emit('a', f())" and positions["test_a"] == 5
+    assert sources[6] == f"{RESTORE}\n{BIND_EMITTER}PROBE_SEED = 7\nprobe_emit('b', 2)" and positions["test_b"] == 6
+    assert len(sources) == 7
     assert not any("pass  # emptied test" in s or "assert" in s for s in sources)
     assert all(c.cell_type == "code" for c in nb.cells)  # the markdown left out
 

@@ -464,6 +464,110 @@ def _import_routes(tree: ast.AST, aliases: Mapping[str, str]) -> list[tuple[ast.
     return [*import_findings(tree, aliases), *allowlist_findings(tree), *_private_findings(tree, aliases)]
 
 
+# The names of the probe machinery (probes.py): a submission that names them is refused (round E 2026-11-28, E2:
+# a student's ``def probe_emit`` replaced the grader's emitter for every probe).
+PROBE_NAMES = ("probe_emit", "PROBE_SEED")
+PROBE_PREFIX = "__txprobe"
+
+
+def probe_name_findings(source: str) -> list[Finding]:
+    """A finding for every name, attribute, definition, argument or import alias of the probe machinery
+    (:data:`PROBE_NAMES`, names starting with :data:`PROBE_PREFIX`) in the cell ``source`` (none for a cell that
+    does not parse: :func:`source_findings` refuses it)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.alias):
+            names = [node.asname or node.name]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = list(node.names)
+        elif isinstance(node, ast.keyword) and node.arg:
+            names = [node.arg]
+        for name in names:
+            if name in PROBE_NAMES or name.startswith(PROBE_PREFIX):
+                line = getattr(node, "lineno", "?")
+                found.append(
+                    Finding(f"line {line}: {name} (a name of the grader's probes: defined by the grader only)")
+                )
+    return found
+
+
+def _top_level(tree: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``tree`` outside function and class bodies (what binds the notebook's global names)."""
+    todo = list(ast.iter_child_nodes(tree))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    """The global names a cell binds (assignments, definitions, imports, ``global`` statements)."""
+    names: set[str] = set()
+    for node in _top_level(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    names.update(n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names)
+    return names
+
+
+def setup_names(master: Any) -> frozenset[str]:
+    """The names the probes read from the student's namespace and no student cell may rebind: Python's built-ins
+    and the global names the course's locked cells other than tests bind in ``master`` (``np``, ``tx``, ``run``...)."""
+    import builtins
+
+    names = set(dir(builtins))
+    for cell in master.cells:
+        if cell.get("cell_type") == "code" and _meta(cell).get("locked") and not _meta(cell).get("grade"):
+            try:
+                names |= _bound(ast.parse(cell.get("source", "")))
+            except SyntaxError:
+                pass
+    return frozenset(names)
+
+
+def rebinding_findings(source: str, protected: frozenset[str], aliases: Mapping[str, str]) -> list[Finding]:
+    """A finding for each global name of ``protected`` the cell ``source`` rebinds, and each attribute it sets
+    or deletes on a module or a setup name (``np.abs = ...``, ``setattr(torch, ...)``): the probes run in the
+    student's namespace and compute with these (round E 2026-11-28, E2: the yes/no decided from numbers that a
+    patched ``np`` would have chosen)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found = [
+        Finding(f"rebinds {name} (a name of Python or of the course's setup cells)")
+        for name in sorted(_bound(tree) & protected)
+    ]
+    for node in ast.walk(tree):
+        target = None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            target = node.args[0] if node.args else None
+        root = _root_name(target) if target is not None else None
+        if root is not None and (root in aliases or root in protected) and root not in ("self", "cls"):
+            found.append(Finding(f"line {node.lineno}: sets an attribute of {root} (a module or a setup name)"))
+    return found
+
+
 def source_findings(source: str, lab: str, aliases: Mapping[str, str], cell: Optional[str] = None) -> list[Finding]:
     """Why the code ``source`` (one cell, the solution cell ``cell`` or one the student added) is refused in
     ``lab``: forbidden names (:data:`FORBIDDEN`, and :data:`FORBIDDEN_IN_CELL` for ``cell``), strings that
@@ -585,10 +689,12 @@ def forbidden_findings(notebook: Any, lab: str, framework: str, master: Any = No
             pass
     aliases = _aliases(trees)
     every_test = [t for tests in exercises.values() for t in tests]
+    protected = setup_names(master)  # what the probes read from the student's namespace (round E)
     out: dict[str, str] = {}
     for grade_id, source, original in student:
         known = {_reason(f) for f in source_findings(original, lab, aliases)} if original else set()
         found = [f for f in source_findings(source, lab, aliases, grade_id) if _reason(f) not in known]
+        found += probe_name_findings(source) + rebinding_findings(source, protected, aliases)  # round E (E2)
         if not found:
             continue
         where = f"exercise cell {grade_id}" if grade_id else "a cell you added"

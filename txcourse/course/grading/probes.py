@@ -56,24 +56,61 @@ __all__ = [
 PROBE_LINE = "@txprobe"  # the start of each line a probe prints: "@txprobe <key> <tol> <base64 of .npy bytes>"
 _MAX_ARRAY = 1 << 22  # elements of one emitted array; more is refused, not loaded
 
-# The first cell of every probe notebook (before the student's code: a student who redefines
-# probe_emit can print anything, but the values still have to match what the grader computes).
-PREAMBLE = '''\
+# Bound at the top of every probe cell, after the restore (red team round E 2026-11-28, E2: a student's own
+# ``def probe_emit`` in the namespace replaced the grader's for every probe and printed what it liked). Each
+# value is made a plain array of a plain dtype FIRST, by the base classes' own methods (a subclass of float,
+# int, ndarray or torch.Tensor gives its underlying value, whatever it overrides): no comparison on the student's
+# object decides anything. ``tol``: a tolerance, or a rule such as ">1e-3" that the GRADER applies to the
+# numbers of both runs (:func:`compare`): a yes/no the probe would have computed in the student's kernel.
+EMITTER = '''\
 def probe_emit(key, value, tol=1e-5):
-    """Print `value` as a plain array: one line "@txprobe <key> <tol> <base64 of np.save bytes>"."""
+    """Print `value` as a plain array: one line "@txprobe <key> <tol or rule> <base64 of np.save bytes>"."""
     import base64 as _b64
     import io as _io
+    import sys as _sys
 
     import numpy as _np
 
-    if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu().numpy()
-    elif hasattr(value, "numpy") and not isinstance(value, _np.ndarray):  # a tf tensor
+    kind, torch = type(value), _sys.modules.get("torch")
+    if torch is not None and issubclass(kind, torch.Tensor):
+        value = torch.Tensor.numpy(torch.Tensor.cpu(torch.Tensor.detach(value)))
+    elif kind.__module__.split(".")[0] in ("tensorflow", "keras") and hasattr(value, "numpy"):
         value = value.numpy()
+    elif issubclass(kind, float):
+        value = float.__float__(value)
+    elif issubclass(kind, int) and kind is not bool:
+        value = int.__int__(value)
+    value = _np.array(value, subok=False)
+    if value.dtype.kind not in "biuf":
+        raise TypeError(f"probe_emit({key!r}): a value of dtype {value.dtype}, expected numbers")
+    rule = tol if isinstance(tol, str) else repr(float(tol))
+    if isinstance(tol, str):
+        op = next(o for o in (">=", "<=", "!=", ">", "<") if tol.startswith(o))
+        rule = op + repr(float(tol[len(op):]))
     buffer = _io.BytesIO()
-    _np.save(buffer, _np.asarray(value), allow_pickle=False)
-    print("@txprobe", "".join(str(key).split()), repr(float(tol)), _b64.b64encode(buffer.getvalue()).decode("ascii"), flush=True)
+    _np.save(buffer, value, allow_pickle=False)
+    print("@txprobe", "".join(str(key).split()), rule, _b64.b64encode(buffer.getvalue()).decode("ascii"), flush=True)
 '''
+
+# How each probe cell binds the emitter: run in a dictionary of its own, so that no name of the student's
+# namespace (a ``print``, ``float`` or ``np`` of theirs) is looked up by it.
+BIND_EMITTER = (
+    f"__txprobe_emitter__ = {{}}\nexec({EMITTER!r}, __txprobe_emitter__)\n"
+    'probe_emit = __txprobe_emitter__["probe_emit"]  # the grader\'s, defined in a namespace of its own\n'
+)
+
+# The probes that judge a cell by running it ALONE (test id -> the solution cell's grade id, per lab): the cell's
+# source runs in the names the setup cells left (:data:`SETUP_SNAPSHOT`, before the first solution cell), so no
+# function of another cell reaches it under any name (round E 2026-11-28, E2: ``_table_of = positional_encoding``
+# in exercise 1, ``_table_of(4, 4)`` in the worked table; a lambda, a functools.partial, a dict, a value computed
+# there all come from another cell too).
+RUN_ALONE: dict[str, dict[str, str]] = {"week2_positional": {"test_worked_table": "worked_table"}}
+SETUP_SNAPSHOT = "__txprobe_setup__ = {**(lambda: 0).__globals__}  # the setup's names, before any solution cell"
+RESTORE_SETUP = (
+    '(lambda g, s, a: (g.clear(), g.update(a), g.__setitem__("__txprobe_names__", s),'
+    ' g.__setitem__("__txprobe_setup__", a)))'
+    "((lambda: 0).__globals__, __txprobe_names__, __txprobe_setup__)  # the setup's names only"
+)
 
 
 @dataclass
@@ -128,9 +165,11 @@ RESTORE = (
 )
 
 
-def _course_cells(student: Any, master: Any, locked: Mapping[str, str], probes: Mapping[str, str]) -> list[str]:
-    """The sources of the student's code cells in the master's order (a locked cell with the master's
-    source), without the test cells: those of probes run later, the others not at all."""
+def _course_cells(
+    student: Any, master: Any, locked: Mapping[str, str], probes: Mapping[str, str]
+) -> list[tuple[str, bool]]:
+    """(source, whether a solution cell) of the student's code cells in the master's order (a locked cell with
+    the master's source), without the test cells: those of probes run later, the others not at all."""
     from txcourse.course.grading.submissions import in_master_order
 
     ordered = copy.deepcopy(student)
@@ -143,8 +182,18 @@ def _course_cells(student: Any, master: Any, locked: Mapping[str, str], probes: 
         grade_id = meta.get("grade_id")
         if meta.get("grade") and (grade_id in probes or grade_id in locked):
             continue
-        sources.append(locked.get(grade_id, cell.source) if meta.get("locked") else cell.source)
+        source = locked.get(grade_id, cell.source) if meta.get("locked") else cell.source
+        sources.append((source, bool(meta.get("solution")) and not meta.get("locked")))
     return sources
+
+
+def _alone(student: Any, grade_id: str) -> str:
+    """The probe lines that run the student's cell ``grade_id`` alone, in the setup's names (:data:`RUN_ALONE`):
+    its source as a string literal, compiled and run by the probe (a missing cell: the probe prints nothing)."""
+    sources = [c.source for c in student.cells if c.cell_type == "code" and _grading(c).get("grade_id") == grade_id]
+    if not sources:
+        return f"raise RuntimeError('the cell {grade_id} is missing')"
+    return f"{RESTORE_SETUP}\nexec(compile({sources[0]!r}, '<{grade_id}>', 'exec'), (lambda: 0).__globals__)"
 
 
 def probe_notebook(
@@ -154,17 +203,21 @@ def probe_notebook(
     seed: int,
     skip: frozenset[str] = frozenset(),
     forbid: Optional[tuple[str, str]] = None,
+    alone: Optional[Mapping[str, str]] = None,
 ) -> tuple[Any, dict[str, int]]:
-    """The notebook whose run checks the student's answers: :data:`PREAMBLE`; with ``forbid`` (lab,
+    """The notebook whose run checks the student's answers: with ``forbid`` (lab,
     framework), :func:`~txcourse.course.grading.forbidden.forbidden_prelude` (what the lab forbids
     raises before the student's code runs); the student's code cells in
     the *master's* order (:func:`~txcourse.course.grading.submissions.in_master_order`; a locked cell of
     the master, matched by grade id, with the master's source), without the test cells; :data:`SNAPSHOT`;
     then one cell per probe, in the order of the master's test cells, each starting with :data:`RESTORE`
-    (the names of the snapshot, nothing a probe left) and ``PROBE_SEED = seed``. A probe whose test cell the
+    (the names of the snapshot, nothing a probe left; for a probe of :data:`RUN_ALONE`, the setup's names and
+    the cell it judges run alone), :data:`BIND_EMITTER` (the student's names never include the emitting function)
+    and ``PROBE_SEED = seed``. A probe whose test cell the
     student deleted or moved runs all the same, in its place. Markdown and raw cells are left out, and so
     is a cell whose source is exactly one of ``skip`` (course cells the probes do not need: a training
-    run, a plot). Returns the notebook and grade id -> index of its probe cell."""
+    run, a plot). ``alone``: test id -> the cell its probe runs alone (default: the lab's :data:`RUN_ALONE`).
+    Returns the notebook and grade id -> index of its probe cell."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
@@ -173,17 +226,22 @@ def probe_notebook(
         for c in master.cells
         if c.cell_type == "code" and _grading(c).get("locked") and _grading(c).get("grade_id")
     }
-    cells = [new_code_cell(PREAMBLE)]
-    if forbid is not None:
-        cells.append(new_code_cell(forbidden_prelude(*forbid)))
-    cells += [new_code_cell(source) for source in _course_cells(student, master, locked, probes) if source not in skip]
+    if alone is None:  # the lab's (test id -> the cell its probe runs alone)
+        alone = RUN_ALONE.get(forbid[0], {}) if forbid is not None else {}
+    cells = [new_code_cell(forbidden_prelude(*forbid))] if forbid is not None else []
+    for source, solution in _course_cells(student, master, locked, probes):
+        if alone and solution and not any(c.source == SETUP_SNAPSHOT for c in cells):
+            cells.append(new_code_cell(SETUP_SNAPSHOT))
+        if source not in skip:
+            cells.append(new_code_cell(source))
     cells.append(new_code_cell(SNAPSHOT))
     order = [_grading(c).get("grade_id") for c in master.cells if _grading(c).get("grade_id") in probes]
     positions: dict[str, int] = {}
     for grade_id in [*order, *probes]:
         if grade_id not in positions:
             positions[grade_id] = len(cells)
-            cells.append(new_code_cell(f"{RESTORE}\nPROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
+            first = _alone(student, alone[grade_id]) if grade_id in alone else RESTORE
+            cells.append(new_code_cell(f"{first}\n{BIND_EMITTER}PROBE_SEED = {int(seed)}\n{probes[grade_id]}"))
     nb = new_notebook(cells=cells, metadata=copy.deepcopy(dict(master.metadata)))
     nbformat.validate(nb)
     return nb, positions
@@ -197,30 +255,53 @@ def _stdout(cell: Mapping[str, Any]) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
 
 
-def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[str, tuple[float, np.ndarray]] | str]:
-    """grade id -> {key: (tol, array)} printed by its probe cell, or a string saying what was wrong
+def _plain_array(raw: bytes) -> np.ndarray | str:
+    """The array of the ``.npy`` bytes ``raw``, or why not: its header is read and checked FIRST (numbers only,
+    at most :data:`_MAX_ARRAY` values, exactly as many data bytes as shape x item size), so that nothing is
+    allocated from what a header claims (round E 2026-11-28, E2: shape (2**40,) float64 asked for 8 TiB)."""
+    buffer = io.BytesIO(raw)
+    version = np.lib.format.read_magic(buffer)
+    if version not in ((1, 0), (2, 0)):
+        return f"a value that is not a plain array (.npy version {version[0]}.{version[1]})"
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(buffer)
+    if dtype.hasobject:
+        return "a value that is not a plain array (Python objects)"
+    if dtype.kind not in "biuf" or dtype.subdtype is not None:
+        return f"a value that is not an array of numbers (dtype kind {dtype.kind!r})"
+    if any(int(n) < 0 for n in shape):
+        return "a value that is not a plain array (a negative dimension)"
+    count = 1
+    for n in shape:
+        count *= int(n)  # Python integers: no overflow
+    if count > _MAX_ARRAY:
+        return f"an array of more than {_MAX_ARRAY} values"
+    if count * dtype.itemsize != len(raw) - buffer.tell():
+        return "a value whose .npy header does not match its data"
+    return np.load(io.BytesIO(raw), allow_pickle=False)
+
+
+def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[str, tuple[Any, np.ndarray]] | str]:
+    """grade id -> {key: (tol or rule, array)} printed by its probe cell, or a string saying what was wrong
     (nothing printed, a line that is not a plain array, a key printed twice)."""
-    out: dict[str, dict[str, tuple[float, np.ndarray]] | str] = {}
+    out: dict[str, dict[str, tuple[Any, np.ndarray]] | str] = {}
     for grade_id, index in positions.items():
         if index >= len(nb.cells):
             out[grade_id] = "the probe did not run"
             continue
-        values: dict[str, tuple[float, np.ndarray]] = {}
+        values: dict[str, tuple[Any, np.ndarray]] = {}
         lines, problem = probe_lines(_stdout(nb.cells[index]))  # the grammar of a line (issue 30)
         problem = problem or None
         for key, tolerance, data in lines:
             try:
-                array = np.load(io.BytesIO(base64.b64decode(data, validate=True)), allow_pickle=False)
+                array = _plain_array(base64.b64decode(data, validate=True))
             except (ValueError, binascii.Error, OSError, EOFError) as error:
                 problem = f"a value that is not a plain array ({type(error).__name__})"
                 break
             # the student's key, dtype (a structured one carries field names) and size are never echoed: only
             # course-chosen text reaches the note and the feedback (issue 30's second read)
-            if array.dtype.kind not in "biuf":
-                problem = f"a value that is not an array of numbers (dtype kind {array.dtype.kind!r})"
-                break
-            if array.size > _MAX_ARRAY:
-                problem = f"an array of more than {_MAX_ARRAY} values"
+            if isinstance(array, str):
+                problem = array
                 break
             if key in values:
                 problem = "a key printed twice"
@@ -228,6 +309,21 @@ def read_probe_outputs(nb: Any, positions: Mapping[str, int]) -> dict[str, dict[
             values[key] = (tolerance, array)
         out[grade_id] = problem or values or "the probe printed nothing (an error, or the cell did not run)"
     return out
+
+
+_RULES = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal, "!=": np.not_equal}
+
+
+def _by_rule(key: str, rule: tuple[str, float], have: np.ndarray, want: np.ndarray) -> str:
+    """Why the numbers ``have`` fall on other sides of the reference's ``rule`` (operator, threshold) than
+    ``want`` ('' when every value is on the same side): the yes/no a probe used to compute in the student's kernel
+    ("leak found", "without the mask the padding matters"), decided here from plain numbers."""
+    op, threshold = rule
+    a, b = have.astype(np.float64), want.astype(np.float64)
+    if not np.isfinite(a).all():
+        return f"{key}: not finite"
+    wrong = int(np.sum(_RULES[op](a, threshold) != _RULES[op](b, threshold)))
+    return f"{key}: {wrong} of {want.size} values on the wrong side of {op} {threshold:g}" if wrong else ""
 
 
 def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[str, str]:
@@ -264,6 +360,8 @@ def compare(student: Mapping[str, Any], reference: Mapping[str, Any]) -> dict[st
                 problem = f"{key}: shape differs from the expected {want.shape}"
             elif (have.dtype.kind == "b") != (want.dtype.kind == "b"):
                 problem = f"{key}: dtype {have.dtype}, expected {want.dtype}"
+            elif isinstance(tol, tuple):  # a rule: the grader decides the yes/no of both runs (round E)
+                problem = _by_rule(key, tol, have, want)
             elif want.dtype.kind == "b" or tol == 0:
                 if not np.array_equal(have, want):
                     problem = f"{key}: {int(np.sum(have != want))} of {want.size} values differ"

@@ -45,6 +45,8 @@ __all__ = [
 
 PROBE_KEY = re.compile(r"[!-~]{1,120}")  # printable ASCII, no space (probe_emit drops white space from keys)
 _TOLERANCE = re.compile(r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?")
+# or a rule the grader applies to the numbers (probes.py, round E 2026-11-28): ">1e-3", "<=0.0", "!=0.0"
+_RULE = re.compile(r"(>=|<=|!=|>|<)(-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d{1,3})?)")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 MAX_PROBE_DATA = 48 << 20  # base64 characters of one probe value (probes.py refuses arrays over 4 M elements)
 NOTE_CHARS = 1000  # characters of a CSV note
@@ -78,8 +80,9 @@ def clean_text(text: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - len(_CUT)] + _CUT
 
 
-def probe_lines(output: str) -> tuple[list[tuple[str, float, str]], str]:
-    """The ``(key, tolerance, base64)`` of every ``@txprobe`` line of a probe cell's ``output``, and ``""``;
+def probe_lines(output: str) -> tuple[list[tuple[str, Any, str]], str]:
+    """The ``(key, tolerance, base64)`` of every ``@txprobe`` line of a probe cell's ``output``, and ``""``
+    (the tolerance a float, or a rule ``(operator, threshold)`` such as ``(">", 0.001)``);
     or what is wrong (``[], why``) when a line that starts with ``@txprobe`` breaks the grammar. The reason
     names the line's number and the part that is wrong, never its text."""
     found = []
@@ -92,14 +95,19 @@ def probe_lines(output: str) -> tuple[list[tuple[str, float, str]], str]:
         _, key, tol, data = parts
         if not PROBE_KEY.fullmatch(key):
             return [], f"output line {number}: a {PROBE_MARK} key that is not a name"
-        if not _TOLERANCE.fullmatch(tol) or not math.isfinite(float(tol)):
-            return [], f"output line {number}: a {PROBE_MARK} tolerance that is not a number"
+        rule = _RULE.fullmatch(tol)
+        if rule and math.isfinite(float(rule.group(2))):
+            tolerance: Any = (rule.group(1), float(rule.group(2)))
+        elif _TOLERANCE.fullmatch(tol) and math.isfinite(float(tol)):
+            tolerance = float(tol)
+        else:
+            return [], f"output line {number}: a {PROBE_MARK} tolerance that is not a number nor a rule"
         if len(data) > MAX_PROBE_DATA or len(data) % 4 or not _BASE64.fullmatch(data):
             return (
                 [],
                 f"output line {number}: {PROBE_MARK} data that is not base64 of at most {MAX_PROBE_DATA} characters",
             )
-        found.append((key, float(tol), data))
+        found.append((key, tolerance, data))
     return found, ""
 
 
