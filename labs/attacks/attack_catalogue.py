@@ -1130,8 +1130,6 @@ ATTACKS += [
         ),
         labs=("week2_positional",),
     ),
-]
-ATTACKS += [
     Attack(
         "encoder_stub_and_patched_numpy",
         "round E 2026-11-28 (E2, found by its fixer): a stub EncoderLayer, and np.abs and print rebound in the "
