@@ -78,7 +78,7 @@ from txcourse.course.grading.cgroups import (  # noqa: F401  (re-exported: sandb
     cpu_set,
     run_limits,
 )
-from txcourse.course.grading.import_guard import GUARD
+from txcourse.course.grading.import_guard import guard_source
 from txcourse.course.grading.processes import MARKER, ProcessGroups, marked_processes  # noqa: F401
 
 __all__ = [
@@ -307,7 +307,7 @@ os.execve(argv[0], argv, c["env"])
 #   descriptors' alike), results and displays together; the rest is dropped with one line saying so (an
 #   oversized result or display becomes that line), and the watch threads echo at most CAP bytes to the
 #   kernel's own stdout (the drain of the launcher);
-# - code the notebook writes to disk is not imported (import_guard.GUARD, in place of "# GUARD");
+# - code the notebook writes to disk is not imported (import_guard.guard_source(), in place of "# GUARD");
 # - zmq binds the kernel's Unix sockets on the file descriptors the launcher made (ZMQ_USE_FD): the runtime
 #   folder stays read-only.
 _KERNEL_BOOT = """\
@@ -435,7 +435,7 @@ class Sandbox:
         path instead of the package: the original is not visible inside."""
         python = Path(sys.prefix) / "bin" / "python"
         args = [*self._system_args(), *self._folder_args(workdir, runtime, package_copy), *_env_args(env, python)]
-        boot = _KERNEL_BOOT.replace("cap=CAP", f"cap={int(self.output_cap)}").replace("# GUARD\n", GUARD)
+        boot = _KERNEL_BOOT.replace("cap=CAP", f"cap={int(self.output_cap)}").replace("# GUARD\n", guard_source())
         args += ["--", str(python), "-c", boot, "-f", "{connection_file}"]
         return [sys.executable, "-I", "-S", "-c", _LAUNCH, json.dumps(self._launch_settings(env)), *args]
 
