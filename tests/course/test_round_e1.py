@@ -34,7 +34,6 @@ from txcourse.course.grading.import_guard import GUARD, NOT_LISTED, REFUSED  # n
 ROOT = Path(__file__).resolve().parents[2]
 W2, W3, W6 = "week2_positional", "week3_attention", "week6_training"
 ALIASES = {"torch": "torch", "F": "torch.nn.functional", "tf": "tensorflow", "keras": "keras", "np": "numpy"}
-REPRO = Path("/tmp/redE1/repro")
 
 # (what the student wrote, a word the reason must contain)
 OFF_THE_LIST = [
@@ -92,14 +91,22 @@ def test_the_solutions_import_only_what_the_list_allows(path):
     assert forbidden_findings(nb, lab, "tf" if path.stem.endswith("_tf") else "torch", nb) == {}
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in REPRO.glob("*.ipynb")) if REPRO.exists() else ["(absent)"])
-def test_the_round_e1_reproducers_are_refused_in_the_source(name):
-    if not REPRO.exists():
-        pytest.skip("the red team's reproducers are not on this machine")
-    lab = {"week2": W2, "week3": W3, "week6": W6}[name[:5]]
-    fw = "tf" if "_tf_" in name else "torch"
+def _round_e1_attacks():
+    """The catalogue's round E1 entries (labs/attacks/attack_catalogue.py), one case per lab and framework."""
+    sys.path.insert(0, str(ROOT / "labs" / "attacks"))
+    from attack_catalogue import ATTACKS
+
+    return [(a, lab, fw) for a in ATTACKS if a.name.startswith("e1_") for lab in a.labs for fw in ("torch", "tf")]
+
+
+@pytest.mark.parametrize("attack, lab, fw", _round_e1_attacks(), ids=lambda x: getattr(x, "name", str(x)))
+def test_the_round_e1_attacks_are_refused_in_the_source(attack, lab, fw):
+    """Each of attacker E1's working attacks, as the catalogue hands it in (the released notebook with the attack's
+    cells), has a source finding, and only in graded cells."""
     master = nbformat.read(ROOT / f"labs/source/{lab}/{lab}_{fw}.ipynb", as_version=4)
-    found = forbidden_findings(nbformat.read(REPRO / name, as_version=4), lab, fw, master)
+    submission = nbformat.read(ROOT / f"labs/release/{lab}/{lab}_{fw}.ipynb", as_version=4)
+    attack.notebook(submission)
+    found = forbidden_findings(submission, lab, fw, master)
     graded = [c.metadata["nbgrader"]["grade_id"] for c in master.cells if c.metadata.get("nbgrader", {}).get("grade")]
     assert found and set(found) <= set(graded), found
 
