@@ -61,7 +61,6 @@ def _edit(nb, cell_id: str, before: str):
     return nb
 
 
-@pytest.mark.timeout(1500)
 @pytest.fixture(autouse=True)
 def _hostile_imports_allowed():
     """The hostile cell imports what a submission may not (socket, ...): the kernel's list is widened so that the
@@ -70,6 +69,7 @@ def _hostile_imports_allowed():
         yield
 
 
+@pytest.mark.timeout(1500)
 def test_hostile_week2_submissions(tmp_path):
     need_sandbox()
     labs = tmp_path / "labs"  # the course copy the instructor grades with
